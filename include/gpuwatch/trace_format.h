@@ -1,0 +1,182 @@
+/*
+ * gpuwatch trace format, version 1. The single definition shared by the shim (writer)
+ * and the tools (reader); docs/trace-format.md explains it in prose.
+ *
+ *   file   := file_header chunk*
+ *   chunk  := chunk_header payload[payload_len]          (payload is whole records)
+ *   record := u8 type, uvarint body_len, body[body_len]  (unknown types are skipped)
+ *
+ * Integers in bodies are LEB128 varints (gpuwatch/varint.h). Timed records (type
+ * 0x01..0x3F) begin with a zigzag varint dt: nanoseconds since the previous timed record
+ * of the same chunk, or since chunk_header.base_ts_ns for the first one. All times are
+ * nanoseconds on the trace clock (header.clock_source), comparable across threads.
+ * Everything on disk is little-endian and naturally aligned.
+ */
+#ifndef GPUWATCH_TRACE_FORMAT_H
+#define GPUWATCH_TRACE_FORMAT_H
+
+#include <stdint.h>
+
+#define GW_FILE_MAGIC "GPUWATCH"        /* 8 bytes, no terminator on disk */
+#define GW_FORMAT_VERSION 1u
+#define GW_MIN_READER_VERSION 1u
+#define GW_ENDIAN_MARK 0x01020304u      /* reads 0x04030201 on a byte-swapped host */
+#define GW_FILE_HEADER_SIZE 1024u
+#define GW_CHUNK_MAGIC 0x4B435747u      /* "GWCK" as little-endian bytes */
+#define GW_TRACE_SUFFIX ".gwt"
+
+enum gw_clock_source {
+    GW_CLOCK_MONOTONIC = 1,  /* clock_gettime(CLOCK_MONOTONIC) ns */
+    GW_CLOCK_TSC = 2,        /* TSC scaled to CLOCK_MONOTONIC ns at start (see CLOCK records) */
+};
+
+enum gw_feature_flags {
+    GW_FEAT_HOST_CALLS = 1u << 0,
+    GW_FEAT_GPU_ACTIVITY = 1u << 1,  /* CUPTI records present */
+    GW_FEAT_NVTX = 1u << 2,
+};
+
+/* Why the GPU-side timeline is or is not in this trace (file_header.cupti_status). */
+enum gw_cupti_status {
+    GW_CUPTI_NOT_TRIED = 0,
+    GW_CUPTI_ACTIVE = 1,
+    GW_CUPTI_DISABLED = 2,      /* GPUWATCH_CUPTI=0 */
+    GW_CUPTI_NOT_FOUND = 3,
+    GW_CUPTI_INCOMPATIBLE = 4,
+    GW_CUPTI_IN_USE = 5,        /* another subscriber (torch.profiler, nsys) holds it */
+    GW_CUPTI_FAILED = 6,
+};
+
+struct gw_file_header {
+    char magic[8];                 /* GW_FILE_MAGIC */
+    uint16_t version;              /* format version of the writer */
+    uint16_t min_reader_version;   /* oldest reader that can read this file */
+    uint32_t header_size;          /* GW_FILE_HEADER_SIZE; chunks start here */
+    uint32_t endian_mark;          /* GW_ENDIAN_MARK */
+    uint32_t feature_flags;        /* enum gw_feature_flags */
+    uint32_t clock_source;         /* enum gw_clock_source */
+    uint32_t pid;
+    uint32_t ppid;
+    int32_t rank;                  /* RANK or SLURM_PROCID; -1 when unset */
+    int32_t local_rank;            /* LOCAL_RANK or SLURM_LOCALID; -1 when unset */
+    int32_t world_size;            /* WORLD_SIZE or SLURM_NTASKS; -1 when unset */
+    int32_t device_ordinal;        /* first device a context was made on; -1 before */
+    int32_t cupti_status;          /* enum gw_cupti_status */
+    int64_t realtime_minus_trace_ns; /* CLOCK_REALTIME - trace clock, at start */
+    uint64_t start_ns;             /* trace clock when tracing began */
+    uint64_t device_total_mem;     /* bytes; 0 until a context exists */
+    uint64_t device_free_at_start; /* cuMemGetInfo free bytes at the first context */
+    char hostname[64];
+    char device_name[128];
+    char cupti_reason[128];        /* human-readable, NUL-terminated */
+    char cmdline[560];             /* argv joined by spaces, truncated, NUL-terminated */
+};
+_Static_assert(sizeof(struct gw_file_header) == GW_FILE_HEADER_SIZE, "header is 1 KiB");
+
+enum gw_chunk_kind {
+    GW_CHUNK_EVENTS = 1,   /* one thread's timed records */
+    GW_CHUNK_DEFS = 2,     /* definitions (strings, shapes, streams, devices); tid 0 */
+};
+
+struct gw_chunk_header {
+    uint32_t magic;        /* GW_CHUNK_MAGIC */
+    uint32_t payload_len;  /* bytes after this header */
+    uint32_t tid;          /* kernel thread id of the producer (0 for DEFS) */
+    uint16_t kind;         /* enum gw_chunk_kind */
+    uint16_t flags;        /* reserved, 0 */
+    uint64_t base_ts_ns;   /* time the first record's dt is relative to */
+    uint32_t seq;          /* per-thread chunk counter, from 0: gaps mean lost chunks */
+    uint32_t crc32;        /* gw_crc32 of the payload */
+};
+_Static_assert(sizeof(struct gw_chunk_header) == 32, "chunk header is 32 bytes");
+
+#define GW_MAX_CHUNK_PAYLOAD (64u << 20)  /* readers reject larger lengths as corrupt */
+
+/*
+ * Record types. Bodies, in order (all varints unless said otherwise):
+ *
+ * GW_REC_CALL      dt(zigzag) api_id dur_ns payload...      result was CUDA_SUCCESS
+ * GW_REC_CALL_ERR  dt(zigzag) api_id dur_ns result payload...
+ *   payload by the api's family (api_list.h):
+ *   PLAIN    (none)
+ *   PROC     symbol_string_id cuda_version flags outcome(enum gw_proc_outcome)
+ *   CTX      device_ordinal ctx_handle
+ *   MEMINFO  free_bytes total_bytes
+ *   ALLOC    ptr bytes stream_id aux   (aux: pitch for AllocPitch, flags for Managed,
+ *                                        pool handle for AllocFromPoolAsync, else 0)
+ *   FREE     ptr stream_id
+ *   VMM      a b c   Reserve: ptr size alignment | AddressFree: ptr size 0 |
+ *                    Create: handle size device | Release: handle 0 0 |
+ *                    Map: ptr size handle | Unmap: ptr size 0
+ *   HOSTMEM  ptr bytes flags           (FreeHost/Unregister: bytes known from the alloc, or 0)
+ *   LAUNCH   shape_id stream_id        (+ handle for cuGraphLaunch* = graphExec and
+ *                                        cuLaunchHostFunc* = fn; shape_id 0 for both)
+ *   COPY     bytes kind stream_id dst src
+ *            kind = direction | host_kind << 4 (enum gw_copy_dir, enum gw_host_kind);
+ *            batch copies: dst = number of copies, src = 0
+ *   SET      ptr bytes stream_id
+ *   SYNC     stream_id event_handle    (0 where the call has none)
+ *   NAME     handle string_id          (the function/kernel handle and its name; 0 unknown)
+ * GW_REC_LOST      dt(zigzag) count   events this thread dropped before this point
+ *
+ * Definitions (untimed, in DEFS chunks):
+ * GW_REC_STRING    id bytes...        (rest of body, no terminator)
+ * GW_REC_SHAPE     id name_string_id func_handle gx gy gz bx by bz shared_mem_bytes
+ * GW_REC_STREAM    id handle          (id 0 is the NULL/legacy stream, never defined)
+ * GW_REC_DEVICE    ordinal name_string_id total_bytes free_bytes_at_first_context
+ * GW_REC_CLOCK     trace_ns realtime_ns monotonic_ns   (a calibration point)
+ * GW_REC_THREAD    tid name_string_id
+ */
+enum gw_record_type {
+    GW_REC_CALL = 0x01,
+    GW_REC_CALL_ERR = 0x02,
+    GW_REC_LOST = 0x3F,
+    GW_REC_TIMED_MAX = 0x3F,
+    GW_REC_STRING = 0x40,
+    GW_REC_SHAPE = 0x41,
+    GW_REC_STREAM = 0x42,
+    GW_REC_DEVICE = 0x43,
+    GW_REC_CLOCK = 0x44,
+    GW_REC_THREAD = 0x45,
+};
+
+enum gw_family {
+    GW_FAM_PLAIN = 0,
+    GW_FAM_PROC,
+    GW_FAM_CTX,
+    GW_FAM_MEMINFO,
+    GW_FAM_ALLOC,
+    GW_FAM_FREE,
+    GW_FAM_VMM,
+    GW_FAM_HOSTMEM,
+    GW_FAM_LAUNCH,
+    GW_FAM_COPY,
+    GW_FAM_SET,
+    GW_FAM_SYNC,
+    GW_FAM_NAME,
+};
+
+enum gw_proc_outcome {
+    GW_PROC_PASSED = 0,       /* not a hooked variant: the driver's pointer was returned */
+    GW_PROC_SUBSTITUTED = 1,  /* the wrapper for that exact variant was returned */
+    GW_PROC_FAILED = 2,       /* the driver returned an error or NULL */
+};
+
+enum gw_copy_dir {
+    GW_COPY_UNKNOWN = 0, GW_COPY_HTOD = 1, GW_COPY_DTOH = 2, GW_COPY_DTOD = 3,
+    GW_COPY_HTOH = 4, GW_COPY_PEER = 5,
+};
+
+enum gw_host_kind {
+    GW_HOST_NONE = 0, GW_HOST_PAGEABLE = 1, GW_HOST_PINNED = 2, GW_HOST_MANAGED = 3,
+};
+
+/* Stable ids of the hooked entry points (written as api_id). */
+enum gw_api_id {
+#define GW_API(id, name, family, base, version, per_thread) GW_API_##name = id,
+#include "gpuwatch/api_list.h"
+#undef GW_API
+    GW_API_ID_LIMIT = 128,    /* ids are < this; the tools size tables by it */
+};
+
+#endif

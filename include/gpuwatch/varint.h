@@ -1,0 +1,45 @@
+/* LEB128 varints and zigzag, the integer encoding of every record body. */
+#ifndef GPUWATCH_VARINT_H
+#define GPUWATCH_VARINT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define GW_VARINT_MAX 10
+
+static inline size_t gw_put_uvarint(uint8_t *out, uint64_t value)
+{
+    size_t n = 0;
+    while (value >= 0x80) {
+        out[n++] = (uint8_t)(value | 0x80);
+        value >>= 7;
+    }
+    out[n++] = (uint8_t)value;
+    return n;
+}
+
+static inline uint64_t gw_zigzag(int64_t value)
+{
+    return ((uint64_t)value << 1) ^ (uint64_t)(value >> 63);
+}
+
+static inline int64_t gw_unzigzag(uint64_t value)
+{
+    return (int64_t)(value >> 1) ^ -(int64_t)(value & 1);
+}
+
+/* Returns bytes consumed, or 0 when the input ends early or the varint is over-long. */
+static inline size_t gw_get_uvarint(const uint8_t *in, size_t avail, uint64_t *value)
+{
+    uint64_t result = 0;
+    for (size_t i = 0; i < avail && i < GW_VARINT_MAX; i++) {
+        result |= (uint64_t)(in[i] & 0x7F) << (7 * i);
+        if (!(in[i] & 0x80)) {
+            *value = result;
+            return i + 1;
+        }
+    }
+    return 0;
+}
+
+#endif
