@@ -69,7 +69,7 @@ struct gw_file_header {
     char hostname[64];
     char device_name[128];
     char cupti_reason[128];        /* human-readable, NUL-terminated */
-    char cmdline[560];             /* argv joined by spaces, truncated, NUL-terminated */
+    char cmdline[616];             /* argv joined by spaces, truncated, NUL-terminated */
 };
 _Static_assert(sizeof(struct gw_file_header) == GW_FILE_HEADER_SIZE, "header is 1 KiB");
 
