@@ -1,0 +1,72 @@
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+
+#define DEFAULT_OUTPUT "gpuwatch-traces"
+#define DEFAULT_FLUSH_MS 50
+#define DEFAULT_BUFFER_KB 2048
+
+int gw_config_disabled(void)
+{
+    const char *value = getenv("GPUWATCH_DISABLE");
+    return value && value[0] && strcmp(value, "0") != 0;
+}
+
+/* Parses VAR as an integer in [min, max]; warns and returns fallback when it is not. */
+static unsigned long env_number(const char *var, unsigned long min, unsigned long max,
+                                unsigned long fallback)
+{
+    const char *text = getenv(var);
+    if (!text || !*text)
+        return fallback;
+    char *end;
+    errno = 0;
+    unsigned long value = strtoul(text, &end, 10);
+    if (errno || *end || text[0] == '-' || value < min || value > max) {
+        gw_warn("%s=%s is not a number in %lu..%lu; using %lu", var, text, min, max, fallback);
+        return fallback;
+    }
+    return value;
+}
+
+static size_t round_up_pow2(size_t value)
+{
+    size_t pow2 = 1;
+    while (pow2 < value)
+        pow2 <<= 1;
+    return pow2;
+}
+
+void gw_config_load(struct gw_config *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->disabled = gw_config_disabled();
+    const char *log = getenv("GPUWATCH_LOG");
+    cfg->verbose = log && log[0] && strcmp(log, "0") != 0;
+    gw_log_set_verbose(cfg->verbose);
+
+    const char *dir = getenv("GPUWATCH_OUTPUT");
+    if (dir && strlen(dir) >= sizeof cfg->output_dir) {
+        gw_warn("GPUWATCH_OUTPUT is longer than %zu bytes; using ./%s",
+                sizeof cfg->output_dir - 1, DEFAULT_OUTPUT);
+        dir = NULL;
+    }
+    strcpy(cfg->output_dir, dir && *dir ? dir : DEFAULT_OUTPUT);
+
+    cfg->flush_ms = (unsigned)env_number("GPUWATCH_FLUSH_MS", 1, 1000, DEFAULT_FLUSH_MS);
+    size_t kib = env_number("GPUWATCH_BUFFER_KB", 64, 1048576, DEFAULT_BUFFER_KB);
+    cfg->thread_buffer_bytes = round_up_pow2(kib * 1024);
+
+    const char *clock = getenv("GPUWATCH_CLOCK");
+    cfg->use_tsc = 1;
+    if (clock && *clock) {
+        if (strcmp(clock, "monotonic") == 0)
+            cfg->use_tsc = 0;
+        else if (strcmp(clock, "tsc") != 0)
+            gw_warn("GPUWATCH_CLOCK=%s is not 'tsc' or 'monotonic'; using tsc", clock);
+    }
+}

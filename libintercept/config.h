@@ -1,0 +1,21 @@
+/* Settings read from the environment once, at the first driver call. */
+#ifndef GW_CONFIG_H
+#define GW_CONFIG_H
+
+#include <stddef.h>
+
+struct gw_config {
+    int disabled;               /* GPUWATCH_DISABLE=1 */
+    int verbose;                /* GPUWATCH_LOG=1 */
+    char output_dir[1024];      /* GPUWATCH_OUTPUT, default ./gpuwatch-traces */
+    unsigned flush_ms;          /* GPUWATCH_FLUSH_MS, 1..1000, default 50 */
+    size_t thread_buffer_bytes; /* GPUWATCH_BUFFER_KB, 64..1048576 KiB, power of two */
+    int use_tsc;                /* GPUWATCH_CLOCK=tsc|monotonic, default tsc where invariant */
+};
+
+/* Fills *cfg from the environment; bad values warn once and fall back to defaults. */
+void gw_config_load(struct gw_config *cfg);
+/* GPUWATCH_DISABLE alone, cheap enough for the dlsym hook. */
+int gw_config_disabled(void);
+
+#endif

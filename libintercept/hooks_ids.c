@@ -1,0 +1,96 @@
+/* Per-thread caches in front of the recorder's interning, so a launch on a known stream
+ * with a known shape takes no lock. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "hooks.h"
+
+#define SHAPE_SLOTS 64
+#define STREAM_SLOTS 16
+
+struct shape_slot {
+    uint64_t func;
+    uint32_t dims[6];
+    uint32_t shared_mem;
+    uint64_t id;
+};
+
+struct stream_slot {
+    uint64_t handle;
+    uint64_t id;
+};
+
+struct id_cache {
+    unsigned generation;
+    struct shape_slot shapes[SHAPE_SLOTS];
+    struct stream_slot streams[STREAM_SLOTS];
+};
+
+static GW_TLS struct id_cache *tls_ids;
+
+/* The cache, emptied when a fork made its ids belong to the parent's file. */
+static struct id_cache *cache(void)
+{
+    struct id_cache *ids = tls_ids;
+    unsigned generation = gw_recorder_generation();
+    if (GW_LIKELY(ids && ids->generation == generation))
+        return ids;
+    if (!ids && !(ids = tls_ids = malloc(sizeof *ids)))
+        return NULL;
+    memset(ids, 0, sizeof *ids);
+    ids->generation = generation;
+    return ids;
+}
+
+uint64_t gw_stream_id(CUstream stream)
+{
+    uint64_t handle = gw_u64(stream);
+    if (!handle)
+        return 0;
+    struct id_cache *ids = cache();
+    if (!ids)
+        return gw_rec_stream(handle);
+    struct stream_slot *slot = &ids->streams[(handle >> 4) % STREAM_SLOTS];
+    if (slot->handle != handle) {
+        slot->id = gw_rec_stream(handle);
+        slot->handle = handle;
+    }
+    return slot->id;
+}
+
+uint64_t gw_name_of_handle(uint64_t handle)
+{
+    uint64_t name_id = gw_rec_handle_name(handle);
+    if (name_id)
+        return name_id;
+    const char *name = NULL;
+    __typeof__(&cuFuncGetName) func_name = GW_REAL(cuFuncGetName);
+    __typeof__(&cuKernelGetName) kernel_name = GW_REAL(cuKernelGetName);
+    if (!(func_name && func_name(&name, (CUfunction)(uintptr_t)handle) == CUDA_SUCCESS && name))
+        if (!(kernel_name && kernel_name(&name, (CUkernel)(uintptr_t)handle) == CUDA_SUCCESS))
+            name = NULL;
+    if (!name)
+        return 0;
+    name_id = gw_rec_string(name);
+    gw_rec_set_handle_name(handle, name_id);
+    return name_id;
+}
+
+uint64_t gw_shape_id(CUfunction func, const uint32_t dims[6], uint32_t shared_mem)
+{
+    uint64_t handle = gw_u64(func);
+    struct id_cache *ids = cache();
+    uint64_t mix = handle ^ dims[0] * 0x9E3779B1u ^ dims[3] * 0x85EBCA77u ^ shared_mem;
+    struct shape_slot *slot = ids ? &ids->shapes[(mix >> 4) % SHAPE_SLOTS] : NULL;
+    if (slot && slot->id && slot->func == handle && slot->shared_mem == shared_mem &&
+        memcmp(slot->dims, dims, sizeof slot->dims) == 0)
+        return slot->id;
+    uint64_t id = gw_rec_shape(handle, gw_name_of_handle(handle), dims, shared_mem);
+    if (slot) {
+        slot->func = handle;
+        memcpy(slot->dims, dims, sizeof slot->dims);
+        slot->shared_mem = shared_mem;
+        slot->id = id;
+    }
+    return id;
+}

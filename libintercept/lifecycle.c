@@ -1,0 +1,144 @@
+#include "lifecycle.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+#include "config.h"
+#include "log.h"
+#include "recorder.h"
+#include "ranges.h"
+#include "resolve.h"
+
+int gw_state = GW_STATE_UNINIT;
+GW_TLS int gw_in_hook;
+static GW_TLS int starting_here;
+static pthread_mutex_t start_lock = PTHREAD_MUTEX_INITIALIZER;
+static int process_hooks_installed;
+static int signal_handlers_installed;
+
+#define SIGNAL_FLUSH_TIMEOUT_MS 500
+
+static const int flush_signals[] = {SIGINT, SIGTERM};
+static struct sigaction previous_actions[2];
+
+static void at_exit(void)
+{
+    __atomic_store_n(&gw_state, GW_STATE_OFF, __ATOMIC_RELEASE);
+    gw_recorder_stop();
+}
+
+/* Flush what we have, then let the program's own disposition decide what happens. */
+static void on_signal(int sig, siginfo_t *info, void *context)
+{
+    int saved_errno = errno;
+    gw_recorder_flush_now(SIGNAL_FLUSH_TIMEOUT_MS);
+    int slot = sig == SIGINT ? 0 : 1;
+    struct sigaction *previous = &previous_actions[slot];
+    errno = saved_errno;
+    if (previous->sa_flags & SA_SIGINFO) {
+        if (previous->sa_sigaction)
+            previous->sa_sigaction(sig, info, context);
+        return;
+    }
+    if (previous->sa_handler == SIG_IGN)
+        return;
+    if (previous->sa_handler == SIG_DFL) {
+        /* Default action: die of the same signal, so the parent sees the right status. */
+        signal(sig, SIG_DFL);
+        sigset_t unblock;
+        sigemptyset(&unblock);
+        sigaddset(&unblock, sig);
+        pthread_sigmask(SIG_UNBLOCK, &unblock, NULL);
+        raise(sig);
+        return;
+    }
+    previous->sa_handler(sig);
+}
+
+static void install_signal_handlers(void)
+{
+    for (int i = 0; i < 2; i++) {
+        struct sigaction current;
+        if (sigaction(flush_signals[i], NULL, &current) != 0)
+            continue;
+        /* An ignored signal stays ignored: we must not make it deliverable. */
+        if (!(current.sa_flags & SA_SIGINFO) && current.sa_handler == SIG_IGN)
+            continue;
+        struct sigaction ours;
+        memset(&ours, 0, sizeof ours);
+        ours.sa_sigaction = on_signal;
+        ours.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
+        sigemptyset(&ours.sa_mask);
+        previous_actions[i] = current;
+        sigaction(flush_signals[i], &ours, NULL);
+    }
+}
+
+static void before_fork(void) { pthread_mutex_lock(&start_lock); }
+
+static void after_fork_parent(void) { pthread_mutex_unlock(&start_lock); }
+
+static void after_fork_child(void)
+{
+    pthread_mutex_init(&start_lock, NULL);
+    gw_log_reset_after_fork();
+    gw_recorder_after_fork_child();
+    gw_ranges_reset();
+    /* A child starts untraced: it gets a file of its own only if it calls the driver. */
+    int was = __atomic_load_n(&gw_state, __ATOMIC_RELAXED);
+    if (was != GW_STATE_OFF || !gw_config_disabled())
+        __atomic_store_n(&gw_state, GW_STATE_UNINIT, __ATOMIC_RELEASE);
+    gw_in_hook = 0;
+    starting_here = 0;
+}
+
+int gw_tracing_start(void)
+{
+    int state = __atomic_load_n(&gw_state, __ATOMIC_ACQUIRE);
+    if (state == GW_STATE_READY)
+        return 1;
+    if (state == GW_STATE_OFF || starting_here)
+        return 0;
+    int saved_errno = errno;
+    pthread_mutex_lock(&start_lock);
+    if (__atomic_load_n(&gw_state, __ATOMIC_ACQUIRE) == GW_STATE_UNINIT) {
+        starting_here = 1;
+        __atomic_store_n(&gw_state, GW_STATE_STARTING, __ATOMIC_RELEASE);
+        struct gw_config cfg;
+        gw_config_load(&cfg);
+        int next = GW_STATE_OFF;
+        if (!cfg.disabled && gw_resolve_init() == 0) {
+            gw_clock_init(cfg.use_tsc);
+            if (gw_recorder_start(&cfg) == 0)
+                next = GW_STATE_READY;
+        }
+        if (!process_hooks_installed) {
+            /* Registered once per process image: children inherit them. */
+            process_hooks_installed = 1;
+            atexit(at_exit);
+            pthread_atfork(before_fork, after_fork_parent, after_fork_child);
+        }
+        if (next == GW_STATE_READY && !signal_handlers_installed) {
+            /* Once per process image: a forked child keeps ours, chained as before. */
+            signal_handlers_installed = 1;
+            install_signal_handlers();
+        }
+        __atomic_store_n(&gw_state, next, __ATOMIC_RELEASE);
+        starting_here = 0;
+    }
+    pthread_mutex_unlock(&start_lock);
+    errno = saved_errno;
+    return __atomic_load_n(&gw_state, __ATOMIC_ACQUIRE) == GW_STATE_READY;
+}
+
+int gw_enter_slow(void)
+{
+    if (gw_in_hook || !gw_tracing_start())
+        return 0;
+    gw_in_hook = 1;
+    return 1;
+}

@@ -1,0 +1,191 @@
+#include "recorder.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "gw_cuda.h"
+#include "log.h"
+#include "record_encode.h"
+#include "recorder_internal.h"
+
+struct gw_recorder gw_rec = {
+    .fd = -1,
+    .rings_lock = PTHREAD_MUTEX_INITIALIZER,
+    .file_lock = PTHREAD_MUTEX_INITIALIZER,
+};
+
+static int recorder_active;
+static GW_TLS struct gw_ring *tls_ring;
+static pthread_key_t ring_key;
+static pthread_once_t ring_key_once = PTHREAD_ONCE_INIT;
+
+int gw_recorder_active(void) { return __atomic_load_n(&recorder_active, __ATOMIC_ACQUIRE); }
+
+const char *gw_recorder_path(void) { return gw_rec.path; }
+
+unsigned gw_recorder_generation(void) { return gw_rec.generation; }
+
+/* Thread exit: the writer drains what is left and frees the ring. */
+static void ring_thread_exit(void *ring_ptr)
+{
+    struct gw_ring *ring = ring_ptr;
+    if (tls_ring == ring)
+        tls_ring = NULL;
+    __atomic_store_n(&ring->dead, 1, __ATOMIC_RELEASE);
+}
+
+static void make_ring_key(void) { pthread_key_create(&ring_key, ring_thread_exit); }
+
+static void emit_thread_definition(uint32_t tid)
+{
+    char name[17] = "";
+    prctl(PR_GET_NAME, name, 0, 0, 0);
+    uint64_t words[2] = {tid, gw_rec_string(name)};
+    uint8_t record[64];
+    gw_defs_append(record, gw_encode_record(record, GW_REC_THREAD, words, 2, NULL, 0));
+}
+
+static struct gw_ring *ring_create(void)
+{
+    struct gw_ring *ring = calloc(1, sizeof *ring);
+    if (!ring)
+        return NULL;
+    ring->data = malloc(gw_rec.ring_bytes);
+    if (!ring->data) {
+        free(ring);
+        return NULL;
+    }
+    ring->mask = gw_rec.ring_bytes - 1;
+    ring->generation = gw_rec.generation;
+    ring->tid = (uint32_t)syscall(SYS_gettid);
+    ring->producer_last_ts = gw_now();
+    ring->writer_last_ts = ring->producer_last_ts;
+    emit_thread_definition(ring->tid);
+    pthread_once(&ring_key_once, make_ring_key);
+    pthread_setspecific(ring_key, ring);
+    pthread_mutex_lock(&gw_rec.rings_lock);
+    ring->next = gw_rec.rings;
+    gw_rec.rings = ring;
+    pthread_mutex_unlock(&gw_rec.rings_lock);
+    return ring;
+}
+
+static void ring_put(struct gw_ring *ring, uint64_t at, const uint8_t *bytes, size_t len)
+{
+    uint64_t offset = at & ring->mask;
+    uint64_t first = ring->mask + 1 - offset;
+    if (first >= len) {
+        memcpy(ring->data + offset, bytes, len);
+    } else {
+        memcpy(ring->data + offset, bytes, first);
+        memcpy(ring->data, bytes + first, len - first);
+    }
+}
+
+void gw_rec_call(unsigned api_id, uint64_t start_ns, uint64_t end_ns, int result,
+                 const uint64_t *words, unsigned nwords)
+{
+    struct gw_ring *ring = tls_ring;
+    if (GW_UNLIKELY(!ring || ring->generation != gw_rec.generation)) {
+        if (!gw_recorder_active() || !(ring = tls_ring = ring_create()))
+            return;
+    }
+    uint8_t record[2 * GW_MAX_CALL_RECORD];
+    size_t len = 0;
+    int64_t dt = (int64_t)(start_ns - ring->producer_last_ts);
+    if (GW_UNLIKELY(ring->lost)) {
+        uint64_t lost_words[2] = {gw_zigzag(dt), ring->lost};
+        len = gw_encode_record(record, GW_REC_LOST, lost_words, 2, NULL, 0);
+        dt = 0;
+    }
+    len += gw_encode_call(record + len, dt, api_id, end_ns - start_ns, result, words, nwords);
+
+    uint64_t head = ring->head;
+    uint64_t used = head - __atomic_load_n(&ring->tail, __ATOMIC_ACQUIRE);
+    if (GW_UNLIKELY(used + len > ring->mask + 1)) {
+        ring->lost++;
+        __atomic_fetch_add(&gw_rec.lost, 1, __ATOMIC_RELAXED);
+        if (!ring->wake_sent) {
+            ring->wake_sent = 1;
+            gw_writer_wake();
+        }
+        return;
+    }
+    ring_put(ring, head, record, len);
+    ring->lost = 0;
+    ring->producer_last_ts = start_ns;
+    __atomic_store_n(&ring->head, head + len, __ATOMIC_RELEASE);
+    /* Past half full, do not wait for the timer: one wake per filling keeps the syscall
+     * off the common path while a tight loop cannot outrun the writer for long. */
+    if (GW_UNLIKELY(used + len > (ring->mask + 1) / 2)) {
+        if (!ring->wake_sent) {
+            ring->wake_sent = 1;
+            gw_writer_wake();
+        }
+    } else {
+        ring->wake_sent = 0;
+    }
+}
+
+int gw_recorder_start(const struct gw_config *cfg)
+{
+    gw_rec.flush_ms = cfg->flush_ms;
+    gw_rec.ring_bytes = cfg->thread_buffer_bytes;
+    gw_rec.failed = 0;
+    if (gw_trace_file_open(cfg->output_dir) != 0)
+        return -1;
+    if (gw_writer_start() != 0) {
+        gw_warn_once(GW_WARN_OUTPUT, "cannot start the trace writer thread; tracing is off");
+        gw_trace_file_close();
+        return -1;
+    }
+    __atomic_store_n(&recorder_active, 1, __ATOMIC_RELEASE);
+    gw_debug("tracing to %s", gw_rec.path);
+    return 0;
+}
+
+void gw_recorder_stop(void)
+{
+    if (!__atomic_exchange_n(&recorder_active, 0, __ATOMIC_ACQ_REL))
+        return;
+    gw_writer_stop();
+    gw_writer_drain_all();
+    gw_trace_file_close();
+}
+
+void gw_recorder_flush_now(unsigned timeout_ms)
+{
+    if (gw_recorder_active())
+        gw_writer_request_flush(timeout_ms);
+}
+
+void gw_recorder_after_fork_child(void)
+{
+    /* The parent's rings, file and writer belong to the parent: leave its file alone and
+     * leak the copies of its rings rather than free memory other threads were using. */
+    __atomic_store_n(&recorder_active, 0, __ATOMIC_RELAXED);
+    pthread_mutex_init(&gw_rec.rings_lock, NULL);
+    pthread_mutex_init(&gw_rec.file_lock, NULL);
+    if (gw_rec.fd >= 0)
+        close(gw_rec.fd);
+    gw_rec.fd = -1;
+    gw_rec.path[0] = '\0';
+    gw_rec.rings = NULL;
+    gw_rec.generation++;
+    gw_rec.events = gw_rec.lost = gw_rec.chunks = gw_rec.bytes = 0;
+    tls_ring = NULL;
+    gw_writer_after_fork_child();
+    gw_defs_reset();
+}
+
+void gw_recorder_get_stats(struct gw_recorder_stats *out)
+{
+    out->events = __atomic_load_n(&gw_rec.events, __ATOMIC_RELAXED);
+    out->lost = __atomic_load_n(&gw_rec.lost, __ATOMIC_RELAXED);
+    out->chunks = __atomic_load_n(&gw_rec.chunks, __ATOMIC_RELAXED);
+    out->bytes = __atomic_load_n(&gw_rec.bytes, __ATOMIC_RELAXED);
+}

@@ -1,0 +1,55 @@
+/*
+ * The recorder: what hooks call to put events into the trace. It knows nothing of CUDA
+ * beyond the record layouts, so unit tests drive it directly, without preloading.
+ *
+ * Each thread appends encoded records to its own ring (no lock, no syscall); the writer
+ * thread drains the rings into chunks of the trace file every flush interval.
+ */
+#ifndef GW_RECORDER_H
+#define GW_RECORDER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+
+/* Opens the trace file and starts the writer thread. 0 on success; -1 (after one warning
+ * on stderr) when no trace can be written. */
+int gw_recorder_start(const struct gw_config *cfg);
+/* Drains every ring, writes the final chunks and closes the file. Idempotent. */
+void gw_recorder_stop(void);
+/* Asks the writer for an immediate drain and waits up to timeout_ms; async-signal-safe. */
+void gw_recorder_flush_now(unsigned timeout_ms);
+int gw_recorder_active(void);
+/* Path of the trace file being written ("" when none). */
+const char *gw_recorder_path(void);
+/* In a forked child: forget the parent's file, rings and definitions without touching them. */
+void gw_recorder_after_fork_child(void);
+
+/* One hooked call. words are the family payload (trace_format.h), at most 5. */
+void gw_rec_call(unsigned api_id, uint64_t start_ns, uint64_t end_ns, int result,
+                 const uint64_t *words, unsigned nwords);
+
+/* Definitions: each returns a small id, emitting the definition record the first time. */
+uint64_t gw_rec_string(const char *text);
+uint64_t gw_rec_stream(uint64_t handle);
+uint64_t gw_rec_shape(uint64_t func_handle, uint64_t name_id, const uint32_t dims[6],
+                      uint32_t shared_mem);
+/* The name id remembered for a function or kernel handle; 0 when unknown. */
+uint64_t gw_rec_handle_name(uint64_t handle);
+void gw_rec_set_handle_name(uint64_t handle, uint64_t name_id);
+void gw_rec_device(int ordinal, const char *name, uint64_t total_bytes, uint64_t free_bytes);
+
+/* Changes when a forked child starts a new trace: ids cached before it are void. */
+unsigned gw_recorder_generation(void);
+
+/* Counters for tests and benchmarks. */
+struct gw_recorder_stats {
+    uint64_t events;     /* records committed to rings */
+    uint64_t lost;       /* records dropped because a ring was full */
+    uint64_t chunks;     /* chunks written */
+    uint64_t bytes;      /* bytes written to the file, header included */
+};
+void gw_recorder_get_stats(struct gw_recorder_stats *out);
+
+#endif

@@ -1,0 +1,65 @@
+/* Shared between the recorder's files (rings, definitions, file, writer); not for hooks. */
+#ifndef GW_RECORDER_INTERNAL_H
+#define GW_RECORDER_INTERNAL_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gpuwatch/trace_format.h"
+
+struct gw_ring {
+    uint8_t *data;
+    uint64_t mask;                 /* capacity - 1 (capacity is a power of two) */
+    uint64_t head;                 /* producer position; published with release */
+    uint64_t tail;                 /* writer position; published with release */
+    uint64_t producer_last_ts;     /* producer only: time the next dt is relative to */
+    uint64_t lost;                 /* producer only: dropped since the last LOST record */
+    int wake_sent;                 /* producer only: already asked the writer to drain */
+    unsigned generation;           /* recorder generation it belongs to (fork resets) */
+    uint32_t tid;
+    int dead;                      /* the thread has exited; free once drained */
+    uint64_t writer_last_ts;       /* writer only: time the next chunk's dt chain starts */
+    uint32_t writer_seq;           /* writer only: next chunk sequence number */
+    struct gw_ring *next;
+};
+
+struct gw_recorder {
+    int fd;
+    char path[1200];
+    int failed;                    /* a write failed: tracing stopped */
+    unsigned generation;
+    unsigned flush_ms;
+    size_t ring_bytes;
+    pthread_mutex_t rings_lock;    /* guards the ring list */
+    struct gw_ring *rings;
+    pthread_mutex_t file_lock;     /* guards fd writes and header patches */
+    struct gw_file_header header;
+    uint64_t events, lost, chunks, bytes;
+};
+
+extern struct gw_recorder gw_rec;
+
+/* defs.c: the definitions buffer the writer drains before any ring. */
+void gw_defs_append(const uint8_t *record, size_t len);
+/* Moves the pending definitions into *out (caller frees); returns their length. */
+size_t gw_defs_take(uint8_t **out);
+void gw_defs_reset(void);
+
+/* trace_file.c */
+int gw_trace_file_open(const char *dir);
+int gw_trace_file_write_chunk(uint16_t kind, uint32_t tid, uint64_t base_ts, uint32_t seq,
+                              const uint8_t *payload, size_t len);
+void gw_trace_file_patch_header(void);
+void gw_trace_file_close(void);
+
+/* writer.c */
+int gw_writer_start(void);
+void gw_writer_stop(void);
+void gw_writer_wake(void);
+void gw_writer_request_flush(unsigned timeout_ms);
+/* Drains every ring once (writer thread, or the final drain at stop). */
+void gw_writer_drain_all(void);
+void gw_writer_after_fork_child(void);
+
+#endif

@@ -1,0 +1,203 @@
+/* The trace file: created once per process, header first, then chunks appended by the
+ * writer thread. A write that fails stops tracing; the program never notices. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "gpuwatch/crc32.h"
+#include "log.h"
+#include "recorder_internal.h"
+
+static int make_dirs(const char *dir)
+{
+    char path[1024];
+    if (strlen(dir) >= sizeof path) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    strcpy(path, dir);
+    for (char *slash = path + 1; *slash; slash++) {
+        if (*slash != '/')
+            continue;
+        *slash = '\0';
+        if (mkdir(path, 0755) != 0 && errno != EEXIST)
+            return -1;
+        *slash = '/';
+    }
+    if (mkdir(path, 0755) != 0 && errno != EEXIST)
+        return -1;
+    return 0;
+}
+
+static int32_t env_int(const char *primary, const char *fallback)
+{
+    const char *text = getenv(primary);
+    if (!text && fallback)
+        text = getenv(fallback);
+    if (!text || !*text)
+        return -1;
+    char *end;
+    long value = strtol(text, &end, 10);
+    return (*end || value < 0 || value > INT32_MAX) ? -1 : (int32_t)value;
+}
+
+static void read_cmdline(char *out, size_t cap)
+{
+    out[0] = '\0';
+    int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    ssize_t n = read(fd, out, cap - 1);
+    close(fd);
+    if (n <= 0)
+        return;
+    for (ssize_t i = 0; i < n; i++)
+        if (out[i] == '\0')
+            out[i] = ' ';
+    while (n > 0 && out[n - 1] == ' ')
+        n--;
+    out[n] = '\0';
+}
+
+static void fill_header(struct gw_file_header *header)
+{
+    memset(header, 0, sizeof *header);
+    memcpy(header->magic, GW_FILE_MAGIC, sizeof header->magic);
+    header->version = GW_FORMAT_VERSION;
+    header->min_reader_version = GW_MIN_READER_VERSION;
+    header->header_size = GW_FILE_HEADER_SIZE;
+    header->endian_mark = GW_ENDIAN_MARK;
+    header->feature_flags = GW_FEAT_HOST_CALLS;
+    header->clock_source = (uint32_t)gw_clock_state.source;
+    header->pid = (uint32_t)getpid();
+    header->ppid = (uint32_t)getppid();
+    header->rank = env_int("RANK", "SLURM_PROCID");
+    header->local_rank = env_int("LOCAL_RANK", "SLURM_LOCALID");
+    header->world_size = env_int("WORLD_SIZE", "SLURM_NTASKS");
+    header->device_ordinal = -1;
+    header->cupti_status = GW_CUPTI_NOT_TRIED;
+    header->start_ns = gw_now();
+    header->realtime_minus_trace_ns = (int64_t)(gw_realtime_ns() - gw_now());
+    gethostname(header->hostname, sizeof header->hostname - 1);
+    read_cmdline(header->cmdline, sizeof header->cmdline);
+}
+
+static int write_all(int fd, const void *data, size_t len)
+{
+    const uint8_t *bytes = data;
+    while (len > 0) {
+        ssize_t n = write(fd, bytes, len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return -1;
+        bytes += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+int gw_trace_file_open(const char *dir)
+{
+    fill_header(&gw_rec.header);
+    if (make_dirs(dir) != 0) {
+        gw_warn_once(GW_WARN_OUTPUT, "cannot create trace directory %s: %s; tracing is off",
+                     dir, strerror(errno));
+        return -1;
+    }
+    char rank[24] = "";
+    if (gw_rec.header.rank >= 0)
+        snprintf(rank, sizeof rank, "-rank%d", gw_rec.header.rank);
+    int fd = -1;
+    for (int attempt = 0; attempt < 100 && fd < 0; attempt++) {
+        char suffix[16] = "";
+        if (attempt)
+            snprintf(suffix, sizeof suffix, ".%d", attempt);
+        snprintf(gw_rec.path, sizeof gw_rec.path, "%s/%s-%u%s%s%s", dir,
+                 gw_rec.header.hostname, gw_rec.header.pid, rank, suffix, GW_TRACE_SUFFIX);
+        fd = open(gw_rec.path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0 && errno != EEXIST)
+            break;
+    }
+    if (fd < 0) {
+        gw_warn_once(GW_WARN_OUTPUT, "cannot create a trace file in %s: %s; tracing is off",
+                     dir, strerror(errno));
+        gw_rec.path[0] = '\0';
+        return -1;
+    }
+    if (write_all(fd, &gw_rec.header, sizeof gw_rec.header) != 0) {
+        gw_warn_once(GW_WARN_WRITE, "cannot write %s: %s; tracing is off", gw_rec.path,
+                     strerror(errno));
+        close(fd);
+        unlink(gw_rec.path);
+        gw_rec.path[0] = '\0';
+        return -1;
+    }
+    gw_rec.fd = fd;
+    gw_rec.bytes = sizeof gw_rec.header;
+    return 0;
+}
+
+int gw_trace_file_write_chunk(uint16_t kind, uint32_t tid, uint64_t base_ts, uint32_t seq,
+                              const uint8_t *payload, size_t len)
+{
+    struct gw_chunk_header chunk = {
+        .magic = GW_CHUNK_MAGIC,
+        .payload_len = (uint32_t)len,
+        .tid = tid,
+        .kind = kind,
+        .base_ts_ns = base_ts,
+        .seq = seq,
+        .crc32 = gw_crc32(payload, len),
+    };
+    pthread_mutex_lock(&gw_rec.file_lock);
+    int rc = -1;
+    if (gw_rec.fd >= 0 && !gw_rec.failed) {
+        /* Header and payload in one write, so a crash never leaves a header without its
+         * payload in the middle of the file. */
+        uint8_t *joined = malloc(sizeof chunk + len);
+        if (joined) {
+            memcpy(joined, &chunk, sizeof chunk);
+            memcpy(joined + sizeof chunk, payload, len);
+            rc = write_all(gw_rec.fd, joined, sizeof chunk + len);
+            free(joined);
+        }
+        if (rc != 0) {
+            gw_rec.failed = 1;
+            gw_warn_once(GW_WARN_WRITE, "cannot write %s: %s; tracing stopped, the program "
+                         "continues", gw_rec.path, strerror(errno ? errno : ENOMEM));
+        } else {
+            gw_rec.chunks++;
+            gw_rec.bytes += sizeof chunk + len;
+        }
+    }
+    pthread_mutex_unlock(&gw_rec.file_lock);
+    return rc;
+}
+
+void gw_trace_file_patch_header(void)
+{
+    pthread_mutex_lock(&gw_rec.file_lock);
+    if (gw_rec.fd >= 0 && !gw_rec.failed) {
+        ssize_t n = pwrite(gw_rec.fd, &gw_rec.header, sizeof gw_rec.header, 0);
+        (void)n; /* a failed patch leaves the first header, which is still valid */
+    }
+    pthread_mutex_unlock(&gw_rec.file_lock);
+}
+
+void gw_trace_file_close(void)
+{
+    pthread_mutex_lock(&gw_rec.file_lock);
+    if (gw_rec.fd >= 0) {
+        ssize_t n = pwrite(gw_rec.fd, &gw_rec.header, sizeof gw_rec.header, 0);
+        (void)n;
+        close(gw_rec.fd);
+        gw_rec.fd = -1;
+    }
+    pthread_mutex_unlock(&gw_rec.file_lock);
+}

@@ -1,0 +1,219 @@
+/* The writer thread: every flush interval (or when a ring passes half full) it moves what
+ * each thread committed into chunks of the trace file, definitions first. */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "gpuwatch/record_walk.h"
+#include "record_encode.h"
+#include "recorder_internal.h"
+
+#define CLOCK_POINT_INTERVAL_NS 1000000000ull
+
+static pthread_t writer_thread;
+static int writer_running;
+static int wake_fd = -1;
+static int stop_requested;
+static unsigned flush_requests, flush_done;
+static pthread_mutex_t drain_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint8_t *staging;
+static size_t staging_cap;
+static uint64_t last_clock_point_ns;
+
+void gw_writer_wake(void)
+{
+    if (wake_fd >= 0) {
+        uint64_t one = 1;
+        ssize_t n = write(wake_fd, &one, sizeof one);
+        (void)n;
+    }
+}
+
+static void append_clock_point(void)
+{
+    uint64_t words[3] = {gw_now(), gw_realtime_ns(), gw_monotonic_ns()};
+    uint8_t record[64];
+    gw_defs_append(record, gw_encode_record(record, GW_REC_CLOCK, words, 3, NULL, 0));
+    last_clock_point_ns = words[0];
+}
+
+static int ensure_staging(size_t len)
+{
+    if (len <= staging_cap)
+        return 0;
+    uint8_t *grown = realloc(staging, len);
+    if (!grown)
+        return -1;
+    staging = grown;
+    staging_cap = len;
+    return 0;
+}
+
+static uint64_t count_records(const uint8_t *buf, size_t len)
+{
+    uint64_t count = 0;
+    size_t offset = 0;
+    struct gw_record_view rec;
+    while (gw_next_record(buf, len, &offset, &rec) == 0)
+        count++;
+    return count;
+}
+
+static void drain_ring(struct gw_ring *ring, uint64_t head)
+{
+    uint64_t tail = ring->tail;
+    if (head == tail)
+        return;
+    size_t len = (size_t)(head - tail);
+    if (ensure_staging(len) != 0)
+        return;
+    uint64_t offset = tail & ring->mask;
+    uint64_t first = ring->mask + 1 - offset;
+    if (first >= len) {
+        memcpy(staging, ring->data + offset, len);
+    } else {
+        memcpy(staging, ring->data + offset, first);
+        memcpy(staging + first, ring->data, len - first);
+    }
+    __atomic_store_n(&ring->tail, head, __ATOMIC_RELEASE);
+    uint64_t base = ring->writer_last_ts;
+    ring->writer_last_ts = gw_last_record_time(staging, len, base);
+    __atomic_fetch_add(&gw_rec.events, count_records(staging, len), __ATOMIC_RELAXED);
+    gw_trace_file_write_chunk(GW_CHUNK_EVENTS, ring->tid, base, ring->writer_seq++, staging,
+                              len);
+}
+
+void gw_writer_drain_all(void)
+{
+    pthread_mutex_lock(&drain_lock);
+    if (gw_now() - last_clock_point_ns >= CLOCK_POINT_INTERVAL_NS)
+        append_clock_point();
+
+    /* Heads first, then definitions: every definition an event refers to was appended
+     * before that event was committed, so it is in this round's DEFS chunk or earlier. */
+    size_t count = 0, cap = 16;
+    struct snapshot { struct gw_ring *ring; uint64_t head; } *snap = malloc(cap * sizeof *snap);
+    pthread_mutex_lock(&gw_rec.rings_lock);
+    for (struct gw_ring *ring = gw_rec.rings; ring && snap; ring = ring->next) {
+        if (count == cap) {
+            struct snapshot *grown = realloc(snap, 2 * cap * sizeof *snap);
+            if (!grown)
+                break;
+            snap = grown;
+            cap *= 2;
+        }
+        snap[count].ring = ring;
+        snap[count].head = __atomic_load_n(&ring->head, __ATOMIC_ACQUIRE);
+        count++;
+    }
+    pthread_mutex_unlock(&gw_rec.rings_lock);
+
+    uint8_t *defs;
+    size_t defs_len = gw_defs_take(&defs);
+    if (defs_len)
+        gw_trace_file_write_chunk(GW_CHUNK_DEFS, 0, 0, 0, defs, defs_len);
+    free(defs);
+
+    for (size_t i = 0; i < count; i++)
+        drain_ring(snap[i].ring, snap[i].head);
+    free(snap);
+
+    /* Free the rings of exited threads once everything they wrote is out. */
+    pthread_mutex_lock(&gw_rec.rings_lock);
+    for (struct gw_ring **link = &gw_rec.rings; *link;) {
+        struct gw_ring *ring = *link;
+        if (__atomic_load_n(&ring->dead, __ATOMIC_ACQUIRE) &&
+            __atomic_load_n(&ring->head, __ATOMIC_ACQUIRE) == ring->tail) {
+            *link = ring->next;
+            free(ring->data);
+            free(ring);
+        } else {
+            link = &ring->next;
+        }
+    }
+    pthread_mutex_unlock(&gw_rec.rings_lock);
+    pthread_mutex_unlock(&drain_lock);
+}
+
+static void *writer_main(void *unused)
+{
+    struct pollfd wake = {.fd = wake_fd, .events = POLLIN};
+    while (!__atomic_load_n(&stop_requested, __ATOMIC_ACQUIRE)) {
+        int ready = poll(&wake, 1, (int)gw_rec.flush_ms);
+        if (ready > 0) {
+            uint64_t drained;
+            ssize_t n = read(wake_fd, &drained, sizeof drained);
+            (void)n;
+        }
+        unsigned requested = __atomic_load_n(&flush_requests, __ATOMIC_ACQUIRE);
+        gw_writer_drain_all();
+        __atomic_store_n(&flush_done, requested, __ATOMIC_RELEASE);
+    }
+    return NULL;
+}
+
+int gw_writer_start(void)
+{
+    wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (wake_fd < 0)
+        return -1;
+    stop_requested = 0;
+    last_clock_point_ns = 0;
+    /* The writer must never run the program's signal handlers. */
+    sigset_t all, previous;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &previous);
+    int rc = pthread_create(&writer_thread, NULL, writer_main, NULL);
+    pthread_sigmask(SIG_SETMASK, &previous, NULL);
+    if (rc != 0) {
+        close(wake_fd);
+        wake_fd = -1;
+        return -1;
+    }
+    writer_running = 1;
+    return 0;
+}
+
+void gw_writer_stop(void)
+{
+    if (!writer_running)
+        return;
+    __atomic_store_n(&stop_requested, 1, __ATOMIC_RELEASE);
+    gw_writer_wake();
+    pthread_join(writer_thread, NULL);
+    writer_running = 0;
+    close(wake_fd);
+    wake_fd = -1;
+    last_clock_point_ns = 0; /* the final drain writes one more calibration point */
+}
+
+void gw_writer_request_flush(unsigned timeout_ms)
+{
+    if (!writer_running)
+        return;
+    unsigned ticket = __atomic_add_fetch(&flush_requests, 1, __ATOMIC_ACQ_REL);
+    gw_writer_wake();
+    struct timespec pause = {0, 1000000};
+    for (unsigned waited = 0; waited < timeout_ms; waited++) {
+        if ((int)(__atomic_load_n(&flush_done, __ATOMIC_ACQUIRE) - ticket) >= 0)
+            return;
+        nanosleep(&pause, NULL);
+    }
+}
+
+void gw_writer_after_fork_child(void)
+{
+    /* The parent's writer thread does not exist here; its eventfd is the parent's. */
+    writer_running = 0;
+    if (wake_fd >= 0)
+        close(wake_fd);
+    wake_fd = -1;
+    flush_requests = flush_done = 0;
+    pthread_mutex_init(&drain_lock, NULL);
+}
