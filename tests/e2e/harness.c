@@ -1,0 +1,201 @@
+#include "harness.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "trace_reader.h"
+
+unsigned api_id_of(const char *name)
+{
+#define GW_API(id, api, family, base, version, per_thread) if (strcmp(name, #api) == 0) return id;
+#include "gpuwatch/api_list.h"
+#undef GW_API
+    return 0;
+}
+
+static void read_all(int fd, char *buf, size_t cap, size_t *len)
+{
+    ssize_t n;
+    while (*len + 1 < cap && (n = read(fd, buf + *len, cap - 1 - *len)) > 0)
+        *len += (size_t)n;
+    buf[*len] = '\0';
+}
+
+void run_workload(const struct run_options *options, struct run_result *result)
+{
+    memset(result, 0, sizeof *result);
+    if (options->trace_dir) {
+        snprintf(result->trace_dir, sizeof result->trace_dir, "%s", options->trace_dir);
+    } else {
+        snprintf(result->trace_dir, sizeof result->trace_dir, "/tmp/gw-e2e-XXXXXX");
+        if (!mkdtemp(result->trace_dir))
+            abort();
+    }
+    int out_pipe[2], err_pipe[2];
+    if (pipe(out_pipe) || pipe(err_pipe))
+        abort();
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(out_pipe[1], 1);
+        dup2(err_pipe[1], 2);
+        close(out_pipe[0]);
+        close(err_pipe[0]);
+        setenv("LD_LIBRARY_PATH", GW_FAKE_DIR, 1);
+        setenv("GPUWATCH_OUTPUT", result->trace_dir, 1);
+        unsetenv("GPUWATCH_DISABLE");
+        if (options->preload)
+            setenv("LD_PRELOAD", GW_SHIM_PATH, 1);
+        else
+            unsetenv("LD_PRELOAD");
+        for (const char *const *kv = options->env; kv && *kv; kv++)
+            putenv((char *)*kv);
+        const char *argv[32] = {GW_WORKLOAD};
+        int argc = 1;
+        for (const char *const *arg = options->args; arg && *arg && argc < 31; arg++)
+            argv[argc++] = *arg;
+        argv[argc] = NULL;
+        execv(GW_WORKLOAD, (char *const *)argv);
+        _exit(127);
+    }
+    close(out_pipe[1]);
+    close(err_pipe[1]);
+    result->pid = pid;
+    size_t out_len = 0, err_len = 0;
+    if (options->ready_text) {
+        /* Read stdout until the ready text, then let the caller act on the child. */
+        while (!strstr(result->out, options->ready_text) && out_len + 1 < RUN_MAX_OUTPUT) {
+            ssize_t n = read(out_pipe[0], result->out + out_len, RUN_MAX_OUTPUT - 1 - out_len);
+            if (n <= 0)
+                break;
+            out_len += (size_t)n;
+            result->out[out_len] = '\0';
+        }
+        if (options->after_ready)
+            options->after_ready(pid);
+    }
+    read_all(out_pipe[0], result->out, RUN_MAX_OUTPUT, &out_len);
+    read_all(err_pipe[0], result->err, RUN_MAX_OUTPUT, &err_len);
+    close(out_pipe[0]);
+    close(err_pipe[0]);
+    int status;
+    waitpid(pid, &status, 0);
+    result->exited = WIFEXITED(status);
+    result->status = WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status);
+}
+
+static void count_thread_launch(struct file_tally *file, uint32_t tid)
+{
+    for (unsigned i = 0; i < file->threads; i++) {
+        if (file->tids[i] == tid) {
+            file->launches_per_tid[i]++;
+            return;
+        }
+    }
+    if (file->threads < TALLY_MAX_THREADS) {
+        file->tids[file->threads] = tid;
+        file->launches_per_tid[file->threads++] = 1;
+    }
+}
+
+static void tally_file(const char *path, struct file_tally *file)
+{
+    memset(file, 0, sizeof *file);
+    snprintf(file->path, sizeof file->path, "%s", path);
+    struct gw_reader *reader;
+    char err[512];
+    if (gw_reader_open(path, &reader, err, sizeof err) != 0) {
+        fprintf(stderr, "%s\n", err);
+        file->damage = 1;
+        return;
+    }
+    file->header = *gw_reader_header(reader);
+    file->pid = file->header.pid;
+    file->ppid = file->header.ppid;
+    gw_reader_load_defs(reader);
+    struct gw_event ev;
+    while (gw_reader_next(reader, &ev) > 0) {
+        if (ev.kind == GW_EV_LOST)
+            file->lost_events += ev.u.lost.count;
+        if (ev.kind != GW_EV_CALL || ev.api_id >= GW_API_ID_LIMIT)
+            continue;
+        file->calls[ev.api_id]++;
+        file->total_calls++;
+        if (ev.result)
+            file->errors[ev.api_id]++;
+        if (ev.family == GW_FAM_COPY && ev.u.copy.dir == GW_COPY_HTOD) {
+            file->htod_pinned += ev.u.copy.host_kind == GW_HOST_PINNED;
+            file->htod_pageable += ev.u.copy.host_kind == GW_HOST_PAGEABLE;
+        }
+        if (ev.family == GW_FAM_PROC && ev.u.proc.outcome < 3)
+            file->proc_outcome[ev.u.proc.outcome]++;
+        if (ev.family == GW_FAM_ALLOC && ev.result == 2 /* CUDA_ERROR_OUT_OF_MEMORY */)
+            file->last_oom_bytes = ev.u.alloc.bytes;
+        if (ev.family == GW_FAM_LAUNCH && ev.u.launch.shape_id) {
+            count_thread_launch(file, ev.tid);
+            const char *name = gw_reader_kernel_name(reader, ev.u.launch.shape_id);
+            if (name && *name) {
+                file->launches_named++;
+                if (!file->first_kernel[0]) {
+                    const struct gw_shape *shape = gw_reader_shape(reader, ev.u.launch.shape_id);
+                    snprintf(file->first_kernel, sizeof file->first_kernel, "%s", name);
+                    file->first_grid_x = shape ? (uint32_t)shape->grid[0] : 0;
+                    file->first_block_x = shape ? (uint32_t)shape->block[0] : 0;
+                }
+            }
+        }
+    }
+    file->lost_events += gw_reader_stats(reader)->lost_chunks;
+    file->damage += gw_reader_stats(reader)->damage_reports;
+    gw_reader_close(reader);
+}
+
+unsigned tally_traces(const char *dir, struct tally *tally)
+{
+    memset(tally, 0, sizeof *tally);
+    DIR *listing = opendir(dir);
+    if (!listing)
+        return 0;
+    struct dirent *entry;
+    while ((entry = readdir(listing)) && tally->files < TALLY_MAX_FILES) {
+        size_t len = strlen(entry->d_name);
+        if (len < 4 || strcmp(entry->d_name + len - 4, GW_TRACE_SUFFIX) != 0)
+            continue;
+        char path[512];
+        snprintf(path, sizeof path, "%s/%s", dir, entry->d_name);
+        tally_file(path, &tally->file[tally->files++]);
+    }
+    closedir(listing);
+    return tally->files;
+}
+
+const struct file_tally *tally_for_pid(const struct tally *tally, pid_t pid)
+{
+    for (unsigned i = 0; i < tally->files; i++)
+        if (tally->file[i].pid == (uint32_t)pid)
+            return &tally->file[i];
+    return NULL;
+}
+
+void remove_dir(const char *dir)
+{
+    DIR *listing = opendir(dir);
+    if (!listing)
+        return;
+    struct dirent *entry;
+    while ((entry = readdir(listing))) {
+        if (strcmp(entry->d_name, ".") == 0 || strcmp(entry->d_name, "..") == 0)
+            continue;
+        char path[512];
+        snprintf(path, sizeof path, "%s/%s", dir, entry->d_name);
+        unlink(path);
+    }
+    closedir(listing);
+    rmdir(dir);
+}

@@ -1,0 +1,68 @@
+/* Runs tests/e2e/workload under the shim and the simulated driver, and tallies the traces
+ * it leaves, so end-to-end tests can assert exact counts. */
+#ifndef GW_E2E_HARNESS_H
+#define GW_E2E_HARNESS_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "gpuwatch/trace_format.h"
+
+#define RUN_MAX_OUTPUT 65536
+#define TALLY_MAX_FILES 8
+#define TALLY_MAX_THREADS 64
+
+struct run_result {
+    int exited;          /* 1 when it exited, 0 when a signal ended it */
+    int status;          /* exit code or signal number */
+    pid_t pid;
+    char out[RUN_MAX_OUTPUT];
+    char err[RUN_MAX_OUTPUT];
+    char trace_dir[256];
+};
+
+struct run_options {
+    const char *const *args;     /* workload arguments, NULL-terminated */
+    const char *const *env;      /* extra NAME=VALUE, NULL-terminated */
+    int preload;                 /* 0: run without the shim (control) */
+    const char *trace_dir;       /* NULL: a fresh temporary directory */
+    /* Called in the parent once the child printed a line with this text, then the child
+     * is left to finish (after_ready may signal it). */
+    const char *ready_text;
+    void (*after_ready)(pid_t pid);
+};
+
+struct file_tally {
+    char path[512];
+    uint32_t pid, ppid;
+    struct gw_file_header header;
+    uint64_t calls[GW_API_ID_LIMIT];
+    uint64_t errors[GW_API_ID_LIMIT];
+    uint64_t total_calls;
+    uint64_t lost_events;
+    uint64_t damage;
+    uint64_t htod_pinned, htod_pageable;
+    uint64_t proc_outcome[3];
+    uint64_t launches_named;     /* launches whose shape resolves to a kernel name */
+    char first_kernel[128];      /* name of the first launched kernel */
+    uint32_t first_grid_x, first_block_x;
+    uint32_t tids[TALLY_MAX_THREADS];
+    uint64_t launches_per_tid[TALLY_MAX_THREADS];
+    unsigned threads;
+    uint64_t last_oom_bytes;     /* bytes asked by the last failed allocation */
+};
+
+struct tally {
+    unsigned files;
+    struct file_tally file[TALLY_MAX_FILES];
+};
+
+void run_workload(const struct run_options *options, struct run_result *result);
+/* Reads every trace in dir; returns the number of files. */
+unsigned tally_traces(const char *dir, struct tally *tally);
+/* The file written by this pid, or NULL. */
+const struct file_tally *tally_for_pid(const struct tally *tally, pid_t pid);
+unsigned api_id_of(const char *name);
+void remove_dir(const char *dir);
+
+#endif

@@ -1,0 +1,310 @@
+/* End to end: the workload, preloaded with libgpuwatch.so over the simulated driver, must
+ * get the driver's real answers, and its trace must hold exactly the calls it made. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+#define API(name) api_id_of(#name)
+
+static struct run_result result;
+static struct tally traces;
+
+static void run(const char *const *args, const char *const *env)
+{
+    struct run_options options = {.args = args, .env = env, .preload = 1};
+    run_workload(&options, &result);
+    tally_traces(result.trace_dir, &traces);
+}
+
+static void finish(void) { remove_dir(result.trace_dir); }
+
+static const struct file_tally *only_file(void)
+{
+    assert_int_equal(traces.files, 1);
+    assert_int_equal(traces.file[0].damage, 0);
+    assert_int_equal(traces.file[0].lost_events, 0);
+    return &traces.file[0];
+}
+
+/* The sequence of run_sequence() in workload.c, under each entry path's exact names. */
+static void assert_sequence(const struct file_tally *f, const char *htod, const char *launch,
+                            const char *sync, uint64_t launches, uint64_t extra_calls)
+{
+    assert_int_equal(f->calls[API(cuInit)], 1);
+    assert_int_equal(f->calls[API(cuDevicePrimaryCtxRetain)], 1);
+    assert_int_equal(f->calls[API(cuModuleGetFunction)], 1);
+    assert_int_equal(f->calls[API(cuMemAlloc_v2)], 1);
+    assert_int_equal(f->calls[API(cuMemAllocHost_v2)], 1);
+    assert_int_equal(f->calls[api_id_of(htod)], 2);
+    assert_int_equal(f->htod_pinned, 1);
+    assert_int_equal(f->htod_pageable, 1);
+    assert_int_equal(f->calls[api_id_of(launch)], launches);
+    assert_int_equal(f->calls[api_id_of(sync)], 1);
+    assert_int_equal(f->calls[API(cuMemcpyDtoH_v2)], 1);
+    assert_int_equal(f->calls[API(cuMemFree_v2)], 1);
+    assert_int_equal(f->calls[API(cuMemFreeHost)], 1);
+    assert_int_equal(f->total_calls, 11 + launches + extra_calls);
+    assert_string_equal(f->first_kernel, "tiny_kernel");
+    assert_int_equal(f->first_grid_x, 64);
+    assert_int_equal(f->first_block_x, 256);
+    assert_int_equal(f->launches_named, launches);
+}
+
+static void test_direct_symbols(void **state)
+{
+    (void)state;
+    run((const char *[]){"--mode", "direct", "--launches", "100", NULL}, NULL);
+    assert_true(result.exited);
+    assert_int_equal(result.status, 0);
+    assert_non_null(strstr(result.out, "workload direct: ok"));
+    assert_sequence(only_file(), "cuMemcpyHtoD_v2", "cuLaunchKernel", "cuStreamSynchronize", 100, 0);
+    finish();
+}
+
+static void test_dlsym_on_driver_handle(void **state)
+{
+    (void)state;
+    run((const char *[]){"--mode", "dlsym", "--launches", "50", NULL}, NULL);
+    assert_int_equal(result.status, 0);
+    assert_sequence(only_file(), "cuMemcpyHtoD_v2", "cuLaunchKernel", "cuStreamSynchronize", 50, 0);
+    finish();
+}
+
+static void test_get_proc_address_v2(void **state)
+{
+    (void)state;
+    run((const char *[]){"--mode", "procaddr", "--launches", "40", NULL}, NULL);
+    assert_true(result.exited);
+    assert_int_equal(result.status, 0);
+    const struct file_tally *f = only_file();
+    /* 22 lookups: 17 answered with a wrapper (the self-lookup, 11 hooked functions, 5
+     * version checks), 3 passed through (not hooked), 2 refused by the driver. */
+    assert_int_equal(f->calls[API(cuGetProcAddress_v2)], 22);
+    assert_int_equal(f->proc_outcome[GW_PROC_SUBSTITUTED], 17);
+    assert_int_equal(f->proc_outcome[GW_PROC_PASSED], 3);
+    assert_int_equal(f->proc_outcome[GW_PROC_FAILED], 2);
+    assert_int_equal(f->errors[API(cuGetProcAddress_v2)], 2);
+    assert_sequence(f, "cuMemcpyHtoD_v2_ptds", "cuLaunchKernel_ptsz", "cuStreamSynchronize_ptsz",
+                    40, 22);
+    finish();
+}
+
+static void test_get_proc_address_v1(void **state)
+{
+    (void)state;
+    run((const char *[]){"--mode", "procaddr-v1", "--launches", "10", NULL}, NULL);
+    assert_int_equal(result.status, 0);
+    const struct file_tally *f = only_file();
+    assert_int_equal(f->calls[API(cuGetProcAddress_v2)], 23);
+    assert_int_equal(f->calls[API(cuGetProcAddress)], 1);
+    assert_int_equal(f->proc_outcome[GW_PROC_SUBSTITUTED], 19);
+    finish();
+}
+
+static void test_eight_threads_exact_counts(void **state)
+{
+    (void)state;
+    run((const char *[]){"--mode", "threads", "--threads", "8", "--launches", "10000", NULL},
+        NULL);
+    assert_int_equal(result.status, 0);
+    const struct file_tally *f = only_file();
+    assert_int_equal(f->calls[API(cuLaunchKernel)], 80000);
+    assert_int_equal(f->calls[API(cuStreamSynchronize)], 8);
+    assert_int_equal(f->threads, 8);
+    for (unsigned i = 0; i < f->threads; i++)
+        assert_int_equal(f->launches_per_tid[i], 10000);
+    finish();
+}
+
+static void test_fork_children(void **state)
+{
+    (void)state;
+    run((const char *[]){"--mode", "fork", "--launches", "20", NULL}, NULL);
+    assert_int_equal(result.status, 0);
+    /* The parent and the child that used the driver; none for the child that did not. */
+    assert_int_equal(traces.files, 2);
+    const struct file_tally *parent = tally_for_pid(&traces, result.pid);
+    assert_non_null(parent);
+    assert_int_equal(parent->calls[API(cuLaunchKernel)], 40);
+    assert_int_equal(parent->calls[API(cuCtxSynchronize)], 2);
+    assert_int_equal(parent->damage, 0);
+    const struct file_tally *child = &traces.file[parent == &traces.file[0] ? 1 : 0];
+    assert_int_equal(child->ppid, (uint32_t)result.pid);
+    assert_int_equal(child->calls[API(cuLaunchKernel)], 7);
+    assert_int_equal(child->calls[API(cuCtxSynchronize)], 1);
+    assert_int_equal(child->total_calls, 8);
+    assert_int_equal(child->damage, 0);
+    assert_string_equal(child->first_kernel, "tiny_kernel");
+    finish();
+}
+
+static void wait_then_kill(pid_t pid)
+{
+    struct timespec pause = {0, 300 * 1000 * 1000}; /* 15 flush intervals of 20 ms */
+    nanosleep(&pause, NULL);
+    kill(pid, SIGKILL);
+}
+
+static void test_sigkill_keeps_flushed_events(void **state)
+{
+    (void)state;
+    struct run_options options = {
+        .args = (const char *[]){"--mode", "wait-for-kill", "--launches", "5000", NULL},
+        .env = (const char *[]){"GPUWATCH_FLUSH_MS=20", NULL},
+        .preload = 1,
+        .ready_text = "ready",
+        .after_ready = wait_then_kill,
+    };
+    run_workload(&options, &result);
+    assert_false(result.exited);
+    assert_int_equal(result.status, SIGKILL);
+    tally_traces(result.trace_dir, &traces);
+    const struct file_tally *f = only_file();
+    assert_int_equal(f->calls[API(cuLaunchKernel)], 5000);
+    finish();
+}
+
+static void terminate(pid_t pid) { kill(pid, SIGTERM); }
+
+static void test_sigterm_flushes_and_dies_of_it(void **state)
+{
+    (void)state;
+    struct run_options options = {
+        .args = (const char *[]){"--mode", "wait-for-kill", "--launches", "3000", NULL},
+        .env = (const char *[]){"GPUWATCH_FLUSH_MS=1000", NULL},
+        .preload = 1,
+        .ready_text = "ready",
+        .after_ready = terminate,
+    };
+    run_workload(&options, &result);
+    assert_false(result.exited);
+    assert_int_equal(result.status, SIGTERM);
+    tally_traces(result.trace_dir, &traces);
+    /* A 1 s flush interval: only the flush in the signal handler can have written these. */
+    assert_int_equal(only_file()->calls[API(cuLaunchKernel)], 3000);
+    finish();
+}
+
+static void test_out_of_memory_passes_through(void **state)
+{
+    (void)state;
+    run((const char *[]){"--mode", "oom", NULL}, (const char *[]){"FAKECUDA_MEM_MB=64", NULL});
+    assert_int_equal(result.status, 0);
+    assert_non_null(strstr(result.out, "oom result 2"));
+    const struct file_tally *f = only_file();
+    assert_int_equal(f->calls[API(cuMemAlloc_v2)], 1);
+    assert_int_equal(f->errors[API(cuMemAlloc_v2)], 1);
+    assert_true(f->last_oom_bytes == (uint64_t)1 << 40);
+    finish();
+}
+
+static void test_unwritable_output_changes_nothing(void **state)
+{
+    (void)state;
+    char blocker[] = "/tmp/gw-blocker-XXXXXX";
+    int fd = mkstemp(blocker);
+    assert_true(fd >= 0);
+    close(fd);
+    char output[600];
+    snprintf(output, sizeof output, "%s/traces", blocker); /* a directory under a file */
+    struct run_options control = {
+        .args = (const char *[]){"--mode", "direct", NULL}, .trace_dir = output, .preload = 0};
+    struct run_result untraced;
+    run_workload(&control, &untraced);
+    struct run_options traced = control;
+    traced.preload = 1;
+    run_workload(&traced, &result);
+    assert_int_equal(result.exited, untraced.exited);
+    assert_int_equal(result.status, 0);
+    assert_int_equal(result.status, untraced.status);
+    assert_string_equal(result.out, untraced.out);
+    /* One warning, naming the directory, and nothing else. */
+    assert_non_null(strstr(result.err, "tracing is off"));
+    assert_non_null(strstr(result.err, output));
+    assert_null(strchr(strchr(result.err, '\n') + 1, '\n'));
+    unlink(blocker);
+}
+
+static void test_exec_child_gets_own_file(void **state)
+{
+    (void)state;
+    run((const char *[]){"--mode", "exec", NULL}, NULL);
+    assert_int_equal(result.status, 0);
+    assert_int_equal(traces.files, 2);
+    const struct file_tally *parent = tally_for_pid(&traces, result.pid);
+    assert_non_null(parent);
+    assert_int_equal(parent->calls[API(cuLaunchKernel)], 3);
+    const struct file_tally *child = &traces.file[parent == &traces.file[0] ? 1 : 0];
+    assert_int_equal(child->ppid, (uint32_t)result.pid);
+    assert_sequence(child, "cuMemcpyHtoD_v2", "cuLaunchKernel", "cuStreamSynchronize", 5, 0);
+    assert_non_null(strstr(child->header.cmdline, "--mode direct"));
+    finish();
+}
+
+static void test_disabled_leaves_no_trace(void **state)
+{
+    (void)state;
+    run((const char *[]){"--mode", "procaddr", NULL}, (const char *[]){"GPUWATCH_DISABLE=1", NULL});
+    assert_int_equal(result.status, 0);
+    assert_int_equal(traces.files, 0);
+    assert_string_equal(result.err, "");
+    finish();
+}
+
+static void test_header_identifies_process(void **state)
+{
+    (void)state;
+    run((const char *[]){"--mode", "direct", "--launches", "1", NULL},
+        (const char *[]){"RANK=3", "LOCAL_RANK=1", "WORLD_SIZE=4", NULL});
+    const struct file_tally *f = only_file();
+    assert_int_equal(f->header.pid, (uint32_t)result.pid);
+    assert_int_equal(f->header.ppid, (uint32_t)getpid());
+    assert_int_equal(f->header.rank, 3);
+    assert_int_equal(f->header.local_rank, 1);
+    assert_int_equal(f->header.world_size, 4);
+    assert_non_null(strstr(f->path, "-rank3"));
+    assert_non_null(strstr(f->header.cmdline, "workload --mode direct --launches 1"));
+    assert_int_equal(f->header.device_ordinal, 0);
+    assert_true(f->header.device_total_mem == 1024ull << 20);
+    assert_true(f->header.device_free_at_start > 0);
+    assert_true(f->header.device_name[0] != '\0');
+    char hostname[64] = "";
+    gethostname(hostname, sizeof hostname - 1);
+    assert_string_equal(f->header.hostname, hostname);
+    struct stat st;
+    assert_int_equal(stat(f->path, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0600);
+    finish();
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_direct_symbols),
+        cmocka_unit_test(test_dlsym_on_driver_handle),
+        cmocka_unit_test(test_get_proc_address_v2),
+        cmocka_unit_test(test_get_proc_address_v1),
+        cmocka_unit_test(test_eight_threads_exact_counts),
+        cmocka_unit_test(test_fork_children),
+        cmocka_unit_test(test_sigkill_keeps_flushed_events),
+        cmocka_unit_test(test_sigterm_flushes_and_dies_of_it),
+        cmocka_unit_test(test_out_of_memory_passes_through),
+        cmocka_unit_test(test_unwritable_output_changes_nothing),
+        cmocka_unit_test(test_exec_child_gets_own_file),
+        cmocka_unit_test(test_disabled_leaves_no_trace),
+        cmocka_unit_test(test_header_identifies_process),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

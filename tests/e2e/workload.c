@@ -1,0 +1,427 @@
+/*
+ * A small driver-API program run under the shim by the end-to-end tests. Each --mode
+ * exercises one way a program reaches the driver or one lifecycle event; the program
+ * checks the driver's answers itself and exits 1 (with a message) when one is wrong, so
+ * the tests see both "the program got real results" and "the trace holds the calls".
+ */
+#include <dlfcn.h>
+#include <getopt.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define __CUDA_API_VERSION_INTERNAL 1
+#include <cuda.h>
+
+static const char module_ptx[] =
+    ".version 8.0\n.target sm_52\n.address_size 64\n"
+    ".visible .entry tiny_kernel()\n{\n ret;\n}\n"
+    ".visible .entry step_50us()\n{\n ret;\n}\n";
+
+static int launches = 100;
+static int threads = 8;
+static const char *self_path;
+
+#define CHECK(call)                                                                     \
+    do {                                                                                \
+        CUresult check_rc = (call);                                                     \
+        if (check_rc != CUDA_SUCCESS) {                                                 \
+            fprintf(stderr, "workload: %s failed: %d (line %d)\n", #call, (int)check_rc,  \
+                    __LINE__);                                                          \
+            exit(1);                                                                    \
+        }                                                                               \
+    } while (0)
+
+static void fail(const char *what)
+{
+    fprintf(stderr, "workload: %s\n", what);
+    exit(1);
+}
+
+/* The same driver functions, however the program got hold of them. */
+struct driver {
+    CUresult (*init)(unsigned);
+    CUresult (*device_get)(CUdevice *, int);
+    CUresult (*primary_retain)(CUcontext *, CUdevice);
+    CUresult (*ctx_set_current)(CUcontext);
+    CUresult (*module_load_data)(CUmodule *, const void *);
+    CUresult (*module_get_function)(CUfunction *, CUmodule, const char *);
+    CUresult (*mem_alloc)(CUdeviceptr *, size_t);
+    CUresult (*mem_free)(CUdeviceptr);
+    CUresult (*mem_alloc_host)(void **, size_t);
+    CUresult (*mem_free_host)(void *);
+    CUresult (*htod)(CUdeviceptr, const void *, size_t);
+    CUresult (*dtoh)(void *, CUdeviceptr, size_t);
+    CUresult (*launch)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                       unsigned, CUstream, void **, void **);
+    CUresult (*stream_sync)(CUstream);
+};
+
+static void direct_driver(struct driver *d)
+{
+    *d = (struct driver){cuInit, cuDeviceGet, cuDevicePrimaryCtxRetain, cuCtxSetCurrent,
+                         cuModuleLoadData, cuModuleGetFunction, cuMemAlloc_v2, cuMemFree_v2,
+                         cuMemAllocHost_v2, cuMemFreeHost, cuMemcpyHtoD_v2, cuMemcpyDtoH_v2,
+                         cuLaunchKernel, cuStreamSynchronize};
+}
+
+static void *must_dlsym(void *handle, const char *name)
+{
+    void *symbol = dlsym(handle, name);
+    if (!symbol) {
+        fprintf(stderr, "workload: dlsym(%s) failed\n", name);
+        exit(1);
+    }
+    return symbol;
+}
+
+static void *open_driver(void)
+{
+    void *handle = dlopen("libcuda.so.1", RTLD_NOW);
+    if (!handle)
+        fail(dlerror());
+    return handle;
+}
+
+static void dlsym_driver(struct driver *d)
+{
+    void *h = open_driver();
+    d->init = must_dlsym(h, "cuInit");
+    d->device_get = must_dlsym(h, "cuDeviceGet");
+    d->primary_retain = must_dlsym(h, "cuDevicePrimaryCtxRetain");
+    d->ctx_set_current = must_dlsym(h, "cuCtxSetCurrent");
+    d->module_load_data = must_dlsym(h, "cuModuleLoadData");
+    d->module_get_function = must_dlsym(h, "cuModuleGetFunction");
+    d->mem_alloc = must_dlsym(h, "cuMemAlloc_v2");
+    d->mem_free = must_dlsym(h, "cuMemFree_v2");
+    d->mem_alloc_host = must_dlsym(h, "cuMemAllocHost_v2");
+    d->mem_free_host = must_dlsym(h, "cuMemFreeHost");
+    d->htod = must_dlsym(h, "cuMemcpyHtoD_v2");
+    d->dtoh = must_dlsym(h, "cuMemcpyDtoH_v2");
+    d->launch = must_dlsym(h, "cuLaunchKernel");
+    d->stream_sync = must_dlsym(h, "cuStreamSynchronize");
+}
+
+typedef CUresult (*resolver_v2)(const char *, void **, int, cuuint64_t,
+                                CUdriverProcAddressQueryResult *);
+
+/* Resolves like the CUDA runtime does, and checks that the answer is the function that
+ * the exact versioned name denotes in this process (the shim's wrapper when preloaded). */
+static void *resolve(resolver_v2 p, const char *base, int version, cuuint64_t flags,
+                     const char *exact)
+{
+    void *fn = NULL;
+    CUdriverProcAddressQueryResult status = -1;
+    CUresult rc = p(base, &fn, version, flags, &status);
+    if (rc != CUDA_SUCCESS || !fn || status != CU_GET_PROC_ADDRESS_SUCCESS) {
+        fprintf(stderr, "workload: cuGetProcAddress_v2(%s, %d, %llu) = %d, status %d\n", base,
+                version, (unsigned long long)flags, (int)rc, (int)status);
+        exit(1);
+    }
+    void *expected = dlsym(RTLD_DEFAULT, exact);
+    if (fn != expected) {
+        fprintf(stderr, "workload: %s@%d flags %llu is not %s\n", base, version,
+                (unsigned long long)flags, exact);
+        exit(1);
+    }
+    return fn;
+}
+
+static void expect_status(resolver_v2 p, const char *base, int version,
+                          CUresult want_rc, CUdriverProcAddressQueryResult want_status)
+{
+    void *fn = (void *)1;
+    CUdriverProcAddressQueryResult status = -1;
+    CUresult rc = p(base, &fn, version, 0, &status);
+    if (rc != want_rc || status != want_status) {
+        fprintf(stderr, "workload: %s@%d gave rc %d status %d, want %d %d\n", base, version,
+                (int)rc, (int)status, (int)want_rc, (int)want_status);
+        exit(1);
+    }
+}
+
+static void procaddr_driver(struct driver *d, int use_v1)
+{
+    void *h = open_driver();
+    resolver_v2 first = must_dlsym(h, "cuGetProcAddress_v2");
+    /* The runtime's self-lookup: the answer for 12000 resolves everything after it. */
+    resolver_v2 p = resolve(first, "cuGetProcAddress", 12000, 0, "cuGetProcAddress_v2");
+    if (use_v1) {
+        CUresult (*v1)(const char *, void **, int, cuuint64_t) =
+            resolve(p, "cuGetProcAddress", 11030, 0, "cuGetProcAddress");
+        void *fn = NULL;
+        if (v1("cuMemAlloc", &fn, 3020, 0) != CUDA_SUCCESS || fn != dlsym(RTLD_DEFAULT, "cuMemAlloc_v2"))
+            fail("cuGetProcAddress (v1) did not give cuMemAlloc_v2");
+    }
+    d->init = resolve(p, "cuInit", 2000, 0, "cuInit");
+    d->device_get = resolve(p, "cuDeviceGet", 2000, 0, "cuDeviceGet");
+    d->primary_retain = resolve(p, "cuDevicePrimaryCtxRetain", 7000, 0, "cuDevicePrimaryCtxRetain");
+    d->ctx_set_current = resolve(p, "cuCtxSetCurrent", 4000, 0, "cuCtxSetCurrent");
+    d->module_load_data = resolve(p, "cuModuleLoadData", 2000, 0, "cuModuleLoadData");
+    d->module_get_function = resolve(p, "cuModuleGetFunction", 2000, 0, "cuModuleGetFunction");
+    d->mem_alloc = resolve(p, "cuMemAlloc", 3020, 0, "cuMemAlloc_v2");
+    d->mem_free = resolve(p, "cuMemFree", 3020, 0, "cuMemFree_v2");
+    d->mem_alloc_host = resolve(p, "cuMemAllocHost", 3020, 0, "cuMemAllocHost_v2");
+    d->mem_free_host = resolve(p, "cuMemFreeHost", 2000, 0, "cuMemFreeHost");
+    d->htod = resolve(p, "cuMemcpyHtoD", 7000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM,
+                      "cuMemcpyHtoD_v2_ptds");
+    d->dtoh = resolve(p, "cuMemcpyDtoH", 3020, 0, "cuMemcpyDtoH_v2");
+    d->launch = resolve(p, "cuLaunchKernel", 7000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM,
+                        "cuLaunchKernel_ptsz");
+    d->stream_sync = resolve(p, "cuStreamSynchronize", 7000,
+                             CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM,
+                             "cuStreamSynchronize_ptsz");
+    /* Versions pick variants: the older ABI below 13000, the new one from it. */
+    resolve(p, "cuCtxSynchronize", 12000, 0, "cuCtxSynchronize");
+    resolve(p, "cuCtxSynchronize", 13000, 0, "cuCtxSynchronize_v2");
+    resolve(p, "cuMemcpyBatchAsync", 12080, 0, "cuMemcpyBatchAsync");
+    resolve(p, "cuMemcpyBatchAsync", 13000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM,
+            "cuMemcpyBatchAsync_v2_ptsz");
+    resolve(p, "cuLaunchKernel", 12000, 0, "cuLaunchKernel");
+    expect_status(p, "cuMemcpyBatchAsync", 12000, CUDA_ERROR_NOT_FOUND,
+                  CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT);
+    expect_status(p, "cuNoSuchFunction", 13000, CUDA_ERROR_NOT_FOUND,
+                  CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND);
+}
+
+/* The training-like sequence every entry-path mode runs; the tests count its calls:
+ * cuInit 1, cuDevicePrimaryCtxRetain 1, cuModuleGetFunction 1, cuMemAlloc 1,
+ * cuMemAllocHost 1, HtoD 2 (pinned, pageable), launches N, stream sync 1, DtoH 1,
+ * cuMemFree 1, cuMemFreeHost 1. */
+static void run_sequence(const struct driver *d)
+{
+    CUdevice dev;
+    CUcontext ctx;
+    CUmodule module;
+    CUfunction kernel;
+    CUdeviceptr buffer;
+    void *pinned;
+    const size_t bytes = 4096;
+    CHECK(d->init(0));
+    CHECK(d->device_get(&dev, 0));
+    CHECK(d->primary_retain(&ctx, dev));
+    CHECK(d->ctx_set_current(ctx));
+    CHECK(d->module_load_data(&module, module_ptx));
+    CHECK(d->module_get_function(&kernel, module, "tiny_kernel"));
+    CHECK(d->mem_alloc(&buffer, 1 << 20));
+    CHECK(d->mem_alloc_host(&pinned, bytes));
+    unsigned char *pageable = malloc(bytes);
+    for (size_t i = 0; i < bytes; i++)
+        ((unsigned char *)pinned)[i] = (unsigned char)(i * 7);
+    CHECK(d->htod(buffer, pinned, bytes));
+    memset(pageable, 0, bytes);
+    CHECK(d->htod(buffer + bytes, pageable, bytes));
+    for (int i = 0; i < launches; i++)
+        CHECK(d->launch(kernel, 64, 1, 1, 256, 1, 1, 0, NULL, NULL, NULL));
+    CHECK(d->stream_sync(NULL));
+    CHECK(d->dtoh(pageable, buffer, bytes));
+    if (memcmp(pageable, pinned, bytes) != 0)
+        fail("data copied to the device and back differs");
+    CHECK(d->mem_free(buffer));
+    CHECK(d->mem_free_host(pinned));
+    free(pageable);
+}
+
+static void setup_direct(CUfunction *kernel)
+{
+    CUdevice dev;
+    CUcontext ctx;
+    CUmodule module;
+    CHECK(cuInit(0));
+    CHECK(cuDeviceGet(&dev, 0));
+    CHECK(cuDevicePrimaryCtxRetain(&ctx, dev));
+    CHECK(cuCtxSetCurrent(ctx));
+    CHECK(cuModuleLoadData(&module, module_ptx));
+    CHECK(cuModuleGetFunction(kernel, module, "tiny_kernel"));
+}
+
+struct thread_job { CUfunction kernel; CUcontext ctx; };
+
+static void *launch_thread(void *arg)
+{
+    struct thread_job *job = arg;
+    CUstream stream;
+    CHECK(cuCtxSetCurrent(job->ctx));
+    CHECK(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
+    for (int i = 0; i < launches; i++)
+        CHECK(cuLaunchKernel(job->kernel, 1, 1, 1, 32, 1, 1, 0, stream, NULL, NULL));
+    CHECK(cuStreamSynchronize(stream));
+    return NULL;
+}
+
+static void run_threads(void)
+{
+    struct thread_job job;
+    setup_direct(&job.kernel);
+    CHECK(cuCtxGetCurrent(&job.ctx));
+    pthread_t *ids = calloc((size_t)threads, sizeof *ids);
+    for (int i = 0; i < threads; i++)
+        pthread_create(&ids[i], NULL, launch_thread, &job);
+    for (int i = 0; i < threads; i++)
+        pthread_join(ids[i], NULL);
+    free(ids);
+}
+
+static void launch_some(CUfunction kernel, int count)
+{
+    for (int i = 0; i < count; i++)
+        CHECK(cuLaunchKernel(kernel, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL));
+    CHECK(cuCtxSynchronize());
+}
+
+/* Parent launches; child A uses the driver (its own trace); child B never does (no file). */
+static void run_fork(void)
+{
+    CUfunction kernel;
+    setup_direct(&kernel);
+    launch_some(kernel, launches);
+    pid_t with_cuda = fork();
+    if (with_cuda == 0) {
+        launch_some(kernel, 7);
+        _exit(0);
+    }
+    pid_t without_cuda = fork();
+    if (without_cuda == 0) {
+        printf("child without cuda\n");
+        exit(0);
+    }
+    int status_a, status_b;
+    waitpid(with_cuda, &status_a, 0);
+    waitpid(without_cuda, &status_b, 0);
+    if (!WIFEXITED(status_a) || WEXITSTATUS(status_a) || !WIFEXITED(status_b) || WEXITSTATUS(status_b))
+        fail("a child failed");
+    launch_some(kernel, launches);
+}
+
+/* Runs `launches` launches, says so, and waits to be killed. */
+static void run_wait_for_kill(void)
+{
+    CUfunction kernel;
+    setup_direct(&kernel);
+    for (int i = 0; i < launches; i++)
+        CHECK(cuLaunchKernel(kernel, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL));
+    printf("ready\n");
+    fflush(stdout);
+    for (;;)
+        pause();
+}
+
+static void run_oom(void)
+{
+    CUfunction kernel;
+    setup_direct(&kernel);
+    CUdeviceptr ptr = 0xdead;
+    CUresult rc = cuMemAlloc_v2(&ptr, (size_t)1 << 40);
+    printf("oom result %d\n", (int)rc);
+    if (rc != CUDA_ERROR_OUT_OF_MEMORY || ptr != 0xdead)
+        fail("a too-large allocation did not fail with CUDA_ERROR_OUT_OF_MEMORY");
+}
+
+/* A child made by fork+exec of this program, running the direct sequence. */
+static void run_exec_child(void)
+{
+    CUfunction kernel;
+    setup_direct(&kernel);
+    launch_some(kernel, 3);
+    pid_t child = fork();
+    if (child == 0) {
+        execl(self_path, self_path, "--mode", "direct", "--launches", "5", (char *)NULL);
+        _exit(127);
+    }
+    int status;
+    waitpid(child, &status, 0);
+    if (!WIFEXITED(status) || WEXITSTATUS(status))
+        fail("exec child failed");
+}
+
+/* Resolves every (symbol, cudaVersion, flags) line of a lookup list the way the runtime
+ * does and prints, per line, which exported function the answer is and which file holds
+ * it, so a test can compare runs with and without the shim. */
+static void run_replay(const char *list)
+{
+    FILE *in = fopen(list, "r");
+    if (!in)
+        fail("cannot open the lookup list");
+    void *h = open_driver();
+    resolver_v2 first = must_dlsym(h, "cuGetProcAddress_v2");
+    void *p_raw = NULL;
+    CUdriverProcAddressQueryResult status;
+    CHECK(first("cuGetProcAddress", &p_raw, 12000, 0, &status));
+    resolver_v2 p = (resolver_v2)p_raw;
+    char line[512];
+    while (fgets(line, sizeof line, in)) {
+        char symbol[256];
+        int version;
+        unsigned long long flags;
+        if (line[0] == '#' || sscanf(line, "%255s %d %llu", symbol, &version, &flags) != 3)
+            continue;
+        const char *name = strcmp(symbol, "(empty)") == 0 ? "" : symbol;
+        void *fn = NULL;
+        CUresult rc = p(name, &fn, version, flags, &status);
+        Dl_info info = {0};
+        const char *file = "-", *exact = "-";
+        if (rc == CUDA_SUCCESS && fn && dladdr(fn, &info)) {
+            file = info.dli_fname ? strrchr(info.dli_fname, '/') : NULL;
+            file = file ? file + 1 : info.dli_fname;
+            exact = info.dli_sname ? info.dli_sname : "?";
+        }
+        printf("%s\t%d\t%llu\t%d\t%s\t%s\n", symbol, version, flags, (int)rc, exact, file);
+    }
+    fclose(in);
+}
+
+int main(int argc, char **argv)
+{
+    static const struct option options[] = {
+        {"mode", required_argument, NULL, 'm'},
+        {"launches", required_argument, NULL, 'n'},
+        {"threads", required_argument, NULL, 't'},
+        {"list", required_argument, NULL, 'l'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *mode = "direct", *list = NULL;
+    int opt;
+    self_path = argv[0];
+    while ((opt = getopt_long(argc, argv, "m:n:t:l:", options, NULL)) != -1) {
+        switch (opt) {
+        case 'm': mode = optarg; break;
+        case 'n': launches = atoi(optarg); break;
+        case 't': threads = atoi(optarg); break;
+        case 'l': list = optarg; break;
+        default: return 2;
+        }
+    }
+    struct driver d;
+    if (strcmp(mode, "direct") == 0) {
+        direct_driver(&d);
+        run_sequence(&d);
+    } else if (strcmp(mode, "dlsym") == 0) {
+        dlsym_driver(&d);
+        run_sequence(&d);
+    } else if (strcmp(mode, "procaddr") == 0 || strcmp(mode, "procaddr-v1") == 0) {
+        procaddr_driver(&d, strcmp(mode, "procaddr-v1") == 0);
+        run_sequence(&d);
+    } else if (strcmp(mode, "threads") == 0) {
+        run_threads();
+    } else if (strcmp(mode, "fork") == 0) {
+        run_fork();
+    } else if (strcmp(mode, "wait-for-kill") == 0) {
+        run_wait_for_kill();
+    } else if (strcmp(mode, "oom") == 0) {
+        run_oom();
+    } else if (strcmp(mode, "exec") == 0) {
+        run_exec_child();
+    } else if (strcmp(mode, "replay") == 0 && list) {
+        run_replay(list);
+        return 0;
+    } else {
+        fprintf(stderr, "workload: unknown mode %s\n", mode);
+        return 2;
+    }
+    printf("workload %s: ok\n", mode);
+    return 0;
+}
