@@ -131,8 +131,29 @@ void gw_rec_call(unsigned api_id, uint64_t start_ns, uint64_t end_ns, int result
     }
 }
 
+/* A new trace starts from nothing: rings, counters and definitions of an earlier one
+ * (a stopped recorder, or the parent's before fork) belong to that trace. */
+static void forget_previous_trace(void)
+{
+    pthread_mutex_lock(&gw_rec.rings_lock);
+    for (struct gw_ring *ring = gw_rec.rings, *next; ring; ring = next) {
+        next = ring->next;
+        free(ring->data);
+        free(ring);
+    }
+    gw_rec.rings = NULL;
+    pthread_mutex_unlock(&gw_rec.rings_lock);
+    gw_rec.generation++;
+    if (tls_ring)
+        pthread_setspecific(ring_key, NULL);
+    tls_ring = NULL;
+    gw_rec.events = gw_rec.lost = gw_rec.chunks = gw_rec.bytes = 0;
+    gw_defs_reset();
+}
+
 int gw_recorder_start(const struct gw_config *cfg)
 {
+    forget_previous_trace();
     gw_rec.flush_ms = cfg->flush_ms;
     gw_rec.ring_bytes = cfg->thread_buffer_bytes;
     gw_rec.failed = 0;
