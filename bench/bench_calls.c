@@ -1,0 +1,84 @@
+/*
+ * Host cost of driver calls in a launch-heavy loop: per iteration 8 kernel launches, one
+ * async host-to-device copy and one stream query, the mix of a small training step.
+ * Prints "ns_per_call N" (the fastest of --repeats timed passes). bench/run_overhead.sh
+ * runs it with and without the shim and prints the difference.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#define __CUDA_API_VERSION_INTERNAL 1
+#include <cuda.h>
+
+static const char module_ptx[] =
+    ".version 8.0\n.target sm_52\n.address_size 64\n"
+    ".visible .entry bench_kernel()\n{\n ret;\n}\n";
+
+#define CHECK(call)                                                     \
+    do {                                                                \
+        if ((call) != CUDA_SUCCESS) {                                   \
+            fprintf(stderr, "bench_calls: %s failed\n", #call);         \
+            exit(1);                                                    \
+        }                                                               \
+    } while (0)
+
+static double now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+int main(int argc, char **argv)
+{
+    static const struct option options[] = {
+        {"iterations", required_argument, NULL, 'i'},
+        {"repeats", required_argument, NULL, 'r'},
+        {NULL, 0, NULL, 0},
+    };
+    long iterations = 20000;
+    int repeats = 5, opt;
+    while ((opt = getopt_long(argc, argv, "i:r:", options, NULL)) != -1) {
+        if (opt == 'i')
+            iterations = atol(optarg);
+        else if (opt == 'r')
+            repeats = atoi(optarg);
+        else
+            return 2;
+    }
+    CUdevice dev;
+    CUcontext ctx;
+    CUmodule module;
+    CUfunction kernel;
+    CUstream stream;
+    CUdeviceptr buffer;
+    void *pinned;
+    CHECK(cuInit(0));
+    CHECK(cuDeviceGet(&dev, 0));
+    CHECK(cuDevicePrimaryCtxRetain(&ctx, dev));
+    CHECK(cuCtxSetCurrent(ctx));
+    CHECK(cuModuleLoadData(&module, module_ptx));
+    CHECK(cuModuleGetFunction(&kernel, module, "bench_kernel"));
+    CHECK(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
+    CHECK(cuMemAlloc_v2(&buffer, 4096));
+    CHECK(cuMemAllocHost_v2(&pinned, 64));
+
+    double best = 1e300;
+    for (int r = 0; r < repeats; r++) {
+        double start = now_ns();
+        for (long i = 0; i < iterations; i++) {
+            for (int k = 0; k < 8; k++)
+                cuLaunchKernel(kernel, 1, 1, 1, 32, 1, 1, 0, stream, NULL, NULL);
+            cuMemcpyHtoDAsync_v2(buffer, pinned, 64, stream);
+            cuStreamQuery(stream);
+        }
+        double per_call = (now_ns() - start) / (iterations * 10.0);
+        if (per_call < best)
+            best = per_call;
+        CHECK(cuStreamSynchronize(stream));
+    }
+    printf("ns_per_call %.1f\ncalls %ld\n", best, iterations * 10L * repeats);
+    return 0;
+}

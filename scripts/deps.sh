@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Installs the build and test dependencies that are missing (Debian/Ubuntu), quietly.
+set -euo pipefail
+need=()
+command -v cmake >/dev/null || need+=(cmake)
+command -v cc >/dev/null || need+=(gcc)
+command -v pkg-config >/dev/null || need+=(pkg-config)
+[ -f /usr/include/cmocka.h ] || need+=(libcmocka-dev)
+[ -f /usr/include/libunwind.h ] || need+=(libunwind-dev)
+if [ ${#need[@]} -gt 0 ]; then
+  echo "installing: ${need[*]}" >&2
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo=sudo
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+if [ ! -f "${CUDA_HOME:-/usr/local/cuda}/include/cuda.h" ]; then
+  echo "the CUDA toolkit was not found at ${CUDA_HOME:-/usr/local/cuda}; set CUDA_HOME" >&2
+  exit 1
+fi

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Quick start: install what is missing, build, and trace the demo training loop. Without a
+# GPU the demo runs on the simulated driver built under tests/fakecuda.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/deps.sh
+bash scripts/build.sh
+build=${BUILD_DIR:-build}
+if nvidia-smi >/dev/null 2>&1; then
+  echo "== running the demo on the GPU"
+else
+  echo "== no GPU here: running the demo on the simulated driver (tests/fakecuda)"
+  export LD_LIBRARY_PATH="$PWD/$build/tests/fakecuda${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+fi
+out=$(mktemp -d /tmp/gpuwatch-demo-XXXXXX)
+"$build/tools/gpuwatch" run --output "$out" -- "$build/examples/example_train_loop" --steps 20
+echo "== what was captured"
+"$build/tools/gpuwatch" stats "$out"/*.gwt
