@@ -5,6 +5,8 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "clock.h"
 #include "config.h"
@@ -30,6 +32,21 @@ static void at_exit(void)
     __atomic_store_n(&gw_state, GW_STATE_OFF, __ATOMIC_RELEASE);
     gw_recorder_stop();
 }
+
+/* _exit skips atexit, and it is how Python's multiprocessing workers (DataLoader) and many
+ * forked children end: flush first. A vfork child shares the parent's memory and must not
+ * touch the parent's recorder, hence the pid check. */
+static _Noreturn void exit_now(int status)
+{
+    if (gw_recorder_active() && (uint32_t)getpid() == gw_recorder_pid())
+        at_exit();
+    syscall(SYS_exit_group, status);
+    __builtin_unreachable();
+}
+
+GW_EXPORT void _exit(int status) { exit_now(status); }
+
+GW_EXPORT void _Exit(int status) { exit_now(status); }
 
 /* Flush what we have, then let the program's own disposition decide what happens. */
 static void on_signal(int sig, siginfo_t *info, void *context)

@@ -27,6 +27,8 @@ int gw_recorder_active(void) { return __atomic_load_n(&recorder_active, __ATOMIC
 
 const char *gw_recorder_path(void) { return gw_rec.path; }
 
+uint32_t gw_recorder_pid(void) { return gw_rec.header.pid; }
+
 unsigned gw_recorder_generation(void) { return gw_rec.generation; }
 
 /* Thread exit: the writer drains what is left and frees the ring. */

@@ -21,6 +21,8 @@ void gw_recorder_stop(void);
 /* Asks the writer for an immediate drain and waits up to timeout_ms; async-signal-safe. */
 void gw_recorder_flush_now(unsigned timeout_ms);
 int gw_recorder_active(void);
+/* The process the trace file belongs to. */
+uint32_t gw_recorder_pid(void);
 /* Path of the trace file being written ("" when none). */
 const char *gw_recorder_path(void);
 /* In a forked child: forget the parent's file, rings and definitions without touching them. */

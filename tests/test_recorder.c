@@ -11,10 +11,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "config.h"
 #include "recorder.h"
+#include "recorder_internal.h"
 #include "trace_reader.h"
 
 static char trace_dir[64];
@@ -170,26 +172,39 @@ static void test_eight_threads_no_loss(void **state)
 static void test_full_ring_counts_every_drop(void **state)
 {
     (void)state;
-    start(64 * 1024, 1000); /* small ring, slow timer: the burst overflows it */
-    const uint64_t total = 200000;
-    for (uint64_t i = 0; i < total; i++) {
-        uint64_t words[2] = {1, 0};
+    start(64 * 1024, 1000);
+    uint64_t words[2] = {1, 0};
+    gw_rec_call(GW_API_cuLaunchKernel, 4000, 4001, 0, words, 2); /* registers the ring */
+    /* Hold the writer out so the ring must overflow: 20000 launches of ~9 bytes cannot fit
+     * in 64 KiB. */
+    pthread_mutex_lock(&gw_rec.rings_lock);
+    const uint64_t burst = 20000;
+    for (uint64_t i = 0; i < burst; i++)
         gw_rec_call(GW_API_cuLaunchKernel, 5000 + i, 5000 + i + 1, 0, words, 2);
-    }
-    gw_recorder_stop();
-    struct gw_reader *reader = open_trace();
-    struct gw_event ev;
-    uint64_t read = 0;
-    while (gw_reader_next(reader, &ev) > 0)
-        read += ev.kind == GW_EV_CALL;
-    const struct gw_reader_stats *stats = gw_reader_stats(reader);
-    assert_true(stats->lost_events > 0);
-    /* A drop is only ever reported at the next event that fits; the very last drops of
-     * the run, after which nothing fitted, are in the recorder's own counter. */
+    pthread_mutex_unlock(&gw_rec.rings_lock);
+    struct timespec pause = {0, 200 * 1000 * 1000}; /* the writer drains the woken ring */
+    nanosleep(&pause, NULL);
+    gw_rec_call(GW_API_cuLaunchKernel, 900000, 900001, 0, words, 2);
     struct gw_recorder_stats rec;
     gw_recorder_get_stats(&rec);
-    assert_int_equal(read + rec.lost, total);
-    assert_true(stats->lost_events <= rec.lost);
+    gw_recorder_stop();
+
+    struct gw_reader *reader = open_trace();
+    struct gw_event ev;
+    uint64_t read = 0, lost_records = 0;
+    while (gw_reader_next(reader, &ev) > 0) {
+        read += ev.kind == GW_EV_CALL;
+        if (ev.kind == GW_EV_LOST) {
+            lost_records++;
+            assert_int_equal(ev.ts_ns, 900000); /* reported where tracing resumed */
+        }
+    }
+    const struct gw_reader_stats *stats = gw_reader_stats(reader);
+    assert_true(rec.lost > 0);
+    assert_int_equal(lost_records, 1);
+    assert_int_equal(stats->lost_events, rec.lost);
+    assert_int_equal(read + stats->lost_events, burst + 2);
+    assert_int_equal(stats->damage_reports, 0);
     gw_reader_close(reader);
     cleanup();
 }

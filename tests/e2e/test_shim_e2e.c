@@ -256,8 +256,9 @@ static void test_exec_child_gets_own_file(void **state)
 static void test_disabled_leaves_no_trace(void **state)
 {
     (void)state;
-    run((const char *[]){"--mode", "procaddr", NULL}, (const char *[]){"GPUWATCH_DISABLE=1", NULL});
+    run((const char *[]){"--mode", "direct", NULL}, (const char *[]){"GPUWATCH_DISABLE=1", NULL});
     assert_int_equal(result.status, 0);
+    assert_non_null(strstr(result.out, "workload direct: ok"));
     assert_int_equal(traces.files, 0);
     assert_string_equal(result.err, "");
     finish();
