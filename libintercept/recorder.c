@@ -29,7 +29,7 @@ const char *gw_recorder_path(void) { return gw_rec.path; }
 
 uint32_t gw_recorder_pid(void) { return gw_rec.header.pid; }
 
-unsigned gw_recorder_generation(void) { return gw_rec.generation; }
+unsigned gw_recorder_generation_now;
 
 /* Thread exit: the writer drains what is left and frees the ring. */
 static void ring_thread_exit(void *ring_ptr)
@@ -62,7 +62,7 @@ static struct gw_ring *ring_create(void)
         return NULL;
     }
     ring->mask = gw_rec.ring_bytes - 1;
-    ring->generation = gw_rec.generation;
+    ring->generation = gw_recorder_generation_now;
     ring->tid = (uint32_t)syscall(SYS_gettid);
     ring->producer_last_ts = gw_now();
     ring->writer_last_ts = ring->producer_last_ts;
@@ -92,7 +92,7 @@ void gw_rec_call(unsigned api_id, uint64_t start_ns, uint64_t end_ns, int result
                  const uint64_t *words, unsigned nwords)
 {
     struct gw_ring *ring = tls_ring;
-    if (GW_UNLIKELY(!ring || ring->generation != gw_rec.generation)) {
+    if (GW_UNLIKELY(!ring || ring->generation != gw_recorder_generation_now)) {
         if (!gw_recorder_active() || !(ring = tls_ring = ring_create()))
             return;
     }
@@ -145,7 +145,7 @@ static void forget_previous_trace(void)
     }
     gw_rec.rings = NULL;
     pthread_mutex_unlock(&gw_rec.rings_lock);
-    gw_rec.generation++;
+    gw_recorder_generation_now++;
     if (tls_ring)
         pthread_setspecific(ring_key, NULL);
     tls_ring = NULL;
@@ -198,7 +198,7 @@ void gw_recorder_after_fork_child(void)
     gw_rec.fd = -1;
     gw_rec.path[0] = '\0';
     gw_rec.rings = NULL;
-    gw_rec.generation++;
+    gw_recorder_generation_now++;
     gw_rec.events = gw_rec.lost = gw_rec.chunks = gw_rec.bytes = 0;
     tls_ring = NULL;
     gw_writer_after_fork_child();

@@ -42,8 +42,10 @@ uint64_t gw_rec_handle_name(uint64_t handle);
 void gw_rec_set_handle_name(uint64_t handle, uint64_t name_id);
 void gw_rec_device(int ordinal, const char *name, uint64_t total_bytes, uint64_t free_bytes);
 
-/* Changes when a forked child starts a new trace: ids cached before it are void. */
-unsigned gw_recorder_generation(void);
+/* Changes when a new trace starts (a forked child's, a restarted recorder): ids and rings
+ * cached before it are void. */
+extern unsigned gw_recorder_generation_now;
+static inline unsigned gw_recorder_generation(void) { return gw_recorder_generation_now; }
 
 /* Counters for tests and benchmarks. */
 struct gw_recorder_stats {

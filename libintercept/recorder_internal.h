@@ -28,7 +28,6 @@ struct gw_recorder {
     int fd;
     char path[1200];
     int failed;                    /* a write failed: tracing stopped */
-    unsigned generation;
     unsigned flush_ms;
     size_t ring_bytes;
     pthread_mutex_t rings_lock;    /* guards the ring list */

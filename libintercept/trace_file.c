@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "clock.h"
@@ -102,6 +103,30 @@ static int write_all(int fd, const void *data, size_t len)
     return 0;
 }
 
+static int write_parts(int fd, struct iovec parts[2], size_t total)
+{
+    ssize_t n;
+    do
+        n = writev(fd, parts, 2);
+    while (n < 0 && errno == EINTR);
+    if (n < 0)
+        return -1;
+    if ((size_t)n == total)
+        return 0;
+    /* A short write (signal, nearly full disk): finish byte-wise from where it stopped. */
+    size_t done = (size_t)n;
+    for (int i = 0; i < 2; i++) {
+        if (done >= parts[i].iov_len) {
+            done -= parts[i].iov_len;
+            continue;
+        }
+        if (write_all(fd, (const uint8_t *)parts[i].iov_base + done, parts[i].iov_len - done))
+            return -1;
+        done = 0;
+    }
+    return 0;
+}
+
 int gw_trace_file_open(const char *dir)
 {
     fill_header(&gw_rec.header);
@@ -158,19 +183,14 @@ int gw_trace_file_write_chunk(uint16_t kind, uint32_t tid, uint64_t base_ts, uin
     pthread_mutex_lock(&gw_rec.file_lock);
     int rc = -1;
     if (gw_rec.fd >= 0 && !gw_rec.failed) {
-        /* Header and payload in one write, so a crash never leaves a header without its
+        /* Header and payload in one writev, so a crash never leaves a header without its
          * payload in the middle of the file. */
-        uint8_t *joined = malloc(sizeof chunk + len);
-        if (joined) {
-            memcpy(joined, &chunk, sizeof chunk);
-            memcpy(joined + sizeof chunk, payload, len);
-            rc = write_all(gw_rec.fd, joined, sizeof chunk + len);
-            free(joined);
-        }
+        struct iovec parts[2] = {{&chunk, sizeof chunk}, {(void *)payload, len}};
+        rc = write_parts(gw_rec.fd, parts, sizeof chunk + len);
         if (rc != 0) {
             gw_rec.failed = 1;
             gw_warn_once(GW_WARN_WRITE, "cannot write %s: %s; tracing stopped, the program "
-                         "continues", gw_rec.path, strerror(errno ? errno : ENOMEM));
+                         "continues", gw_rec.path, strerror(errno));
         } else {
             gw_rec.chunks++;
             gw_rec.bytes += sizeof chunk + len;

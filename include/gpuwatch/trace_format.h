@@ -86,7 +86,7 @@ struct gw_chunk_header {
     uint16_t flags;        /* reserved, 0 */
     uint64_t base_ts_ns;   /* time the first record's dt is relative to */
     uint32_t seq;          /* per-thread chunk counter, from 0: gaps mean lost chunks */
-    uint32_t crc32;        /* gw_crc32 of the payload */
+    uint32_t crc32;        /* CRC-32C of the payload (gpuwatch/crc32.h) */
 };
 _Static_assert(sizeof(struct gw_chunk_header) == 32, "chunk header is 32 bytes");
 
