@@ -13,7 +13,7 @@
 #include <sys/mman.h>
 
 #define DEV_ALIGN 256
-#define RELEASE_AT (64u << 10)     /* give pages of freed blocks this big back to the OS */
+#define RELEASE_AT (64u << 20)     /* give pages of freed blocks this big back to the OS */
 
 static uint8_t *dev_base;
 static uint64_t dev_size;
