@@ -56,12 +56,13 @@ void run_workload(const struct run_options *options, struct run_result *result)
             unsetenv("LD_PRELOAD");
         for (const char *const *kv = options->env; kv && *kv; kv++)
             putenv((char *)*kv);
-        const char *argv[32] = {GW_WORKLOAD};
+        const char *program = options->program ? options->program : GW_WORKLOAD;
+        const char *argv[32] = {program};
         int argc = 1;
         for (const char *const *arg = options->args; arg && *arg && argc < 31; arg++)
             argv[argc++] = *arg;
         argv[argc] = NULL;
-        execv(GW_WORKLOAD, (char *const *)argv);
+        execv(program, (char *const *)argv);
         _exit(127);
     }
     close(out_pipe[1]);

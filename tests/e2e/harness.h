@@ -22,7 +22,8 @@ struct run_result {
 };
 
 struct run_options {
-    const char *const *args;     /* workload arguments, NULL-terminated */
+    const char *program;         /* NULL: the workload */
+    const char *const *args;     /* program arguments, NULL-terminated */
     const char *const *env;      /* extra NAME=VALUE, NULL-terminated */
     int preload;                 /* 0: run without the shim (control) */
     const char *trace_dir;       /* NULL: a fresh temporary directory */

@@ -80,10 +80,32 @@ static void test_every_lookup_substituted_exactly(void **state)
     remove_dir(without_shim.trace_dir);
 }
 
+/* The real libcudart.so.13 resolves the driver through the shim: every lookup is traced,
+ * the same 83 hooked variants get wrappers, and its cuInit reaches our wrapper. */
+static void test_real_runtime_goes_through_the_shim(void **state)
+{
+    (void)state;
+    struct run_options options = {.program = GW_CUDART_START, .preload = 1};
+    run_workload(&options, &with_shim);
+    assert_int_equal(with_shim.status, 0);
+    assert_non_null(strstr(with_shim.out, "cudaGetDeviceCount"));
+    struct tally traces;
+    tally_traces(with_shim.trace_dir, &traces);
+    assert_int_equal(traces.files, 1);
+    const struct file_tally *f = &traces.file[0];
+    assert_int_equal(f->calls[api_id_of("cuGetProcAddress_v2")], 440);
+    assert_int_equal(f->proc_outcome[GW_PROC_SUBSTITUTED], 83);
+    assert_int_equal(f->proc_outcome[GW_PROC_FAILED], 1); /* the "" probe */
+    assert_int_equal(f->calls[api_id_of("cuInit")], 1);
+    assert_int_equal(f->damage, 0);
+    remove_dir(with_shim.trace_dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_lookup_substituted_exactly),
+        cmocka_unit_test(test_real_runtime_goes_through_the_shim),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
