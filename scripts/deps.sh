@@ -5,8 +5,9 @@ need=()
 command -v cmake >/dev/null || need+=(cmake)
 command -v cc >/dev/null || need+=(gcc)
 command -v pkg-config >/dev/null || need+=(pkg-config)
-[ -f /usr/include/cmocka.h ] || need+=(libcmocka-dev)
-[ -f /usr/include/libunwind.h ] || need+=(libunwind-dev)
+for pkg in libcmocka-dev libunwind-dev; do
+  dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
+done
 if [ ${#need[@]} -gt 0 ]; then
   echo "installing: ${need[*]}" >&2
   sudo=""
