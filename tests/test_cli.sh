@@ -1,0 +1,167 @@
+#!/usr/bin/env bash
+# CLI test: gpuwatch dump / stats / run on traces written by make_sample_trace (the shim's
+# own encoder). Usage: test_cli.sh PATH/TO/gpuwatch PATH/TO/make_sample_trace
+# Exits non-zero on the first failed check.
+set -u
+
+GPUWATCH=${1:?usage: test_cli.sh GPUWATCH MAKE_SAMPLE_TRACE}
+MAKE_SAMPLE=${2:?usage: test_cli.sh GPUWATCH MAKE_SAMPLE_TRACE}
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/test_cli.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+failures=0
+checks=0
+
+fail() {
+    echo "FAIL: $*" >&2
+    failures=$((failures + 1))
+}
+
+# expect_eq WHAT ACTUAL EXPECTED
+expect_eq() {
+    checks=$((checks + 1))
+    [ "$2" == "$3" ] || fail "$1: expected '$3', got '$2'"
+}
+
+# expect_grep WHAT PATTERN FILE  (fixed string)
+expect_grep() {
+    checks=$((checks + 1))
+    grep -qF -- "$2" "$3" || fail "$1: '$2' not found in $3"
+}
+
+# expect_rc WHAT EXPECTED COMMAND...
+expect_rc() {
+    local what=$1 want=$2
+    shift 2
+    "$@" >"$WORK/out" 2>"$WORK/err"
+    local rc=$?
+    expect_eq "$what (exit status)" "$rc" "$want"
+}
+
+"$MAKE_SAMPLE" "$WORK/sample.gwt" || { echo "FAIL: make_sample_trace" >&2; exit 1; }
+
+# ---- dump ----
+expect_rc "dump sample" 0 "$GPUWATCH" dump "$WORK/sample.gwt"
+cp "$WORK/out" "$WORK/dump.txt"
+expect_eq "dump stderr is empty" "$(wc -c <"$WORK/err")" 0
+expect_grep "header pid/host" "# pid 4242 ppid 1 host samplehost" "$WORK/dump.txt"
+expect_grep "header cmdline" "# cmdline python train.py --epochs 1" "$WORK/dump.txt"
+expect_grep "header rank" "# rank unset local_rank unset world_size unset" "$WORK/dump.txt"
+expect_grep "header device" '# device 0 name "NVIDIA Simulated GPU" total_mem 85899345920 free_at_start 84000000000' "$WORK/dump.txt"
+expect_grep "header clock" "# clock monotonic start_ns 1000000000 realtime_minus_trace_ns 1700000000000000000" "$WORK/dump.txt"
+expect_grep "header cupti" "# cupti not_tried host-side tracing only" "$WORK/dump.txt"
+expect_eq "cuLaunchKernel lines" "$(grep -c '^[0-9-]* [0-9]* call cuLaunchKernel ' "$WORK/dump.txt")" 1000
+expect_eq "cuLaunchKernel_ptsz lines" "$(grep -c ' call cuLaunchKernel_ptsz ' "$WORK/dump.txt")" 500
+expect_eq "cuLaunchKernelEx lines (tid 101)" "$(grep -c '^[0-9]* 101 call cuLaunchKernelEx ' "$WORK/dump.txt")" 200
+expect_eq "all call lines" "$(grep -c '^[0-9-]* [0-9]* call ' "$WORK/dump.txt")" 1846
+expect_eq "forward launches" "$(grep -c 'call cuLaunchKernel 4000 0 kernel=forward_300us grid=64,1,1 block=256,1,1 smem=0 stream=1$' "$WORK/dump.txt")" 600
+expect_eq "backward launches" "$(grep -c 'kernel=backward_600us grid=128,1,1 block=128,1,1 smem=4096 stream=1$' "$WORK/dump.txt")" 400
+expect_eq "quoted kernel name" "$(grep -c 'call cuLaunchKernel_ptsz 3000 0 kernel="optimizer step \\"adam\\"" grid=1,1,1 block=32,1,1 smem=0 stream=2$' "$WORK/dump.txt")" 500
+expect_eq "first line after the header" "$(grep -v '^#' "$WORK/dump.txt" | grep ' call ' | head -1)" "10000 100 call cuInit 100000 0"
+expect_grep "proc details" "20000 100 call cuGetProcAddress_v2 900 0 symbol=cuLaunchKernel version=12000 flags=0 outcome=substituted" "$WORK/dump.txt"
+expect_grep "failed alloc" "150000 100 call cuMemAlloc_v2 20000 2 ptr=0x0 bytes=1099511627776 stream=0 error=CUDA_ERROR_OUT_OF_MEMORY" "$WORK/dump.txt"
+expect_eq "pageable HtoD copies" "$(grep -c 'call cuMemcpyHtoDAsync_v2 2000 0 bytes=4096 dir=HtoD host=pageable stream=1 dst=0x7f0000000000 src=0x55' "$WORK/dump.txt")" 50
+expect_eq "pinned DtoH copies" "$(grep -c 'call cuMemcpyDtoH_v2 100000 0 bytes=1048576 dir=DtoH host=pinned stream=0 dst=0x56000000 src=0x7f0000200000$' "$WORK/dump.txt")" 50
+expect_eq "lost line" "$(grep -c '^[0-9]* 100 lost - - - count=7$' "$WORK/dump.txt")" 1
+expect_eq "shape definitions" "$(grep -c '^- 0 def shape - - id=' "$WORK/dump.txt")" 3
+expect_grep "end line" "# end calls 1846 errors 1 lost_events 7 lost_chunks 0 damage 0" "$WORK/dump.txt"
+# columns: every event line has at least 6 fields and numeric time/tid/dur/result for calls
+expect_eq "malformed call lines" "$(awk '$3 == "call" && ($1 !~ /^-?[0-9]+$/ || $2 !~ /^[0-9]+$/ || $5 !~ /^[0-9]+$/ || $6 !~ /^[0-9]+$/)' "$WORK/dump.txt" | wc -l)" 0
+expect_rc "dump --no-defs" 0 "$GPUWATCH" dump --no-defs "$WORK/sample.gwt"
+expect_eq "no def lines with --no-defs" "$(grep -c ' def ' "$WORK/out")" 0
+expect_rc "dump --absolute" 0 "$GPUWATCH" dump --absolute "$WORK/sample.gwt"
+expect_grep "absolute time" "1000010000 100 call cuInit 100000 0" "$WORK/out"
+
+# ---- stats --json ----
+expect_rc "stats --json" 0 "$GPUWATCH" stats --json "$WORK/sample.gwt"
+cp "$WORK/out" "$WORK/stats.json"
+expect_grep "json cuLaunchKernel" '"cuLaunchKernel": {"count": 1000, "errors": 0, "total_ns": 4000000, "mean_ns": 4000}' "$WORK/stats.json"
+expect_grep "json cuLaunchKernel_ptsz" '"cuLaunchKernel_ptsz": {"count": 500, "errors": 0, "total_ns": 1500000, "mean_ns": 3000}' "$WORK/stats.json"
+expect_grep "json cuMemAlloc_v2" '"cuMemAlloc_v2": {"count": 10, "errors": 1, "total_ns": 200000, "mean_ns": 20000}' "$WORK/stats.json"
+expect_grep "json totals" '"totals": {"traces": 1, "events": 1846, "errors": 1, "lost_events": 7, "lost_chunks": 0, "damage_reports": 0, "file_bytes": '"$(stat -c %s "$WORK/sample.gwt")" "$WORK/stats.json"
+expect_grep "json wall span" '"wall_span_ns": 16450000}' "$WORK/stats.json"
+expect_grep "json top kernel" '{"name": "forward_300us", "launches": 800, "total_ns": 3400000}' "$WORK/stats.json"
+expect_grep "json escaped kernel" '{"name": "optimizer step \"adam\"", "launches": 500' "$WORK/stats.json"
+expect_grep "json device" '"device": {"ordinal": 0, "name": "NVIDIA Simulated GPU", "total_mem": 85899345920, "free_at_start": 84000000000}' "$WORK/stats.json"
+expect_grep "json rank null" '"rank": null' "$WORK/stats.json"
+expect_eq "json api entries" "$(grep -c '^  "cu[A-Za-z0-9_]*": {"count": ' "$WORK/stats.json")" 14
+expect_grep "json long name" '"cuDevicePrimaryCtxRetain": {"count": 1, "errors": 0, "total_ns": 3000, "mean_ns": 3000}' "$WORK/stats.json"
+expect_grep "dump long name" "40000 100 call cuDevicePrimaryCtxRetain 3000 0 device=0 ctx=0xc7c8" "$WORK/dump.txt"
+if command -v python3 >/dev/null; then
+    checks=$((checks + 1))
+    python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["apis"]["cuLaunchKernelEx"]["count"] == 200; assert d["totals"]["events"] == 1846' "$WORK/stats.json" || fail "stats --json is not valid JSON with the expected values"
+fi
+
+# ---- stats (text), several traces ----
+cp "$WORK/sample.gwt" "$WORK/sample2.gwt"
+expect_rc "stats text, two traces" 0 "$GPUWATCH" stats "$WORK/sample.gwt" "$WORK/sample2.gwt"
+expect_grep "text totals" "traces 2  events 3692  errors 2  lost events 14" "$WORK/out"
+expect_eq "text long name row" "$(awk '$1 == "cuDevicePrimaryCtxRetain" {print $2}' "$WORK/out")" 2
+expect_eq "text cuLaunchKernel row" "$(awk '$1 == "cuLaunchKernel" {print $2, $3, $4}' "$WORK/out")" "2000 0 8000000"
+expect_rc "stats --top 1" 0 "$GPUWATCH" stats --json --top 1 "$WORK/sample.gwt"
+expect_eq "one top kernel" "$(grep -c '"launches": ' "$WORK/out")" 1
+
+# ---- damage ----
+damage=$("$MAKE_SAMPLE" "$WORK/damaged.gwt" --damage) || fail "make_sample_trace --damage"
+read -r _ damaged_offset damaged_calls <<<"$damage"
+expect_rc "dump damaged" 1 "$GPUWATCH" dump "$WORK/damaged.gwt"
+expect_grep "crc damage report" "damaged.gwt: offset $damaged_offset: chunk (tid " "$WORK/err"
+expect_grep "crc damage report says crc" "expected crc32 0x" "$WORK/err"
+expect_grep "lost chunk report" "1 chunk of this thread lost" "$WORK/err"
+expect_eq "intact calls still printed" "$(grep -c '^[0-9-]* [0-9]* call ' "$WORK/out")" "$((1846 - damaged_calls))"
+expect_rc "stats damaged" 1 "$GPUWATCH" stats --json "$WORK/damaged.gwt"
+expect_grep "stats damaged json" '"lost_chunks": 1, "damage_reports": 2' "$WORK/out"
+
+head -c 17 "$WORK/sample.gwt" >"$WORK/short.gwt"
+expect_rc "dump short file" 1 "$GPUWATCH" dump "$WORK/short.gwt"
+expect_grep "short file message" "short.gwt: offset 0: expected a 1024-byte header, file has 17 bytes" "$WORK/err"
+expect_eq "nothing on stdout for a rejected file" "$(wc -c <"$WORK/out")" 0
+expect_rc "stats on a missing file" 1 "$GPUWATCH" stats "$WORK/missing.gwt"
+expect_grep "missing file named" "missing.gwt" "$WORK/err"
+
+# ---- usage ----
+expect_rc "no command" 2 "$GPUWATCH"
+expect_rc "unknown command" 2 "$GPUWATCH" frobnicate
+expect_grep "unknown command message" "unknown command 'frobnicate'" "$WORK/err"
+expect_rc "dump without trace" 2 "$GPUWATCH" dump
+expect_rc "dump two traces" 2 "$GPUWATCH" dump "$WORK/sample.gwt" "$WORK/sample.gwt"
+expect_rc "dump bad option" 2 "$GPUWATCH" dump --bogus "$WORK/sample.gwt"
+expect_rc "stats without trace" 2 "$GPUWATCH" stats --json
+expect_rc "stats bad --top" 2 "$GPUWATCH" stats --top x "$WORK/sample.gwt"
+expect_rc "run without command" 2 "$GPUWATCH" run --output "$WORK/t"
+for cmd in run dump stats; do
+    expect_rc "$cmd --help" 0 "$GPUWATCH" "$cmd" --help
+    expect_grep "$cmd --help text" "usage: gpuwatch $cmd" "$WORK/out"
+done
+expect_rc "top-level --help" 0 "$GPUWATCH" --help
+expect_grep "command table" "stats" "$WORK/out"
+
+# ---- run (mechanics; the shim itself is tested elsewhere) ----
+# GPUWATCH_LIB names a file that does not exist: the loader warns and runs the program.
+export GPUWATCH_LIB="$WORK/no-such-shim.so"
+expect_rc "run exit status" 3 "$GPUWATCH" run --output "$WORK/traces" -- sh -c 'echo "$GPUWATCH_OUTPUT|$LD_PRELOAD"; exit 3'
+expect_eq "run environment" "$(cat "$WORK/out")" "$(cd "$WORK" && pwd -P)/traces|$WORK/no-such-shim.so"
+expect_eq "output directory created" "$([ -d "$WORK/traces" ] && echo yes)" yes
+expect_grep "run says nothing was written" "no trace file was written" "$WORK/err"
+LD_PRELOAD="/x/other.so" expect_rc "run keeps LD_PRELOAD" 0 "$GPUWATCH" run -o "$WORK/traces" -- sh -c 'echo "$LD_PRELOAD"'
+expect_eq "preload order" "$(cat "$WORK/out")" "$WORK/no-such-shim.so:/x/other.so"
+expect_rc "run lists new traces" 0 "$GPUWATCH" run --no-analyze --output "$WORK/traces" -- cp "$WORK/sample.gwt" "$WORK/traces/host-1.gwt"
+expect_grep "listed trace" "$(cd "$WORK" && pwd -P)/traces/host-1.gwt  $(stat -c %s "$WORK/sample.gwt") bytes  1846 events  (lost: 7 events, 0 chunks)" "$WORK/err"
+expect_rc "run lists only new traces" 0 "$GPUWATCH" run --output "$WORK/traces" -- cp "$WORK/sample.gwt" "$WORK/traces/host-2.gwt"
+expect_eq "only the new file listed" "$(grep -c 'host-[12].gwt' "$WORK/err")" 1
+expect_rc "run killed child" 143 "$GPUWATCH" run --output "$WORK/traces" -- sh -c 'kill -TERM $$'
+expect_rc "run missing program" 127 "$GPUWATCH" run --output "$WORK/traces" -- "$WORK/no-such-program"
+# SIGTERM to gpuwatch reaches the child
+"$GPUWATCH" run --output "$WORK/traces" -- sleep 30 >/dev/null 2>&1 &
+run_pid=$!
+sleep 0.5
+kill -TERM "$run_pid"
+start=$SECONDS
+wait "$run_pid"
+rc=$?
+expect_eq "SIGTERM forwarded (exit status)" "$rc" 143
+checks=$((checks + 1))
+[ $((SECONDS - start)) -lt 10 ] || fail "SIGTERM forwarded: the child kept running"
+unset GPUWATCH_LIB
+
+echo "test_cli: $checks checks, $failures failures"
+[ "$failures" -eq 0 ]

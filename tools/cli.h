@@ -1,0 +1,26 @@
+/* Shared by the gpuwatch subcommands (one file each: cmd_*.c). */
+#ifndef GPUWATCH_CLI_H
+#define GPUWATCH_CLI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gpuwatch/trace_format.h"
+
+#define GW_EXIT_OK 0
+#define GW_EXIT_DAMAGE 1  /* a trace was damaged or could not be read */
+#define GW_EXIT_USAGE 2
+
+/* Each subcommand gets argv[0] = its own name and parses options with getopt_long. */
+int gw_cmd_run(int argc, char **argv);
+int gw_cmd_dump(int argc, char **argv);
+int gw_cmd_stats(int argc, char **argv);
+
+/* "usage error" helper: prints "gpuwatch CMD: message" and a hint to stderr, returns 2. */
+int gw_usage_error(const char *cmd, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Length of a fixed-size header string field up to its NUL (or the whole field). */
+size_t gw_field_len(const char *field, size_t size);
+
+#endif

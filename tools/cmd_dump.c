@@ -1,0 +1,394 @@
+/*
+ * gpuwatch dump TRACE: the header as '#' lines, then one line per event:
+ *
+ *   time_ns tid kind name dur_ns result details...
+ *
+ * time_ns is relative to the header's start_ns (absolute with --absolute); kind is call,
+ * lost or def; name is the exact entry point for calls and the definition kind for defs;
+ * '-' fills columns an event does not have. details are key=value pairs, values bare or
+ * double-quoted with C escapes. Damage reports go to stderr; the exit status is 1 when
+ * there was any, 0 otherwise.
+ */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "text_out.h"
+#include "trace_reader.h"
+
+#define MAX_DAMAGE_LINES 100
+
+struct dump {
+    FILE *out;
+    struct gw_reader *r;
+    uint64_t origin;  /* subtracted from timestamps */
+    uint64_t damage;
+};
+
+static void put_string_value(struct dump *d, const char *key, uint64_t id)
+{
+    size_t len;
+    const char *s = gw_reader_string(d->r, id, &len);
+    if (s) {
+        fprintf(d->out, " %s=", key);
+        gw_put_value(d->out, s, len);
+    } else {
+        fprintf(d->out, " %s_id=%" PRIu64, key, id);
+    }
+}
+
+static void put_shape(struct dump *d, const struct gw_shape *s)
+{
+    fprintf(d->out,
+            " grid=%" PRIu64 ",%" PRIu64 ",%" PRIu64 " block=%" PRIu64 ",%" PRIu64 ",%" PRIu64
+            " smem=%" PRIu64,
+            s->grid[0], s->grid[1], s->grid[2], s->block[0], s->block[1], s->block[2],
+            s->shared_mem);
+}
+
+static void put_launch(struct dump *d, const struct gw_event *ev)
+{
+    switch (ev->api_id) {
+    case GW_API_cuGraphLaunch:
+    case GW_API_cuGraphLaunch_ptsz:
+        fprintf(d->out, " graph=0x%" PRIx64, ev->u.launch.handle);
+        break;
+    case GW_API_cuLaunchHostFunc:
+    case GW_API_cuLaunchHostFunc_ptsz:
+        fprintf(d->out, " fn=0x%" PRIx64, ev->u.launch.handle);
+        break;
+    }
+    if (ev->u.launch.shape_id) {
+        const struct gw_shape *s = gw_reader_shape(d->r, ev->u.launch.shape_id);
+        if (s) {
+            put_string_value(d, "kernel", s->name_id);
+            put_shape(d, s);
+        } else {
+            fprintf(d->out, " shape=%" PRIu64, ev->u.launch.shape_id);
+        }
+    }
+    fprintf(d->out, " stream=%" PRIu64, ev->u.launch.stream_id);
+}
+
+static void put_vmm(struct dump *d, const struct gw_event *ev)
+{
+    uint64_t ptr = ev->u.vmm.ptr, size = ev->u.vmm.size, handle = ev->u.vmm.handle;
+    switch (ev->api_id) {
+    case GW_API_cuMemAddressReserve:
+        fprintf(d->out, " ptr=0x%" PRIx64 " size=%" PRIu64 " align=%" PRIu64, ptr, size,
+                ev->u.vmm.alignment);
+        break;
+    case GW_API_cuMemCreate:
+        fprintf(d->out, " handle=0x%" PRIx64 " size=%" PRIu64 " device=%" PRIu64, handle, size,
+                ev->u.vmm.device);
+        break;
+    case GW_API_cuMemRelease:
+        fprintf(d->out, " handle=0x%" PRIx64, handle);
+        break;
+    case GW_API_cuMemMap:
+        fprintf(d->out, " ptr=0x%" PRIx64 " size=%" PRIu64 " handle=0x%" PRIx64, ptr, size,
+                handle);
+        break;
+    default:
+        fprintf(d->out, " ptr=0x%" PRIx64 " size=%" PRIu64, ptr, size);
+        break;
+    }
+}
+
+static void put_call_details(struct dump *d, const struct gw_event *ev)
+{
+    FILE *out = d->out;
+    switch (ev->family) {
+    case GW_FAM_PLAIN:
+        break;
+    case GW_FAM_PROC: {
+        put_string_value(d, "symbol", ev->u.proc.symbol_id);
+        const char *outcome = gw_proc_outcome_name((unsigned)ev->u.proc.outcome);
+        fprintf(out, " version=%" PRIu64 " flags=%" PRIu64, ev->u.proc.cuda_version,
+                ev->u.proc.flags);
+        if (outcome)
+            fprintf(out, " outcome=%s", outcome);
+        else
+            fprintf(out, " outcome=%" PRIu64, ev->u.proc.outcome);
+        break;
+    }
+    case GW_FAM_CTX:
+        fprintf(out, " device=%" PRId64 " ctx=0x%" PRIx64,
+                ev->u.ctx.device <= UINT32_MAX ? (int64_t)(int32_t)ev->u.ctx.device
+                                               : (int64_t)ev->u.ctx.device,
+                ev->u.ctx.ctx);
+        break;
+    case GW_FAM_MEMINFO:
+        fprintf(out, " free=%" PRIu64 " total=%" PRIu64, ev->u.meminfo.free_bytes,
+                ev->u.meminfo.total_bytes);
+        break;
+    case GW_FAM_ALLOC:
+        fprintf(out, " ptr=0x%" PRIx64 " bytes=%" PRIu64 " stream=%" PRIu64, ev->u.alloc.ptr,
+                ev->u.alloc.bytes, ev->u.alloc.stream_id);
+        if (ev->api_id == GW_API_cuMemAllocPitch_v2)
+            fprintf(out, " pitch=%" PRIu64, ev->u.alloc.aux);
+        else if (ev->api_id == GW_API_cuMemAllocManaged)
+            fprintf(out, " flags=0x%" PRIx64, ev->u.alloc.aux);
+        else if (ev->api_id == GW_API_cuMemAllocFromPoolAsync ||
+                 ev->api_id == GW_API_cuMemAllocFromPoolAsync_ptsz)
+            fprintf(out, " pool=0x%" PRIx64, ev->u.alloc.aux);
+        break;
+    case GW_FAM_FREE:
+        fprintf(out, " ptr=0x%" PRIx64 " stream=%" PRIu64, ev->u.memfree.ptr,
+                ev->u.memfree.stream_id);
+        break;
+    case GW_FAM_VMM:
+        put_vmm(d, ev);
+        break;
+    case GW_FAM_HOSTMEM:
+        fprintf(out, " ptr=0x%" PRIx64 " bytes=%" PRIu64 " flags=0x%" PRIx64,
+                ev->u.hostmem.ptr, ev->u.hostmem.bytes, ev->u.hostmem.flags);
+        break;
+    case GW_FAM_LAUNCH:
+        put_launch(d, ev);
+        break;
+    case GW_FAM_COPY:
+        fprintf(out, " bytes=%" PRIu64, ev->u.copy.bytes);
+        if (ev->u.copy.batch)
+            fprintf(out, " count=%" PRIu64, ev->u.copy.count);
+        fprintf(out, " dir=%s host=%s stream=%" PRIu64, gw_copy_dir_name(ev->u.copy.dir),
+                gw_host_kind_name(ev->u.copy.host_kind), ev->u.copy.stream_id);
+        if (!ev->u.copy.batch)
+            fprintf(out, " dst=0x%" PRIx64 " src=0x%" PRIx64, ev->u.copy.dst, ev->u.copy.src);
+        break;
+    case GW_FAM_SET:
+        fprintf(out, " ptr=0x%" PRIx64 " bytes=%" PRIu64 " stream=%" PRIu64, ev->u.set.ptr,
+                ev->u.set.bytes, ev->u.set.stream_id);
+        break;
+    case GW_FAM_SYNC:
+        fprintf(out, " stream=%" PRIu64 " event=0x%" PRIx64, ev->u.sync.stream_id,
+                ev->u.sync.event);
+        break;
+    case GW_FAM_NAME:
+        fprintf(out, " handle=0x%" PRIx64, ev->u.name.handle);
+        put_string_value(d, "name", ev->u.name.string_id);
+        break;
+    default: /* an entry point this reader does not know: the raw words */
+        if (ev->nwords) {
+            fputs(" words=", out);
+            for (unsigned i = 0; i < ev->nwords; i++)
+                fprintf(out, "%s%" PRIu64, i ? "," : "", ev->words[i]);
+        }
+        break;
+    }
+    if (ev->result) {
+        const char *err = gw_cu_result_name(ev->result);
+        if (err)
+            fprintf(out, " error=%s", err);
+    }
+}
+
+static void put_event(struct dump *d, const struct gw_event *ev)
+{
+    FILE *out = d->out;
+    switch (ev->kind) {
+    case GW_EV_CALL: {
+        const char *name = gw_api_name(ev->api_id);
+        fprintf(out, "%" PRId64 " %" PRIu32 " call ", (int64_t)(ev->ts_ns - d->origin), ev->tid);
+        if (name)
+            fputs(name, out);
+        else
+            fprintf(out, "api_%" PRIu32, ev->api_id);
+        fprintf(out, " %" PRIu64 " %" PRIu32, ev->dur_ns, ev->result);
+        put_call_details(d, ev);
+        break;
+    }
+    case GW_EV_LOST:
+        fprintf(out, "%" PRId64 " %" PRIu32 " lost - - - count=%" PRIu64,
+                (int64_t)(ev->ts_ns - d->origin), ev->tid, ev->u.lost.count);
+        break;
+    default:
+        fprintf(out, "- %" PRIu32 " def %s - -", ev->tid, gw_event_kind_name(ev->kind));
+        switch (ev->kind) {
+        case GW_EV_STRING:
+            fprintf(out, " id=%" PRIu64 " text=", ev->u.string.id);
+            gw_put_value(out, ev->u.string.text, ev->u.string.len);
+            break;
+        case GW_EV_SHAPE:
+            fprintf(out, " id=%" PRIu64, ev->u.shape.id);
+            put_string_value(d, "kernel", ev->u.shape.name_id);
+            fprintf(out, " func=0x%" PRIx64, ev->u.shape.func);
+            put_shape(d, &ev->u.shape);
+            break;
+        case GW_EV_STREAM:
+            fprintf(out, " id=%" PRIu64 " handle=0x%" PRIx64, ev->u.stream.id,
+                    ev->u.stream.handle);
+            break;
+        case GW_EV_DEVICE:
+            fprintf(out, " ordinal=%" PRIu64, ev->u.device.ordinal);
+            put_string_value(d, "name", ev->u.device.name_id);
+            fprintf(out, " total=%" PRIu64 " free_at_first_context=%" PRIu64,
+                    ev->u.device.total_bytes, ev->u.device.free_at_first_context);
+            break;
+        case GW_EV_CLOCK:
+            fprintf(out, " trace_ns=%" PRIu64 " realtime_ns=%" PRIu64 " monotonic_ns=%" PRIu64,
+                    ev->u.clock.trace_ns, ev->u.clock.realtime_ns, ev->u.clock.monotonic_ns);
+            break;
+        case GW_EV_THREAD:
+            fprintf(out, " tid=%" PRIu64, ev->u.thread.tid);
+            put_string_value(d, "name", ev->u.thread.name_id);
+            break;
+        default:
+            break;
+        }
+        break;
+    }
+    fputc('\n', out);
+}
+
+static void put_field_line(FILE *out, const char *label, const char *field, size_t size)
+{
+    fprintf(out, "# %s ", label);
+    gw_put_escaped(out, field, gw_field_len(field, size));
+    fputc('\n', out);
+}
+
+static void put_rank(FILE *out, const char *label, int32_t value)
+{
+    if (value < 0)
+        fprintf(out, " %s unset", label);
+    else
+        fprintf(out, " %s %" PRId32, label, value);
+}
+
+static void put_header(FILE *out, struct gw_reader *r)
+{
+    const struct gw_file_header *h = gw_reader_header(r);
+    fprintf(out, "# gpuwatch trace ");
+    gw_put_escaped(out, gw_reader_name(r), strlen(gw_reader_name(r)));
+    fprintf(out, " (%" PRIu64 " bytes)\n", gw_reader_file_size(r));
+    fprintf(out, "# format v%u min_reader v%u header_size %" PRIu32 " features",
+            (unsigned)h->version, (unsigned)h->min_reader_version, h->header_size);
+    static const char *const features[] = {"host_calls", "gpu_activity", "nvtx"};
+    int any = 0;
+    for (unsigned i = 0; i < 32; i++) {
+        if (!(h->feature_flags & (1u << i)))
+            continue;
+        if (i < 3)
+            fprintf(out, "%s%s", any ? "," : " ", features[i]);
+        else
+            fprintf(out, "%sbit%u", any ? "," : " ", i);
+        any = 1;
+    }
+    fprintf(out, "%s\n", any ? "" : " none");
+    fprintf(out, "# pid %" PRIu32 " ppid %" PRIu32 " host ", h->pid, h->ppid);
+    gw_put_escaped(out, h->hostname, gw_field_len(h->hostname, sizeof h->hostname));
+    fputc('\n', out);
+    put_field_line(out, "cmdline", h->cmdline, sizeof h->cmdline);
+    fputc('#', out);
+    put_rank(out, "rank", h->rank);
+    put_rank(out, "local_rank", h->local_rank);
+    put_rank(out, "world_size", h->world_size);
+    fputc('\n', out);
+    fprintf(out, "# device %" PRId32 " name ", h->device_ordinal);
+    gw_put_value(out, h->device_name, gw_field_len(h->device_name, sizeof h->device_name));
+    fprintf(out, " total_mem %" PRIu64 " free_at_start %" PRIu64 "\n", h->device_total_mem,
+            h->device_free_at_start);
+    const char *clock = gw_clock_source_name(h->clock_source);
+    if (clock)
+        fprintf(out, "# clock %s", clock);
+    else
+        fprintf(out, "# clock %" PRIu32, h->clock_source);
+    fprintf(out, " start_ns %" PRIu64 " realtime_minus_trace_ns %" PRId64 "\n", h->start_ns,
+            h->realtime_minus_trace_ns);
+    const char *cupti = gw_cupti_status_name(h->cupti_status);
+    if (cupti)
+        fprintf(out, "# cupti %s", cupti);
+    else
+        fprintf(out, "# cupti %" PRId32, h->cupti_status);
+    size_t reason = gw_field_len(h->cupti_reason, sizeof h->cupti_reason);
+    if (reason) {
+        fputc(' ', out);
+        gw_put_escaped(out, h->cupti_reason, reason);
+    }
+    fputc('\n', out);
+    fprintf(out, "# columns: time_ns tid kind name dur_ns result details\n");
+}
+
+static void on_damage(const struct gw_damage *damage, void *user)
+{
+    struct dump *d = user;
+    d->damage++;
+    if (d->damage <= MAX_DAMAGE_LINES)
+        fprintf(stderr, "gpuwatch dump: %s\n", damage->message);
+    else if (d->damage == MAX_DAMAGE_LINES + 1)
+        fprintf(stderr, "gpuwatch dump: further damage reports are only counted\n");
+}
+
+static void help(FILE *out)
+{
+    fprintf(out,
+            "usage: gpuwatch dump [--absolute] [--no-defs] TRACE\n"
+            "Prints the trace header as '#' lines, then one line per event:\n"
+            "  time_ns tid kind name dur_ns result details...\n"
+            "time_ns is relative to the header's start_ns; kind is call, lost or def.\n"
+            "Damage reports go to stderr; exit status 1 when the trace is damaged.\n\n"
+            "  -a, --absolute  print absolute trace-clock timestamps\n"
+            "  -n, --no-defs   leave out definition lines (strings, shapes, streams...)\n"
+            "  -h, --help      this text\n");
+}
+
+int gw_cmd_dump(int argc, char **argv)
+{
+    static const struct option options[] = {
+        {"absolute", no_argument, NULL, 'a'},
+        {"no-defs", no_argument, NULL, 'n'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    int absolute = 0, defs = 1, c;
+    while ((c = getopt_long(argc, argv, "anh", options, NULL)) != -1) {
+        switch (c) {
+        case 'a': absolute = 1; break;
+        case 'n': defs = 0; break;
+        case 'h': help(stdout); return GW_EXIT_OK;
+        default: return gw_usage_error("dump", "unknown option");
+        }
+    }
+    if (argc - optind != 1)
+        return gw_usage_error("dump", "expected exactly one TRACE, got %d", argc - optind);
+
+    char err[512];
+    struct dump d = {.out = stdout};
+    if (gw_reader_open(argv[optind], &d.r, err, sizeof err) != 0) {
+        fprintf(stderr, "gpuwatch dump: %s\n", err);
+        return GW_EXIT_DAMAGE;
+    }
+    static char outbuf[1 << 16];
+    setvbuf(stdout, outbuf, _IOFBF, sizeof outbuf);
+    d.origin = absolute ? 0 : gw_reader_header(d.r)->start_ns;
+    gw_reader_load_defs(d.r);
+    gw_reader_on_damage(d.r, on_damage, &d);
+    put_header(stdout, d.r);
+    struct gw_event ev;
+    while (gw_reader_next(d.r, &ev) > 0)
+        if (defs || ev.kind == GW_EV_CALL || ev.kind == GW_EV_LOST)
+            put_event(&d, &ev);
+    const struct gw_reader_stats *s = gw_reader_stats(d.r);
+    printf("# end calls %" PRIu64 " errors %" PRIu64 " lost_events %" PRIu64
+           " lost_chunks %" PRIu64 " damage %" PRIu64 " damaged_bytes %" PRIu64
+           " unknown_records %" PRIu64 "\n",
+           s->calls, s->call_errors, s->lost_events, s->lost_chunks, s->damage_reports,
+           s->damaged_bytes, s->unknown_records);
+    fflush(stdout);
+    if (s->damage_reports)
+        fprintf(stderr, "gpuwatch dump: %s: %" PRIu64 " damage report%s, %" PRIu64
+                " bytes not read\n",
+                gw_reader_name(d.r), s->damage_reports, s->damage_reports == 1 ? "" : "s",
+                s->damaged_bytes);
+    int rc = s->damage_reports ? GW_EXIT_DAMAGE : GW_EXIT_OK;
+    gw_reader_close(d.r);
+    if (ferror(stdout)) {
+        fprintf(stderr, "gpuwatch dump: error writing the output\n");
+        return GW_EXIT_DAMAGE;
+    }
+    return rc;
+}

@@ -1,0 +1,77 @@
+/*
+ * gpuwatch: one binary, a table of subcommands (one file each).
+ *
+ *   gpuwatch run [--output DIR] [--no-analyze] -- CMD...
+ *   gpuwatch dump TRACE
+ *   gpuwatch stats [--json] TRACE...
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+#ifndef GPUWATCH_VERSION
+#define GPUWATCH_VERSION "unknown"
+#endif
+
+struct command {
+    const char *name;
+    const char *help;
+    int (*fn)(int argc, char **argv);
+};
+
+static const struct command commands[] = {
+    {"run", "run a command with the shim preloaded and list the traces it wrote", gw_cmd_run},
+    {"dump", "print a trace's header and one line per event", gw_cmd_dump},
+    {"stats", "per entry point counts and host time, totals, top kernels", gw_cmd_stats},
+};
+
+static void usage(FILE *out)
+{
+    fprintf(out, "usage: gpuwatch COMMAND [OPTIONS] [ARGS]\n\ncommands:\n");
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].help);
+    fprintf(out, "\n'gpuwatch COMMAND --help' describes a command. Trace format v%u.\n",
+            GW_FORMAT_VERSION);
+}
+
+int gw_usage_error(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "gpuwatch %s: ", cmd);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\nTry 'gpuwatch %s --help'.\n", cmd);
+    return GW_EXIT_USAGE;
+}
+
+size_t gw_field_len(const char *field, size_t size)
+{
+    const char *nul = memchr(field, 0, size);
+    return nul ? (size_t)(nul - field) : size;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return GW_EXIT_USAGE;
+    }
+    const char *name = argv[1];
+    if (!strcmp(name, "--help") || !strcmp(name, "-h") || !strcmp(name, "help")) {
+        usage(stdout);
+        return GW_EXIT_OK;
+    }
+    if (!strcmp(name, "--version")) {
+        printf("gpuwatch %s (trace format v%u)\n", GPUWATCH_VERSION, GW_FORMAT_VERSION);
+        return GW_EXIT_OK;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (!strcmp(name, commands[i].name))
+            return commands[i].fn(argc - 1, argv + 1);
+    fprintf(stderr, "gpuwatch: unknown command '%s'\n", name);
+    usage(stderr);
+    return GW_EXIT_USAGE;
+}

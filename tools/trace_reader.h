@@ -1,0 +1,209 @@
+/*
+ * gwtrace: the streaming, version-aware reader of gpuwatch traces (format in
+ * gpuwatch/trace_format.h).
+ *
+ * Memory is bounded by the largest chunk plus the definition tables, never by the file:
+ * chunks are read one at a time into a reused buffer with pread.
+ *
+ *   struct gw_reader *r;
+ *   char err[512];
+ *   if (gw_reader_open("trace.gwt", &r, err, sizeof err) != 0) { fputs(err, stderr); ... }
+ *   gw_reader_load_defs(r);              // optional: resolve names defined later in the file
+ *   struct gw_event ev;
+ *   while (gw_reader_next(r, &ev) > 0) { ... }
+ *   gw_reader_close(r);
+ *
+ * Damage (bad chunk magic, impossible lengths, CRC mismatches, broken record framing,
+ * truncation, per-thread chunk sequence gaps) never stops the reader: it is reported
+ * through the damage callback and kept in gw_reader_damage(), the reader resynchronises on
+ * the next chunk whose header and CRC check out, and everything intact is still returned.
+ */
+#ifndef GPUWATCH_TRACE_READER_H
+#define GPUWATCH_TRACE_READER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gpuwatch/trace_format.h"
+
+/* The newest format version this reader understands. */
+#define GW_READER_VERSION GW_FORMAT_VERSION
+
+/* Raw payload words kept per call event; later words (from newer writers) are ignored. */
+#define GW_EVENT_MAX_WORDS 8
+
+/* Damage reports kept in memory (all of them reach the callback and the counters). */
+#define GW_READER_KEEP_DAMAGE 64
+
+enum gw_event_kind {
+    GW_EV_CALL = 1,   /* GW_REC_CALL or GW_REC_CALL_ERR */
+    GW_EV_LOST,       /* GW_REC_LOST */
+    GW_EV_STRING,     /* definitions, in the order they appear */
+    GW_EV_SHAPE,
+    GW_EV_STREAM,
+    GW_EV_DEVICE,
+    GW_EV_CLOCK,
+    GW_EV_THREAD,
+};
+
+struct gw_shape {
+    uint64_t id;
+    uint64_t name_id;      /* string id of the kernel name, 0 unknown */
+    uint64_t func;         /* CUfunction / CUkernel handle */
+    uint64_t grid[3];
+    uint64_t block[3];
+    uint64_t shared_mem;
+};
+
+struct gw_device_def {
+    uint64_t ordinal;
+    uint64_t name_id;
+    uint64_t total_bytes;
+    uint64_t free_at_first_context;
+};
+
+struct gw_clock_point {
+    uint64_t trace_ns;
+    uint64_t realtime_ns;
+    uint64_t monotonic_ns;
+};
+
+struct gw_event {
+    enum gw_event_kind kind;
+    uint32_t tid;           /* thread of the chunk the record came from (0 for DEFS) */
+    uint64_t ts_ns;         /* absolute trace-clock time; 0 for definitions */
+    uint64_t dur_ns;        /* calls only */
+    uint32_t api_id;        /* calls only */
+    uint32_t result;        /* CUresult, 0 = CUDA_SUCCESS */
+    int family;             /* enum gw_family of api_id, -1 when this reader lacks the id */
+    uint64_t offset;        /* file offset of the record's type byte */
+    unsigned nwords;        /* payload words present in the record (calls) */
+    uint64_t words[GW_EVENT_MAX_WORDS];  /* raw payload words (calls) */
+    union {
+        struct { uint64_t symbol_id, cuda_version, flags, outcome; } proc;
+        struct { uint64_t device, ctx; } ctx;
+        struct { uint64_t free_bytes, total_bytes; } meminfo;
+        /* aux: pitch (AllocPitch), flags (AllocManaged), pool (AllocFromPoolAsync) */
+        struct { uint64_t ptr, bytes, stream_id, aux; } alloc;
+        struct { uint64_t ptr, stream_id; } memfree;
+        /* filled per entry point; fields a call does not carry stay 0 */
+        struct { uint64_t ptr, size, handle, alignment, device; } vmm;
+        struct { uint64_t ptr, bytes, flags; } hostmem;
+        /* handle: graphExec for cuGraphLaunch*, fn for cuLaunchHostFunc*, else 0 */
+        struct { uint64_t shape_id, stream_id, handle; } launch;
+        /* batch copies (cuMemcpyBatchAsync*): batch = 1, count = number of copies,
+         * dst = src = 0 */
+        struct {
+            uint64_t bytes, stream_id, dst, src, count;
+            unsigned dir, host_kind, batch;
+        } copy;
+        struct { uint64_t ptr, bytes, stream_id; } set;
+        struct { uint64_t stream_id, event; } sync;
+        struct { uint64_t handle, string_id; } name;
+        struct { uint64_t count; } lost;
+        /* text is NUL-terminated after len bytes and lives as long as the reader */
+        struct { uint64_t id; const char *text; size_t len; } string;
+        struct gw_shape shape;
+        struct { uint64_t id, handle; } stream;
+        struct gw_device_def device;
+        struct gw_clock_point clock;
+        struct { uint64_t tid, name_id; } thread;
+    } u;
+};
+
+enum gw_damage_kind {
+    GW_DAMAGE_CHUNK_MAGIC = 1,  /* no chunk magic where a chunk was expected */
+    GW_DAMAGE_CHUNK_LENGTH,     /* payload_len over the limit or past the end of the file */
+    GW_DAMAGE_CHUNK_CRC,        /* payload does not match its crc32 */
+    GW_DAMAGE_CHUNK_KIND,       /* unknown chunk kind in a file of our version or older */
+    GW_DAMAGE_RECORD,           /* record framing or body inconsistent inside a good chunk */
+    GW_DAMAGE_TRUNCATED,        /* the file ends inside a chunk (writer killed) */
+    GW_DAMAGE_LOST_CHUNKS,      /* a thread's chunk sequence skips numbers */
+    GW_DAMAGE_IO,               /* read error; reading stops */
+};
+
+struct gw_damage {
+    enum gw_damage_kind kind;
+    uint64_t offset;        /* where the problem was found */
+    uint64_t lost_bytes;    /* bytes of the file not read because of it */
+    uint64_t resume_offset; /* where reading went on (the file size when it did not) */
+    uint32_t tid;           /* LOST_CHUNKS: the thread; else the chunk's tid when known */
+    uint32_t lost_chunks;   /* LOST_CHUNKS: how many sequence numbers are missing */
+    char message[384];      /* "file: offset N: expected ..., found ...; ..." */
+};
+
+struct gw_reader_stats {
+    uint64_t chunks;          /* intact chunks read */
+    uint64_t calls;           /* CALL + CALL_ERR records */
+    uint64_t call_errors;     /* CALL_ERR records */
+    uint64_t lost_records;    /* LOST records */
+    uint64_t lost_events;     /* sum of LOST counts */
+    uint64_t lost_chunks;     /* chunks missing from per-thread sequences */
+    uint64_t definitions;     /* definition records */
+    uint64_t unknown_records; /* records of types this reader does not know (skipped) */
+    uint64_t damage_reports;
+    uint64_t damaged_bytes;   /* bytes skipped because of damage or truncation */
+    uint64_t first_ts_ns;     /* earliest timed record, 0 when none */
+    uint64_t last_ts_ns;      /* latest timed record end (ts + dur) */
+};
+
+struct gw_reader;
+
+typedef void (*gw_damage_fn)(const struct gw_damage *damage, void *user);
+
+/* Opens and validates the file header. On failure returns -1 and writes a message that
+ * names the file (and the offset, or both versions) into err. */
+int gw_reader_open(const char *path, struct gw_reader **out, char *err, size_t errlen);
+/* The same on an open descriptor (duplicated; the caller keeps its own); name is used in
+ * messages. */
+int gw_reader_open_fd(int fd, const char *name, struct gw_reader **out, char *err,
+                      size_t errlen);
+void gw_reader_close(struct gw_reader *reader);
+
+const struct gw_file_header *gw_reader_header(const struct gw_reader *reader);
+const char *gw_reader_name(const struct gw_reader *reader);
+uint64_t gw_reader_file_size(const struct gw_reader *reader);
+
+/* Called for every damage report, as it is found. */
+void gw_reader_on_damage(struct gw_reader *reader, gw_damage_fn fn, void *user);
+
+/* Reads the whole file once for its definitions only (damage is not reported in this
+ * pass), so that names defined after their first use resolve; then rewinds. */
+void gw_reader_load_defs(struct gw_reader *reader);
+
+/* The next event in file order: 1 with *event filled, 0 at the end of the file. */
+int gw_reader_next(struct gw_reader *reader, struct gw_event *event);
+
+/* Starts again at the first chunk; statistics and damage restart, tables stay. */
+void gw_reader_rewind(struct gw_reader *reader);
+
+const struct gw_reader_stats *gw_reader_stats(const struct gw_reader *reader);
+/* The first GW_READER_KEEP_DAMAGE reports; returns how many there are. */
+size_t gw_reader_damage(const struct gw_reader *reader, const struct gw_damage **list);
+
+/* Definition tables (filled as definitions are read). NULL / -1 when unknown. */
+const char *gw_reader_string(const struct gw_reader *reader, uint64_t id, size_t *len);
+const struct gw_shape *gw_reader_shape(const struct gw_reader *reader, uint64_t id);
+int gw_reader_stream_handle(const struct gw_reader *reader, uint64_t id, uint64_t *handle);
+const struct gw_device_def *gw_reader_device(const struct gw_reader *reader,
+                                             uint64_t ordinal);
+/* Name string of a thread, from THREAD definitions. */
+const char *gw_reader_thread_name(const struct gw_reader *reader, uint64_t tid);
+size_t gw_reader_clocks(const struct gw_reader *reader, const struct gw_clock_point **points);
+/* Kernel name of a launch shape (shape → name string). */
+const char *gw_reader_kernel_name(const struct gw_reader *reader, uint64_t shape_id);
+
+/* Names (trace_names.c). Unknown values give NULL unless said otherwise. */
+const char *gw_api_name(unsigned api_id);          /* exact exported name */
+int gw_api_family(unsigned api_id);                /* enum gw_family, -1 unknown */
+const char *gw_family_name(int family);            /* "launch", "copy", ... */
+const char *gw_copy_dir_name(unsigned dir);        /* "HtoD", ...; "unknown" */
+const char *gw_host_kind_name(unsigned kind);      /* "pageable", ...; "none" */
+const char *gw_proc_outcome_name(unsigned outcome);
+const char *gw_cupti_status_name(int status);
+const char *gw_clock_source_name(unsigned source);
+const char *gw_cu_result_name(uint32_t result);    /* "CUDA_ERROR_OUT_OF_MEMORY" */
+const char *gw_event_kind_name(enum gw_event_kind kind); /* "call", "lost", "string" ... */
+const char *gw_damage_kind_name(enum gw_damage_kind kind);
+
+#endif

@@ -1,0 +1,74 @@
+/* The reader's state, shared by trace_reader.c and trace_tables.c only. */
+#ifndef GPUWATCH_TRACE_READER_INTERNAL_H
+#define GPUWATCH_TRACE_READER_INTERNAL_H
+
+#include "gw_map.h"
+#include "trace_reader.h"
+
+struct gw_string_entry {
+    char *text;   /* NUL-terminated copy, len bytes before the NUL */
+    size_t len;
+};
+
+struct gw_reader {
+    int fd;
+    char *name;                 /* used in every message */
+    uint64_t file_size;         /* at open */
+    struct gw_file_header hdr;
+    uint64_t data_start;        /* header_size: the first chunk */
+    uint64_t pos;               /* next chunk offset */
+
+    uint8_t *buf;               /* payload of the chunk at buf_offset */
+    size_t buf_cap, buf_len;
+    uint64_t buf_offset;
+
+    int in_chunk;               /* records of ch are being returned */
+    struct gw_chunk_header ch;
+    uint64_t ch_off;
+    size_t rec_off;             /* next record in buf */
+    uint64_t ts;                /* time of the last timed record */
+
+    int defs_only;              /* gw_reader_load_defs pass */
+    int quiet;                  /* no damage reports */
+    int stopped;                /* after an I/O error */
+
+    gw_damage_fn on_damage;
+    void *on_damage_user;
+    struct gw_damage damage[GW_READER_KEEP_DAMAGE];
+    size_t ndamage;
+    struct gw_reader_stats stats;
+    struct gw_map seq;          /* tid | kind << 32 -> next expected seq */
+
+    /* definition tables (trace_tables.c) */
+    struct gw_string_entry *strings;
+    size_t nstrings, strings_cap;
+    struct gw_map string_ids;   /* id -> index in strings */
+    struct gw_shape *shapes;
+    size_t nshapes, shapes_cap;
+    struct gw_map shape_ids;
+    struct gw_device_def *devices;
+    size_t ndevices, devices_cap;
+    struct gw_map device_ids;
+    struct gw_clock_point *clocks;
+    size_t nclocks, clocks_cap;
+    struct gw_map clock_ids;    /* trace_ns -> index, so a second pass adds nothing */
+    struct gw_map streams;      /* id -> handle */
+    struct gw_map threads;      /* tid -> name string id */
+};
+
+/* Records a damage report (unless the reader is quiet) and calls the callback. For
+ * GW_DAMAGE_LOST_CHUNKS, lost_bytes carries the number of lost chunks instead. */
+void gw_reader_report(struct gw_reader *r, enum gw_damage_kind kind, uint64_t offset,
+                      uint64_t lost_bytes, uint64_t resume, uint32_t tid, const char *fmt,
+                      ...) __attribute__((format(printf, 7, 8)));
+
+/* Table updates; each keeps the reader usable when memory runs out (the definition is
+ * then dropped). */
+const char *gw_tables_add_string(struct gw_reader *r, uint64_t id, const uint8_t *bytes,
+                                 size_t len);
+void gw_tables_add_shape(struct gw_reader *r, const struct gw_shape *shape);
+void gw_tables_add_device(struct gw_reader *r, const struct gw_device_def *device);
+void gw_tables_add_clock(struct gw_reader *r, const struct gw_clock_point *point);
+void gw_tables_free(struct gw_reader *r);
+
+#endif
