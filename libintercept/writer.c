@@ -25,6 +25,7 @@ static pthread_mutex_t drain_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint8_t *staging;
 static size_t staging_cap;
 static uint64_t last_clock_point_ns;
+static uint32_t defs_seq;   /* DEFS chunks are numbered too, so a lost one shows */
 
 void gw_writer_wake(void)
 {
@@ -117,7 +118,7 @@ void gw_writer_drain_all(void)
     uint8_t *defs;
     size_t defs_len = gw_defs_take(&defs);
     if (defs_len)
-        gw_trace_file_write_chunk(GW_CHUNK_DEFS, 0, 0, 0, defs, defs_len);
+        gw_trace_file_write_chunk(GW_CHUNK_DEFS, 0, 0, defs_seq++, defs, defs_len);
     free(defs);
 
     for (size_t i = 0; i < count; i++)
@@ -165,6 +166,7 @@ int gw_writer_start(void)
         return -1;
     stop_requested = 0;
     last_clock_point_ns = 0;
+    defs_seq = 0;
     /* The writer must never run the program's signal handlers. */
     sigset_t all, previous;
     sigfillset(&all);
