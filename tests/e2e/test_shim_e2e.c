@@ -264,6 +264,18 @@ static void test_disabled_leaves_no_trace(void **state)
     finish();
 }
 
+static void test_bad_settings_warn_and_fall_back(void **state)
+{
+    (void)state;
+    run((const char *[]){"--mode", "direct", "--launches", "5", NULL},
+        (const char *[]){"GPUWATCH_FLUSH_MS=soon", "GPUWATCH_BUFFER_KB=1", NULL});
+    assert_int_equal(result.status, 0);
+    assert_non_null(strstr(result.err, "GPUWATCH_FLUSH_MS=soon"));
+    assert_non_null(strstr(result.err, "GPUWATCH_BUFFER_KB=1"));
+    assert_sequence(only_file(), "cuMemcpyHtoD_v2", "cuLaunchKernel", "cuStreamSynchronize", 5, 0);
+    finish();
+}
+
 static void test_header_identifies_process(void **state)
 {
     (void)state;
@@ -305,6 +317,7 @@ int main(void)
         cmocka_unit_test(test_unwritable_output_changes_nothing),
         cmocka_unit_test(test_exec_child_gets_own_file),
         cmocka_unit_test(test_disabled_leaves_no_trace),
+        cmocka_unit_test(test_bad_settings_warn_and_fall_back),
         cmocka_unit_test(test_header_identifies_process),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
