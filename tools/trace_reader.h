@@ -44,6 +44,17 @@ enum gw_event_kind {
     GW_EV_DEVICE,
     GW_EV_CLOCK,
     GW_EV_THREAD,
+    /* issue 3: GPU timeline, correlation and NVTX (see trace_format.h) */
+    GW_EV_GPU_KERNEL,     /* ts_ns = GPU start, dur_ns = end - start */
+    GW_EV_GPU_MEMCPY,
+    GW_EV_GPU_MEMSET,
+    GW_EV_GPU_LOST,
+    GW_EV_CORRELATION,    /* untimed */
+    GW_EV_RANGE_PUSH,
+    GW_EV_RANGE_POP,
+    GW_EV_MARK,
+    GW_EV_RANGE_START,
+    GW_EV_RANGE_END,
 };
 
 struct gw_shape {
@@ -108,7 +119,20 @@ struct gw_event {
         struct gw_device_def device;
         struct gw_clock_point clock;
         struct { uint64_t tid, name_id; } thread;
+        /* GPU records: stream_id is CUPTI's (cuStreamGetId), see gw_reader_stream_by_cupti */
+        struct { uint64_t correlation_id, device, stream_id, shape_id, graph_id; } gpu_kernel;
+        struct {
+            uint64_t correlation_id, device, stream_id, bytes, graph_id;
+            unsigned copy_kind, src_kind, dst_kind;   /* enum gw_gpu_copy_kind / _memory_kind */
+        } gpu_memcpy;
+        struct { uint64_t correlation_id, device, stream_id, bytes, graph_id; unsigned memory_kind; } gpu_memset;
+        struct { uint64_t count; } gpu_lost;
+        struct { uint64_t correlation_id, call_id; } correlation;
+        /* NVTX: domain_id/name_id are string ids (domain 0 = default); range_id for start/end */
+        struct { uint64_t domain_id, name_id, range_id; } nvtx;
     } u;
+    /* Calls: this call's id (tid << 32 | number), what GW_EV_CORRELATION.call_id names. */
+    uint64_t call_id;
 };
 
 enum gw_damage_kind {

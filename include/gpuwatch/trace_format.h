@@ -119,10 +119,39 @@ _Static_assert(sizeof(struct gw_chunk_header) == 32, "chunk header is 32 bytes")
  *   NAME     handle string_id          (the function/kernel handle and its name; 0 unknown)
  * GW_REC_LOST      dt(zigzag) count   events this thread dropped before this point
  *
- * Definitions (untimed, in DEFS chunks):
+ * Host call ids: each thread numbers its CALL/CALL_ERR records 0, 1, 2... in order, a LOST
+ * record's count advancing the number as if the dropped calls were there. The call id of a
+ * host call is tid << 32 | number; GPU records link to it through GW_REC_CORRELATION.
+ *
+ * GPU timeline (CUPTI activity, written by whichever thread drains CUPTI's buffers; dt is
+ * the GPU start time, dur its end minus start, on the trace clock):
+ * GW_REC_GPU_KERNEL  dt(zigzag) dur correlation_id device cupti_stream_id shape_id graph_id
+ *                    (shape: a SHAPE definition with func_handle 0, the kernel's own name,
+ *                     and the registers/static shared memory words appended)
+ * GW_REC_GPU_MEMCPY  dt(zigzag) dur correlation_id device cupti_stream_id bytes copy_kind
+ *                    src_kind dst_kind graph_id
+ *                    copy_kind is CUPTI's: HTOD 1, DTOH 2, DTOD 8, HTOH 9, PTOP 10;
+ *                    src/dst kind CUPTI's: PAGEABLE 1, PINNED 2, DEVICE 3, ARRAY 4, MANAGED 5
+ * GW_REC_GPU_MEMSET  dt(zigzag) dur correlation_id device cupti_stream_id bytes memory_kind graph_id
+ * GW_REC_GPU_LOST    dt(zigzag) count   activity records CUPTI dropped
+ * GW_REC_CORRELATION correlation_id call_id   (untimed; the host call that issued the work)
+ *
+ * NVTX (on the calling thread; domain_id and name_id are string ids, domain 0 = default):
+ * GW_REC_RANGE_PUSH  dt(zigzag) domain_id name_id
+ * GW_REC_RANGE_POP   dt(zigzag) domain_id
+ * GW_REC_MARK        dt(zigzag) domain_id name_id
+ * GW_REC_RANGE_START dt(zigzag) domain_id name_id range_id
+ * GW_REC_RANGE_END   dt(zigzag) range_id
+ *
+ * Bodies only ever grow at the end: readers ignore words they do not know and read absent
+ * trailing words as 0.
+ *
+ * Definitions (untimed; in DEFS chunks, GW_REC_CORRELATION also in EVENTS chunks):
  * GW_REC_STRING    id bytes...        (rest of body, no terminator)
  * GW_REC_SHAPE     id name_string_id func_handle gx gy gz bx by bz shared_mem_bytes
- * GW_REC_STREAM    id handle          (id 0 is the NULL/legacy stream, never defined)
+ *                  [registers static_shared_mem_bytes]   (GPU shapes, from CUPTI)
+ * GW_REC_STREAM    id handle [cupti_stream_id]  (id 0 is the NULL/legacy stream, never
+ *                  defined; cupti_stream_id is cuStreamGetId's, what GPU records carry)
  * GW_REC_DEVICE    ordinal name_string_id total_bytes free_bytes_at_first_context
  * GW_REC_CLOCK     trace_ns realtime_ns monotonic_ns   (a calibration point)
  * GW_REC_THREAD    tid name_string_id
@@ -130,6 +159,15 @@ _Static_assert(sizeof(struct gw_chunk_header) == 32, "chunk header is 32 bytes")
 enum gw_record_type {
     GW_REC_CALL = 0x01,
     GW_REC_CALL_ERR = 0x02,
+    GW_REC_GPU_KERNEL = 0x10,
+    GW_REC_GPU_MEMCPY = 0x11,
+    GW_REC_GPU_MEMSET = 0x12,
+    GW_REC_GPU_LOST = 0x13,
+    GW_REC_RANGE_PUSH = 0x20,
+    GW_REC_RANGE_POP = 0x21,
+    GW_REC_MARK = 0x22,
+    GW_REC_RANGE_START = 0x23,
+    GW_REC_RANGE_END = 0x24,
     GW_REC_LOST = 0x3F,
     GW_REC_TIMED_MAX = 0x3F,
     GW_REC_STRING = 0x40,
@@ -138,6 +176,17 @@ enum gw_record_type {
     GW_REC_DEVICE = 0x43,
     GW_REC_CLOCK = 0x44,
     GW_REC_THREAD = 0x45,
+    GW_REC_CORRELATION = 0x46,
+};
+
+/* CUPTI's memcpy and memory kinds, as GPU records carry them. */
+enum gw_gpu_copy_kind {
+    GW_GPU_COPY_HTOD = 1, GW_GPU_COPY_DTOH = 2, GW_GPU_COPY_DTOD = 8, GW_GPU_COPY_HTOH = 9,
+    GW_GPU_COPY_PTOP = 10,
+};
+enum gw_gpu_memory_kind {
+    GW_GPU_MEM_UNKNOWN = 0, GW_GPU_MEM_PAGEABLE = 1, GW_GPU_MEM_PINNED = 2, GW_GPU_MEM_DEVICE = 3,
+    GW_GPU_MEM_ARRAY = 4, GW_GPU_MEM_MANAGED = 5,
 };
 
 enum gw_family {
