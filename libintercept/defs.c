@@ -91,6 +91,8 @@ struct shape_key {
     uint64_t func;
     uint32_t dims[6];
     uint32_t shared_mem;
+    uint32_t registers;
+    uint32_t static_shared_mem;
 };
 static struct shape_key *shapes;           /* index id - 1 */
 static size_t shapes_count, shapes_cap;
@@ -196,7 +198,15 @@ uint64_t gw_rec_string(const char *text)
     return id;
 }
 
-uint64_t gw_rec_stream(uint64_t handle)
+uint64_t gw_rec_stream_known(uint64_t handle)
+{
+    pthread_mutex_lock(&defs_lock);
+    uint64_t id = map_get(&stream_ids, handle + 1);
+    pthread_mutex_unlock(&defs_lock);
+    return id;
+}
+
+uint64_t gw_rec_stream(uint64_t handle, uint64_t cupti_stream_id)
 {
     if (handle == 0)
         return 0;
@@ -205,20 +215,23 @@ uint64_t gw_rec_stream(uint64_t handle)
     uint64_t id = slot ? *slot : 0;
     if (slot && !id) {
         id = *slot = ++streams_count;
-        uint64_t words[2] = {id, handle};
-        append_locked(GW_REC_STREAM, words, 2, NULL, 0);
+        uint64_t words[3] = {id, handle, cupti_stream_id};
+        append_locked(GW_REC_STREAM, words, 3, NULL, 0);
     }
     pthread_mutex_unlock(&defs_lock);
     return id;
 }
 
 uint64_t gw_rec_shape(uint64_t func_handle, uint64_t name_id, const uint32_t dims[6],
-                      uint32_t shared_mem)
+                      uint32_t shared_mem, uint32_t registers, uint32_t static_shared_mem)
 {
     struct shape_key key;
     memset(&key, 0, sizeof key); /* padding is hashed too */
     key.func = func_handle;
     key.shared_mem = shared_mem;
+    key.registers = registers;
+    key.static_shared_mem = static_shared_mem;
+    key.func ^= name_id << 1; /* GPU shapes (func 0) differ by name */
     memcpy(key.dims, dims, sizeof key.dims);
     uint64_t hash = hash_bytes(&key, sizeof key);
     pthread_mutex_lock(&defs_lock);
@@ -246,9 +259,9 @@ uint64_t gw_rec_shape(uint64_t func_handle, uint64_t name_id, const uint32_t dim
     uint64_t id = ++shapes_count;
     shapes[id - 1] = key;
     *slot = id;
-    uint64_t words[10] = {id, name_id, func_handle, dims[0], dims[1], dims[2],
-                          dims[3], dims[4], dims[5], shared_mem};
-    append_locked(GW_REC_SHAPE, words, 10, NULL, 0);
+    uint64_t words[12] = {id, name_id, func_handle, dims[0], dims[1], dims[2],
+                          dims[3], dims[4], dims[5], shared_mem, registers, static_shared_mem};
+    append_locked(GW_REC_SHAPE, words, func_handle ? 10 : 12, NULL, 0);
     pthread_mutex_unlock(&defs_lock);
     return id;
 }

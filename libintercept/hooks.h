@@ -5,6 +5,7 @@
 #include <errno.h>
 
 #include "clock.h"
+#include "cupti_timeline.h"
 #include "gw_cuda.h"
 #include "lifecycle.h"
 #include "recorder.h"
@@ -22,6 +23,16 @@
     result = call;                          \
     uint64_t gw_t1 = gw_now();              \
     int gw_saved_errno = errno
+
+/* GW_TIMED for calls that issue GPU work: while CUPTI runs, the work is tagged with the
+ * host call id so its GPU records link back to this call. */
+#define GW_TIMED_GPU(result, call)          \
+    int gw_pushed = gw_cupti_push_call();   \
+    uint64_t gw_t0 = gw_now();              \
+    result = call;                          \
+    uint64_t gw_t1 = gw_now();              \
+    int gw_saved_errno = errno;             \
+    gw_cupti_pop(gw_pushed)
 
 /* Records the call timed by GW_TIMED and leaves the hook. */
 #define GW_RECORD(api, result, words, nwords)                              \

@@ -35,7 +35,7 @@ static void record_copy(unsigned api, uint64_t t0, uint64_t t1, CUresult result,
     if (!gw_enter())                                                                \
         return call;                                                                \
     CUresult result;                                                                \
-    GW_TIMED(result, call);                                                         \
+    GW_TIMED_GPU(result, call);                                                         \
     record_copy(GW_API_##name, gw_t0, gw_t1, result, __VA_ARGS__);                  \
     gw_leave();                                                                     \
     errno = gw_saved_errno;                                                         \
@@ -262,7 +262,7 @@ static void record_set(unsigned api, uint64_t t0, uint64_t t1, CUresult result, 
         if (!gw_enter())                                                            \
             return real(dst, value, count);                                         \
         CUresult result;                                                            \
-        GW_TIMED(result, real(dst, value, count));                                  \
+        GW_TIMED_GPU(result, real(dst, value, count));                                  \
         record_set(GW_API_##name, gw_t0, gw_t1, result, dst, count * (element_bytes), NULL); \
         gw_leave();                                                                 \
         errno = gw_saved_errno;                                                     \
@@ -277,7 +277,7 @@ static void record_set(unsigned api, uint64_t t0, uint64_t t1, CUresult result, 
         if (!gw_enter())                                                            \
             return real(dst, value, count, stream);                                 \
         CUresult result;                                                            \
-        GW_TIMED(result, real(dst, value, count, stream));                          \
+        GW_TIMED_GPU(result, real(dst, value, count, stream));                          \
         record_set(GW_API_##name, gw_t0, gw_t1, result, dst, count * (element_bytes), stream); \
         gw_leave();                                                                 \
         errno = gw_saved_errno;                                                     \

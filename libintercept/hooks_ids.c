@@ -42,6 +42,20 @@ static struct id_cache *cache(void)
     return ids;
 }
 
+/* First sight of a stream in this trace: define it with the id CUPTI's GPU records use. */
+static uint64_t define_stream(uint64_t handle)
+{
+    uint64_t id = gw_rec_stream_known(handle);
+    if (id)
+        return id;
+    unsigned long long cupti_id = 0;
+    CUresult (*get_id)(CUstream, unsigned long long *) =
+        (CUresult(*)(CUstream, unsigned long long *))gw_driver_symbol("cuStreamGetId");
+    if (!get_id || get_id((CUstream)(uintptr_t)handle, &cupti_id) != CUDA_SUCCESS)
+        cupti_id = 0;
+    return gw_rec_stream(handle, cupti_id);
+}
+
 uint64_t gw_stream_id(CUstream stream)
 {
     uint64_t handle = gw_u64(stream);
@@ -49,10 +63,10 @@ uint64_t gw_stream_id(CUstream stream)
         return 0;
     struct id_cache *ids = cache();
     if (!ids)
-        return gw_rec_stream(handle);
+        return define_stream(handle);
     struct stream_slot *slot = &ids->streams[(handle >> 4) % STREAM_SLOTS];
     if (slot->handle != handle) {
-        slot->id = gw_rec_stream(handle);
+        slot->id = define_stream(handle);
         slot->handle = handle;
     }
     return slot->id;
@@ -85,7 +99,7 @@ uint64_t gw_shape_id(CUfunction func, const uint32_t dims[6], uint32_t shared_me
     if (slot && slot->id && slot->func == handle && slot->shared_mem == shared_mem &&
         memcmp(slot->dims, dims, sizeof slot->dims) == 0)
         return slot->id;
-    uint64_t id = gw_rec_shape(handle, gw_name_of_handle(handle), dims, shared_mem);
+    uint64_t id = gw_rec_shape(handle, gw_name_of_handle(handle), dims, shared_mem, 0, 0);
     if (slot) {
         slot->func = handle;
         memcpy(slot->dims, dims, sizeof slot->dims);

@@ -23,7 +23,7 @@ static inline void record_launch(unsigned api, uint64_t t0, uint64_t t1, CUresul
         if (!gw_enter())                                                                    \
             return real(f, gx, gy, gz, bx, by, bz, shared_mem, stream, params, extra);      \
         CUresult result;                                                                    \
-        GW_TIMED(result, real(f, gx, gy, gz, bx, by, bz, shared_mem, stream, params, extra)); \
+        GW_TIMED_GPU(result, real(f, gx, gy, gz, bx, by, bz, shared_mem, stream, params, extra)); \
         const uint32_t dims[6] = {gx, gy, gz, bx, by, bz};                                  \
         record_launch(GW_API_##name, gw_t0, gw_t1, result, f, dims, shared_mem, stream);    \
         gw_leave();                                                                         \
@@ -44,7 +44,7 @@ LAUNCH_KERNEL(cuLaunchKernel_ptsz)
         if (!gw_enter())                                                                    \
             return real(f, gx, gy, gz, bx, by, bz, shared_mem, stream, params);             \
         CUresult result;                                                                    \
-        GW_TIMED(result, real(f, gx, gy, gz, bx, by, bz, shared_mem, stream, params));      \
+        GW_TIMED_GPU(result, real(f, gx, gy, gz, bx, by, bz, shared_mem, stream, params));      \
         const uint32_t dims[6] = {gx, gy, gz, bx, by, bz};                                  \
         record_launch(GW_API_##name, gw_t0, gw_t1, result, f, dims, shared_mem, stream);    \
         gw_leave();                                                                         \
@@ -64,7 +64,7 @@ LAUNCH_COOPERATIVE(cuLaunchCooperativeKernel_ptsz)
         if (!gw_enter())                                                                    \
             return real(config, f, params, extra);                                          \
         CUresult result;                                                                    \
-        GW_TIMED(result, real(config, f, params, extra));                                   \
+        GW_TIMED_GPU(result, real(config, f, params, extra));                                   \
         uint32_t dims[6] = {0};                                                             \
         uint32_t shared_mem = 0;                                                            \
         CUstream stream = NULL;                                                             \
@@ -91,7 +91,7 @@ LAUNCH_EX(cuLaunchKernelEx_ptsz)
         if (!gw_enter())                                                                    \
             return real(stream, fn, data);                                                  \
         CUresult result;                                                                    \
-        GW_TIMED(result, real(stream, fn, data));                                           \
+        GW_TIMED_GPU(result, real(stream, fn, data));                                           \
         uint64_t words[3] = {0, gw_stream_id(stream), (uint64_t)(uintptr_t)fn};             \
         GW_RECORD(GW_API_##name, result, words, 3);                                         \
         return result;                                                                      \
@@ -108,7 +108,7 @@ LAUNCH_HOST_FUNC(cuLaunchHostFunc_ptsz)
         if (!gw_enter())                                                                    \
             return real(exec, stream);                                                      \
         CUresult result;                                                                    \
-        GW_TIMED(result, real(exec, stream));                                               \
+        GW_TIMED_GPU(result, real(exec, stream));                                               \
         uint64_t words[3] = {0, gw_stream_id(stream), gw_u64(exec)};                        \
         GW_RECORD(GW_API_##name, result, words, 3);                                         \
         return result;                                                                      \

@@ -10,6 +10,7 @@
 
 #include "clock.h"
 #include "config.h"
+#include "cupti_timeline.h"
 #include "log.h"
 #include "recorder.h"
 #include "ranges.h"
@@ -30,6 +31,7 @@ static struct sigaction previous_actions[2];
 static void at_exit(void)
 {
     __atomic_store_n(&gw_state, GW_STATE_OFF, __ATOMIC_RELEASE);
+    gw_cupti_stop();
     gw_recorder_stop();
 }
 
@@ -103,6 +105,7 @@ static void after_fork_child(void)
 {
     pthread_mutex_init(&start_lock, NULL);
     gw_log_reset_after_fork();
+    gw_cupti_after_fork_child();
     gw_recorder_after_fork_child();
     gw_ranges_reset();
     /* A child starts untraced: it gets a file of its own only if it calls the driver. */
@@ -130,8 +133,10 @@ int gw_tracing_start(void)
         int next = GW_STATE_OFF;
         if (!cfg.disabled && gw_resolve_init() == 0) {
             gw_clock_init(cfg.use_tsc);
-            if (gw_recorder_start(&cfg) == 0)
+            if (gw_recorder_start(&cfg) == 0) {
                 next = GW_STATE_READY;
+                gw_cupti_start();
+            }
         }
         if (!process_hooks_installed) {
             /* Registered once per process image: children inherit them. */

@@ -1,5 +1,6 @@
 #include "recorder.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -88,38 +89,46 @@ static void ring_put(struct gw_ring *ring, uint64_t at, const uint8_t *bytes, si
     }
 }
 
-void gw_rec_call(unsigned api_id, uint64_t start_ns, uint64_t end_ns, int result,
-                 const uint64_t *words, unsigned nwords)
+static inline struct gw_ring *thread_ring(void)
 {
     struct gw_ring *ring = tls_ring;
     if (GW_UNLIKELY(!ring || ring->generation != gw_recorder_generation_now)) {
         if (!gw_recorder_active() || !(ring = tls_ring = ring_create()))
-            return;
+            return NULL;
     }
-    uint8_t record[2 * GW_MAX_CALL_RECORD];
-    size_t len = 0;
-    int64_t dt = (int64_t)(start_ns - ring->producer_last_ts);
-    if (GW_UNLIKELY(ring->lost)) {
-        uint64_t lost_words[2] = {gw_zigzag(dt), ring->lost};
-        len = gw_encode_record(record, GW_REC_LOST, lost_words, 2, NULL, 0);
-        dt = 0;
-    }
-    len += gw_encode_call(record + len, dt, api_id, end_ns - start_ns, result, words, nwords);
+    return ring;
+}
 
+/* Writes a LOST record for drops not yet reported, at time ts, and returns its size; the
+ * record that follows it then has dt 0. */
+static inline size_t encode_pending_lost(struct gw_ring *ring, uint64_t ts, uint8_t *out)
+{
+    if (GW_LIKELY(!ring->lost))
+        return 0;
+    uint64_t words[3] = {gw_zigzag((int64_t)(ts - ring->producer_last_ts)), ring->lost,
+                         ring->lost_calls};
+    return gw_encode_record(out, GW_REC_LOST, words, 3, NULL, 0);
+}
+
+/* Appends an encoded record; on a full ring drops it and counts the drop. Returns 1 when
+ * the record was committed. */
+static inline int ring_commit(struct gw_ring *ring, const uint8_t *record, size_t len,
+                              int is_call)
+{
     uint64_t head = ring->head;
     uint64_t used = head - __atomic_load_n(&ring->tail, __ATOMIC_ACQUIRE);
     if (GW_UNLIKELY(used + len > ring->mask + 1)) {
         ring->lost++;
+        ring->lost_calls += (uint64_t)is_call;
         __atomic_fetch_add(&gw_rec.lost, 1, __ATOMIC_RELAXED);
         if (!ring->wake_sent) {
             ring->wake_sent = 1;
             gw_writer_wake();
         }
-        return;
+        return 0;
     }
     ring_put(ring, head, record, len);
-    ring->lost = 0;
-    ring->producer_last_ts = start_ns;
+    ring->lost = ring->lost_calls = 0;
     __atomic_store_n(&ring->head, head + len, __ATOMIC_RELEASE);
     /* Past half full, do not wait for the timer: one wake per filling keeps the syscall
      * off the common path while a tight loop cannot outrun the writer for long. */
@@ -131,6 +140,56 @@ void gw_rec_call(unsigned api_id, uint64_t start_ns, uint64_t end_ns, int result
     } else {
         ring->wake_sent = 0;
     }
+    return 1;
+}
+
+void gw_rec_call(unsigned api_id, uint64_t start_ns, uint64_t end_ns, int result,
+                 const uint64_t *words, unsigned nwords)
+{
+    struct gw_ring *ring = thread_ring();
+    if (GW_UNLIKELY(!ring))
+        return;
+    uint8_t record[2 * GW_MAX_CALL_RECORD];
+    size_t len = encode_pending_lost(ring, start_ns, record);
+    int64_t dt = len ? 0 : (int64_t)(start_ns - ring->producer_last_ts);
+    len += gw_encode_call(record + len, dt, api_id, end_ns - start_ns, result, words, nwords);
+    ring->calls++;
+    if (ring_commit(ring, record, len, 1))
+        ring->producer_last_ts = start_ns;
+}
+
+uint64_t gw_rec_next_call_id(void)
+{
+    struct gw_ring *ring = thread_ring();
+    return ring ? (uint64_t)ring->tid << 32 | (ring->calls & 0xFFFFFFFFu) : 0;
+}
+
+#define GW_MAX_WORDS_RECORD 16
+
+void gw_rec_timed(uint8_t type, uint64_t ts_ns, const uint64_t *words, unsigned nwords)
+{
+    struct gw_ring *ring = thread_ring();
+    if (!ring || nwords >= GW_MAX_WORDS_RECORD)
+        return;
+    uint8_t record[2 * (2 + (GW_MAX_WORDS_RECORD + 1) * GW_VARINT_MAX)];
+    size_t len = encode_pending_lost(ring, ts_ns, record);
+    uint64_t all[GW_MAX_WORDS_RECORD];
+    all[0] = gw_zigzag(len ? 0 : (int64_t)(ts_ns - ring->producer_last_ts));
+    memcpy(all + 1, words, nwords * sizeof *words);
+    len += gw_encode_record(record + len, type, all, nwords + 1, NULL, 0);
+    if (ring_commit(ring, record, len, 0))
+        ring->producer_last_ts = ts_ns;
+}
+
+void gw_rec_untimed(uint8_t type, const uint64_t *words, unsigned nwords)
+{
+    struct gw_ring *ring = thread_ring();
+    if (!ring || nwords > GW_MAX_WORDS_RECORD)
+        return;
+    uint8_t record[2 * (2 + (GW_MAX_WORDS_RECORD + 1) * GW_VARINT_MAX)];
+    size_t len = encode_pending_lost(ring, ring->producer_last_ts, record);
+    len += gw_encode_record(record + len, type, words, nwords, NULL, 0);
+    ring_commit(ring, record, len, 0);
 }
 
 /* A new trace starts from nothing: rings, counters and definitions of an earlier one
@@ -203,6 +262,18 @@ void gw_recorder_after_fork_child(void)
     tls_ring = NULL;
     gw_writer_after_fork_child();
     gw_defs_reset();
+}
+
+void gw_recorder_set_cupti(int status, const char *reason)
+{
+    pthread_mutex_lock(&gw_rec.file_lock);
+    gw_rec.header.cupti_status = status;
+    snprintf(gw_rec.header.cupti_reason, sizeof gw_rec.header.cupti_reason, "%s",
+             reason ? reason : "");
+    if (status == GW_CUPTI_ACTIVE)
+        gw_rec.header.feature_flags |= GW_FEAT_GPU_ACTIVITY;
+    pthread_mutex_unlock(&gw_rec.file_lock);
+    gw_trace_file_patch_header();
 }
 
 void gw_recorder_get_stats(struct gw_recorder_stats *out)

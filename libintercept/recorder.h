@@ -32,11 +32,23 @@ void gw_recorder_after_fork_child(void);
 void gw_rec_call(unsigned api_id, uint64_t start_ns, uint64_t end_ns, int result,
                  const uint64_t *words, unsigned nwords);
 
+/* The id the next gw_rec_call on this thread will get: tid << 32 | number. */
+uint64_t gw_rec_next_call_id(void);
+/* Any other timed record (GPU activity, NVTX): words follow the dt. */
+void gw_rec_timed(uint8_t type, uint64_t ts_ns, const uint64_t *words, unsigned nwords);
+/* An untimed record among this thread's events (GPU-to-call correlations). */
+void gw_rec_untimed(uint8_t type, const uint64_t *words, unsigned nwords);
+
 /* Definitions: each returns a small id, emitting the definition record the first time. */
 uint64_t gw_rec_string(const char *text);
-uint64_t gw_rec_stream(uint64_t handle);
+/* The id of a stream handle already defined, or 0. */
+uint64_t gw_rec_stream_known(uint64_t handle);
+/* Defines the stream (once) with the id CUPTI's records use for it (0 unknown). */
+uint64_t gw_rec_stream(uint64_t handle, uint64_t cupti_stream_id);
+/* Host launch shapes have a function handle; GPU shapes (from CUPTI) have func_handle 0
+ * and carry registers and static shared memory. */
 uint64_t gw_rec_shape(uint64_t func_handle, uint64_t name_id, const uint32_t dims[6],
-                      uint32_t shared_mem);
+                      uint32_t shared_mem, uint32_t registers, uint32_t static_shared_mem);
 /* The name id remembered for a function or kernel handle; 0 when unknown. */
 uint64_t gw_rec_handle_name(uint64_t handle);
 void gw_rec_set_handle_name(uint64_t handle, uint64_t name_id);
@@ -46,6 +58,11 @@ void gw_rec_device(int ordinal, const char *name, uint64_t total_bytes, uint64_t
  * cached before it are void. */
 extern unsigned gw_recorder_generation_now;
 static inline unsigned gw_recorder_generation(void) { return gw_recorder_generation_now; }
+
+/* Records in the header whether the GPU timeline is on, and why not (enum gw_cupti_status). */
+void gw_recorder_set_cupti(int status, const char *reason);
+/* Called by the writer thread at each flush; urgent when a signal asked for the flush. */
+void gw_writer_set_round_hook(void (*hook)(int urgent));
 
 /* Counters for tests and benchmarks. */
 struct gw_recorder_stats {

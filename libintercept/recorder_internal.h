@@ -15,6 +15,8 @@ struct gw_ring {
     uint64_t tail;                 /* writer position; published with release */
     uint64_t producer_last_ts;     /* producer only: time the next dt is relative to */
     uint64_t lost;                 /* producer only: dropped since the last LOST record */
+    uint64_t lost_calls;           /* producer only: how many of those were calls */
+    uint64_t calls;                /* producer only: calls numbered so far (host call ids) */
     int wake_sent;                 /* producer only: already asked the writer to drain */
     unsigned generation;           /* recorder generation it belongs to (fork resets) */
     uint32_t tid;

@@ -25,7 +25,10 @@ static pthread_mutex_t drain_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint8_t *staging;
 static size_t staging_cap;
 static uint64_t last_clock_point_ns;
-static uint32_t defs_seq;   /* DEFS chunks are numbered too, so a lost one shows */
+static uint32_t defs_seq;
+static void (*round_hook)(int urgent);
+
+void gw_writer_set_round_hook(void (*hook)(int urgent)) { round_hook = hook; }   /* DEFS chunks are numbered too, so a lost one shows */
 
 void gw_writer_wake(void)
 {
@@ -153,6 +156,9 @@ static void *writer_main(void *unused)
             (void)n;
         }
         unsigned requested = __atomic_load_n(&flush_requests, __ATOMIC_ACQUIRE);
+        /* Other sources (CUPTI) hand over what they hold first, so it goes out now. */
+        if (round_hook)
+            round_hook(requested != __atomic_load_n(&flush_done, __ATOMIC_ACQUIRE));
         gw_writer_drain_all();
         __atomic_store_n(&flush_done, requested, __ATOMIC_RELEASE);
     }
@@ -213,6 +219,7 @@ void gw_writer_after_fork_child(void)
 {
     /* The parent's writer thread does not exist here; its eventfd is the parent's. */
     writer_running = 0;
+    round_hook = NULL;
     if (wake_fd >= 0)
         close(wake_fd);
     wake_fd = -1;

@@ -53,12 +53,12 @@ static void test_round_trip_every_family(void **state)
 {
     (void)state;
     start(1 << 20, 10);
-    uint64_t stream = gw_rec_stream(0x7f00aa);
+    uint64_t stream = gw_rec_stream(0x7f00aa, 17);
     uint64_t name = gw_rec_string("gemm_kernel");
     assert_int_equal(gw_rec_string("gemm_kernel"), name); /* interned once */
     const uint32_t dims[6] = {128, 2, 1, 256, 1, 1};
-    uint64_t shape = gw_rec_shape(0xF00D, name, dims, 4096);
-    assert_int_equal(gw_rec_shape(0xF00D, name, dims, 4096), shape);
+    uint64_t shape = gw_rec_shape(0xF00D, name, dims, 4096, 0, 0);
+    assert_int_equal(gw_rec_shape(0xF00D, name, dims, 4096, 0, 0), shape);
 
     uint64_t alloc[4] = {0x7f0000001000, 1 << 20, 0, 0};
     uint64_t launch[2] = {shape, stream};

@@ -117,10 +117,11 @@ _Static_assert(sizeof(struct gw_chunk_header) == 32, "chunk header is 32 bytes")
  *   SET      ptr bytes stream_id
  *   SYNC     stream_id event_handle    (0 where the call has none)
  *   NAME     handle string_id          (the function/kernel handle and its name; 0 unknown)
- * GW_REC_LOST      dt(zigzag) count   events this thread dropped before this point
+ * GW_REC_LOST      dt(zigzag) count [calls]   records this thread dropped before this point;
+ *                  calls = how many of them were CALL/CALL_ERR (count when absent)
  *
  * Host call ids: each thread numbers its CALL/CALL_ERR records 0, 1, 2... in order, a LOST
- * record's count advancing the number as if the dropped calls were there. The call id of a
+ * record's calls advancing the number as if the dropped calls were there. The call id of a
  * host call is tid << 32 | number; GPU records link to it through GW_REC_CORRELATION.
  *
  * GPU timeline (CUPTI activity, written by whichever thread drains CUPTI's buffers; dt is

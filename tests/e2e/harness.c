@@ -49,6 +49,9 @@ void run_workload(const struct run_options *options, struct run_result *result)
         close(err_pipe[0]);
         setenv("LD_LIBRARY_PATH", GW_FAKE_DIR, 1);
         setenv("GPUWATCH_OUTPUT", result->trace_dir, 1);
+        /* The GPU timeline comes from the simulated CUPTI unless a test says otherwise. */
+        setenv("GPUWATCH_CUPTI", GW_FAKE_CUPTI, 1);
+        unsetenv("NVTX_INJECTION64_PATH");
         unsetenv("GPUWATCH_DISABLE");
         if (options->preload)
             setenv("LD_PRELOAD", GW_SHIM_PATH, 1);
@@ -105,6 +108,102 @@ static void count_thread_launch(struct file_tally *file, uint32_t tid)
     }
 }
 
+/* Launch calls and GPU kernel records, joined through correlation records at the end. */
+struct launch_call { uint64_t call_id, start_ns, kernels; };
+struct link { uint64_t correlation_id, call_id; };
+struct gpu_kernel { uint64_t correlation_id, start_ns; };
+
+struct join {
+    struct launch_call *launches;
+    struct link *links;
+    struct gpu_kernel *kernels;
+    size_t nlaunches, nlinks, nkernels, cap_launches, cap_links, cap_kernels;
+};
+
+#define PUSH(array, count, cap, value)                                                  \
+    do {                                                                                \
+        if (count == cap) {                                                             \
+            cap = cap ? cap * 2 : 1024;                                                 \
+            array = realloc(array, cap * sizeof *array);                                \
+        }                                                                               \
+        array[count++] = value;                                                         \
+    } while (0)
+
+static int by_call(const void *a, const void *b)
+{
+    uint64_t x = ((const struct launch_call *)a)->call_id, y = ((const struct launch_call *)b)->call_id;
+    return x < y ? -1 : x > y;
+}
+
+static int by_correlation(const void *a, const void *b)
+{
+    uint64_t x = ((const struct link *)a)->correlation_id, y = ((const struct link *)b)->correlation_id;
+    return x < y ? -1 : x > y;
+}
+
+static void finish_join(struct join *join, struct file_tally *file)
+{
+    qsort(join->launches, join->nlaunches, sizeof *join->launches, by_call);
+    qsort(join->links, join->nlinks, sizeof *join->links, by_correlation);
+    for (size_t i = 0; i < join->nkernels; i++) {
+        struct link key = {join->kernels[i].correlation_id, 0};
+        struct link *link = bsearch(&key, join->links, join->nlinks, sizeof key, by_correlation);
+        struct launch_call call_key = {link ? link->call_id : 0, 0, 0};
+        struct launch_call *call = link ? bsearch(&call_key, join->launches, join->nlaunches,
+                                                  sizeof call_key, by_call) : NULL;
+        if (!call) {
+            file->kernels_unlinked++;
+            continue;
+        }
+        call->kernels++;
+        file->kernels_before_launch += join->kernels[i].start_ns < call->start_ns;
+    }
+    for (size_t i = 0; i < join->nlaunches; i++)
+        file->launches_linked_once += join->launches[i].kernels == 1;
+    free(join->launches);
+    free(join->links);
+    free(join->kernels);
+}
+
+struct nvtx_thread { uint32_t tid; int depth; };
+
+static void tally_nvtx(struct gw_reader *reader, const struct gw_event *ev, struct file_tally *file,
+                       struct nvtx_thread *threads, unsigned *nthreads)
+{
+    struct nvtx_thread *thread = NULL;
+    for (unsigned i = 0; i < *nthreads && !thread; i++)
+        if (threads[i].tid == ev->tid)
+            thread = &threads[i];
+    if (!thread && *nthreads < TALLY_MAX_THREADS) {
+        thread = &threads[(*nthreads)++];
+        thread->tid = ev->tid;
+        thread->depth = 0;
+    }
+    const char *name = gw_reader_string(reader, ev->u.nvtx.name_id, NULL);
+    const char *domain = gw_reader_string(reader, ev->u.nvtx.domain_id, NULL);
+    switch (ev->kind) {
+    case GW_EV_RANGE_PUSH: {
+        file->range_pushes++;
+        static const char *const names[4] = {"step", "forward", "backward", "epoch"};
+        for (int i = 0; i < 4; i++)
+            file->pushes_named[i] += name && strcmp(name, names[i]) == 0;
+        file->domain_pushes_named += domain && strcmp(domain, "gpuwatch-test") == 0;
+        if (thread && ++thread->depth > (int)file->nvtx_max_depth)
+            file->nvtx_max_depth = (unsigned)thread->depth;
+        break;
+    }
+    case GW_EV_RANGE_POP:
+        file->range_pops++;
+        if (thread)
+            thread->depth--;
+        break;
+    case GW_EV_MARK: file->marks++; break;
+    case GW_EV_RANGE_START: file->range_starts++; break;
+    case GW_EV_RANGE_END: file->range_ends++; break;
+    default: break;
+    }
+}
+
 static void tally_file(const char *path, struct file_tally *file)
 {
     memset(file, 0, sizeof *file);
@@ -121,9 +220,49 @@ static void tally_file(const char *path, struct file_tally *file)
     file->ppid = file->header.ppid;
     gw_reader_load_defs(reader);
     struct gw_event ev;
+    struct join join = {0};
+    struct nvtx_thread nvtx_threads[TALLY_MAX_THREADS];
+    unsigned nvtx_nthreads = 0;
+    uint64_t last_end_on_stream[16] = {0}, stream_of_slot[16] = {0};
+    file->kernel_dur_min = UINT64_MAX;
     while (gw_reader_next(reader, &ev) > 0) {
         if (ev.kind == GW_EV_LOST)
             file->lost_events += ev.u.lost.count;
+        if (ev.kind >= GW_EV_RANGE_PUSH && ev.kind <= GW_EV_RANGE_END)
+            tally_nvtx(reader, &ev, file, nvtx_threads, &nvtx_nthreads);
+        if (ev.kind == GW_EV_GPU_LOST)
+            file->gpu_lost += ev.u.gpu_lost.count;
+        if (ev.kind == GW_EV_CORRELATION) {
+            file->correlations++;
+            struct link link = {ev.u.correlation.correlation_id, ev.u.correlation.call_id};
+            PUSH(join.links, join.nlinks, join.cap_links, link);
+        }
+        if (ev.kind == GW_EV_GPU_MEMSET)
+            file->gpu_memsets++;
+        if (ev.kind == GW_EV_GPU_MEMCPY) {
+            file->gpu_memcpys++;
+            file->gpu_memcpy_pinned += ev.u.gpu_memcpy.src_kind == GW_GPU_MEM_PINNED;
+            file->gpu_memcpy_pageable += ev.u.gpu_memcpy.src_kind == GW_GPU_MEM_PAGEABLE;
+        }
+        if (ev.kind == GW_EV_GPU_KERNEL) {
+            file->gpu_kernels++;
+            if (ev.dur_ns < file->kernel_dur_min)
+                file->kernel_dur_min = ev.dur_ns;
+            if (ev.dur_ns > file->kernel_dur_max)
+                file->kernel_dur_max = ev.dur_ns;
+            unsigned slot = (unsigned)(ev.u.gpu_kernel.stream_id % 16);
+            if (stream_of_slot[slot] == ev.u.gpu_kernel.stream_id + 1 &&
+                ev.ts_ns < last_end_on_stream[slot])
+                file->kernels_overlapping++;
+            stream_of_slot[slot] = ev.u.gpu_kernel.stream_id + 1;
+            last_end_on_stream[slot] = ev.ts_ns + ev.dur_ns;
+            struct gpu_kernel kernel = {ev.u.gpu_kernel.correlation_id, ev.ts_ns};
+            PUSH(join.kernels, join.nkernels, join.cap_kernels, kernel);
+        }
+        if (ev.kind == GW_EV_CALL && ev.family == GW_FAM_LAUNCH) {
+            struct launch_call call = {ev.call_id, ev.ts_ns, 0};
+            PUSH(join.launches, join.nlaunches, join.cap_launches, call);
+        }
         if (ev.kind != GW_EV_CALL || ev.api_id >= GW_API_ID_LIMIT)
             continue;
         file->calls[ev.api_id]++;
@@ -152,6 +291,11 @@ static void tally_file(const char *path, struct file_tally *file)
             }
         }
     }
+    finish_join(&join, file);
+    if (!file->gpu_kernels)
+        file->kernel_dur_min = 0;
+    for (unsigned i = 0; i < nvtx_nthreads; i++)
+        file->nvtx_unbalanced += nvtx_threads[i].depth != 0;
     file->lost_events += gw_reader_stats(reader)->lost_chunks;
     file->damage += gw_reader_stats(reader)->damage_reports;
     gw_reader_close(reader);

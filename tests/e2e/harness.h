@@ -51,6 +51,20 @@ struct file_tally {
     uint64_t launches_per_tid[TALLY_MAX_THREADS];
     unsigned threads;
     uint64_t last_oom_bytes;     /* bytes asked by the last failed allocation */
+    /* GPU timeline */
+    uint64_t gpu_kernels, gpu_memcpys, gpu_memsets, gpu_lost, correlations;
+    uint64_t gpu_memcpy_pinned, gpu_memcpy_pageable;
+    uint64_t kernel_dur_min, kernel_dur_max;     /* ns */
+    uint64_t kernels_overlapping;  /* kernels that start before the previous one on their stream ended */
+    uint64_t launches_linked_once; /* launch calls with exactly one GPU kernel linked to them */
+    uint64_t kernels_unlinked;     /* kernel records with no launch call behind them */
+    uint64_t kernels_before_launch;/* kernel records starting before their launch call began */
+    /* NVTX */
+    uint64_t range_pushes, range_pops, marks, range_starts, range_ends;
+    uint64_t pushes_named[4];      /* "step", "forward", "backward", "epoch" */
+    uint64_t domain_pushes_named;  /* pushes in domain "gpuwatch-test" */
+    unsigned nvtx_max_depth;       /* deepest nesting seen on one thread (1 = no nesting) */
+    unsigned nvtx_unbalanced;      /* threads whose pushes and pops do not match */
 };
 
 struct tally {

@@ -16,6 +16,7 @@
 
 #define __CUDA_API_VERSION_INTERNAL 1
 #include <cuda.h>
+#include <nvtx3/nvToolsExt.h>
 
 static const char module_ptx[] =
     ".version 8.0\n.target sm_52\n.address_size 64\n"
@@ -338,6 +339,79 @@ static void run_exec_child(void)
         fail("exec child failed");
 }
 
+/* A known GPU timeline: per step a 50 us kernel, a 1 MiB pinned and a 1 MiB pageable
+ * host-to-device copy and a 1 MiB memset, all on one stream; `launches` steps. */
+static void run_timeline(void)
+{
+    CUdevice dev;
+    CUcontext ctx;
+    CUmodule module;
+    CUfunction kernel;
+    CUstream stream;
+    CUdeviceptr device;
+    void *pinned;
+    const size_t bytes = 1 << 20;
+    CHECK(cuInit(0));
+    CHECK(cuDeviceGet(&dev, 0));
+    CHECK(cuDevicePrimaryCtxRetain(&ctx, dev));
+    CHECK(cuCtxSetCurrent(ctx));
+    CHECK(cuModuleLoadData(&module, module_ptx));
+    CHECK(cuModuleGetFunction(&kernel, module, "step_50us"));
+    CHECK(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
+    CHECK(cuMemAlloc_v2(&device, bytes));
+    CHECK(cuMemAllocHost_v2(&pinned, bytes));
+    unsigned char *pageable = calloc(1, bytes);
+    for (int step = 0; step < launches; step++) {
+        CHECK(cuLaunchKernel(kernel, 8, 1, 1, 128, 1, 1, 0, stream, NULL, NULL));
+        CHECK(cuMemcpyHtoDAsync_v2(device, pinned, bytes, stream));
+        CHECK(cuMemcpyHtoDAsync_v2(device, pageable, bytes, stream));
+        CHECK(cuMemsetD8Async(device, 0, bytes, stream));
+        CHECK(cuStreamSynchronize(stream));
+    }
+    free(pageable);
+}
+
+/* NVTX as PyTorch uses it: nested push/pop per thread, plus a named domain, a mark and a
+ * start/end range. */
+static void *nvtx_thread(void *arg)
+{
+    CUfunction kernel = *(CUfunction *)arg;
+    for (int step = 0; step < 3; step++) {
+        nvtxRangePushA("step");
+        nvtxRangePushA("forward");
+        CHECK(cuLaunchKernel(kernel, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL));
+        nvtxRangePop();
+        nvtxRangePushA("backward");
+        CHECK(cuLaunchKernel(kernel, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL));
+        nvtxRangePop();
+        nvtxRangePop();
+    }
+    return NULL;
+}
+
+static void run_nvtx(void)
+{
+    CUfunction kernel;
+    setup_direct(&kernel);
+    pthread_t ids[4];
+    for (int i = 0; i < 4; i++)
+        pthread_create(&ids[i], NULL, nvtx_thread, &kernel);
+    for (int i = 0; i < 4; i++)
+        pthread_join(ids[i], NULL);
+    nvtxDomainHandle_t domain = nvtxDomainCreateA("gpuwatch-test");
+    nvtxEventAttributes_t attributes = {0};
+    attributes.version = NVTX_VERSION;
+    attributes.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+    attributes.messageType = NVTX_MESSAGE_TYPE_ASCII;
+    attributes.message.ascii = "epoch";
+    nvtxDomainRangePushEx(domain, &attributes);
+    nvtxMarkA("checkpoint");
+    nvtxRangeId_t io = nvtxRangeStartA("io");
+    launch_some(kernel, 1);
+    nvtxRangeEnd(io);
+    nvtxDomainRangePop(domain);
+}
+
 /* Resolves every (symbol, cudaVersion, flags) line of a lookup list the way the runtime
  * does and prints, per line, which exported function the answer is and which file holds
  * it, so a test can compare runs with and without the shim. */
@@ -413,6 +487,10 @@ int main(int argc, char **argv)
         run_wait_for_kill();
     } else if (strcmp(mode, "oom") == 0) {
         run_oom();
+    } else if (strcmp(mode, "timeline") == 0) {
+        run_timeline();
+    } else if (strcmp(mode, "nvtx") == 0) {
+        run_nvtx();
     } else if (strcmp(mode, "exec") == 0) {
         run_exec_child();
     } else if (strcmp(mode, "replay") == 0 && list) {

@@ -1,0 +1,307 @@
+#include "cupti_timeline.h"
+
+#include <dlfcn.h>
+#include <link.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+#include "gpuwatch/trace_format.h"
+#include "lifecycle.h"
+#include "log.h"
+
+/* Kernel5/Memcpy4/Memset3 are prefixes of every later version (CUDA 12.0's CUPTI and up):
+ * reading through them works whatever newer struct the loaded library writes. */
+#define MIN_CUPTI_API_VERSION 18
+#define ACTIVITY_BUFFER_BYTES (4u << 20)
+#define CUPTI_SONAME "libcupti.so.13"
+
+int gw_cupti_on;
+CUptiResult (*gw_cupti_push_fn)(CUpti_ExternalCorrelationKind, uint64_t);
+CUptiResult (*gw_cupti_pop_fn)(CUpti_ExternalCorrelationKind, uint64_t *);
+
+static struct {
+    CUptiResult (*get_version)(uint32_t *);
+    CUptiResult (*register_callbacks)(CUpti_BuffersCallbackRequestFunc,
+                                      CUpti_BuffersCallbackCompleteFunc);
+    CUptiResult (*register_timestamp)(CUpti_TimestampCallbackFunc);
+    CUptiResult (*enable)(CUpti_ActivityKind);
+    CUptiResult (*disable)(CUpti_ActivityKind);
+    CUptiResult (*next_record)(uint8_t *, size_t, CUpti_Activity **);
+    CUptiResult (*dropped)(CUcontext, uint32_t, size_t *);
+    CUptiResult (*flush_all)(uint32_t);
+    CUptiResult (*subscribe)(CUpti_SubscriberHandle *, CUpti_CallbackFunc, void *);
+    CUptiResult (*unsubscribe)(CUpti_SubscriberHandle);
+    CUptiResult (*result_string)(CUptiResult, const char **);
+    CUptiResult (*push)(CUpti_ExternalCorrelationKind, uint64_t);
+    CUptiResult (*pop)(CUpti_ExternalCorrelationKind, uint64_t *);
+} api;
+
+static const CUpti_ActivityKind kinds[] = {
+    CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
+    CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
+};
+static int timestamps_are_ours;   /* else CUPTI's CLOCK_REALTIME ns */
+static int64_t realtime_minus_trace;
+
+static const char *result_text(CUptiResult result)
+{
+    const char *text = NULL;
+    if (api.result_string && api.result_string(result, &text) == CUPTI_SUCCESS && text)
+        return text;
+    return "unknown CUPTI error";
+}
+
+/* Where the program's own CUDA would find CUPTI: beside its runtime or PyTorch's CUDA
+ * libraries (the nvidia-cuda-cupti wheel), then the toolkit. */
+struct search { char dirs[16][1024]; int count; };
+
+static int note_library_dir(struct dl_phdr_info *object, size_t size, void *data)
+{
+    struct search *search = data;
+    const char *path = object->dlpi_name;
+    if (!path || !*path || search->count >= 12)
+        return 0;
+    const char *base = strrchr(path, '/');
+    if (!base || !(strstr(base, "libcudart.so") || strstr(base, "libtorch_cuda.so") ||
+                   strstr(base, "libcublas.so")))
+        return 0;
+    int len = (int)(base - path);
+    snprintf(search->dirs[search->count++], sizeof search->dirs[0], "%.*s", len, path);
+    snprintf(search->dirs[search->count++], sizeof search->dirs[0],
+             "%.*s/../../nvidia/cuda_cupti/lib", len, path);
+    snprintf(search->dirs[search->count++], sizeof search->dirs[0],
+             "%.*s/../../nvidia/cu13/lib", len, path);
+    snprintf(search->dirs[search->count++], sizeof search->dirs[0],
+             "%.*s/../extras/CUPTI/lib64", len, path);
+    return 0;
+}
+
+static void *load_cupti(const char *override, char *reason, size_t reason_len)
+{
+    if (override && *override) {
+        void *handle = dlopen(override, RTLD_NOW | RTLD_LOCAL);
+        if (!handle)
+            snprintf(reason, reason_len, "GPUWATCH_CUPTI=%s: %s", override, dlerror());
+        return handle;
+    }
+    void *handle = dlopen(CUPTI_SONAME, RTLD_NOW | RTLD_LOCAL);
+    if (handle)
+        return handle;
+    struct search search = {.count = 0};
+    dl_iterate_phdr(note_library_dir, &search);
+    const char *cuda_home = getenv("CUDA_HOME");
+    if (cuda_home)
+        snprintf(search.dirs[search.count++], sizeof search.dirs[0], "%s/extras/CUPTI/lib64",
+                 cuda_home);
+    snprintf(search.dirs[search.count++], sizeof search.dirs[0], "/usr/local/cuda/extras/CUPTI/lib64");
+    snprintf(search.dirs[search.count++], sizeof search.dirs[0], "/usr/local/cuda/lib64");
+    for (int i = 0; i < search.count && !handle; i++) {
+        char path[1200];
+        snprintf(path, sizeof path, "%s/%s", search.dirs[i], CUPTI_SONAME);
+        handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    }
+    if (!handle)
+        snprintf(reason, reason_len, "%s not found (set GPUWATCH_CUPTI=/path/to/%s)",
+                 CUPTI_SONAME, CUPTI_SONAME);
+    return handle;
+}
+
+static int resolve_api(void *handle)
+{
+#define NEED(field, name) ((api.field = (__typeof__(api.field))dlsym(handle, name)) != NULL)
+    int ok = NEED(get_version, "cuptiGetVersion") &
+             NEED(register_callbacks, "cuptiActivityRegisterCallbacks") &
+             NEED(enable, "cuptiActivityEnable") & NEED(disable, "cuptiActivityDisable") &
+             NEED(next_record, "cuptiActivityGetNextRecord") &
+             NEED(dropped, "cuptiActivityGetNumDroppedRecords") &
+             NEED(flush_all, "cuptiActivityFlushAll") & NEED(subscribe, "cuptiSubscribe") &
+             NEED(unsubscribe, "cuptiUnsubscribe") &
+             NEED(push, "cuptiActivityPushExternalCorrelationId") &
+             NEED(pop, "cuptiActivityPopExternalCorrelationId");
+#undef NEED
+    api.register_timestamp = (__typeof__(api.register_timestamp))dlsym(
+        handle, "cuptiActivityRegisterTimestampCallback");
+    api.result_string = (__typeof__(api.result_string))dlsym(handle, "cuptiGetResultString");
+    return ok;
+}
+
+static uint64_t trace_time(uint64_t cupti_ns)
+{
+    return timestamps_are_ours ? cupti_ns : cupti_ns - (uint64_t)realtime_minus_trace;
+}
+
+static uint64_t CUPTIAPI trace_clock(void) { return gw_now(); }
+
+static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
+{
+    *buffer = aligned_alloc(8, ACTIVITY_BUFFER_BYTES);
+    *size = *buffer ? ACTIVITY_BUFFER_BYTES : 0;
+    *max_records = 0;
+}
+
+static void record_kernel(const CUpti_ActivityKernel5 *kernel)
+{
+    const uint32_t dims[6] = {(uint32_t)kernel->gridX, (uint32_t)kernel->gridY,
+                              (uint32_t)kernel->gridZ, (uint32_t)kernel->blockX,
+                              (uint32_t)kernel->blockY, (uint32_t)kernel->blockZ};
+    uint64_t shape = gw_rec_shape(0, gw_rec_string(kernel->name), dims,
+                                  (uint32_t)kernel->dynamicSharedMemory,
+                                  kernel->registersPerThread,
+                                  (uint32_t)kernel->staticSharedMemory);
+    uint64_t start = trace_time(kernel->start);
+    uint64_t words[6] = {trace_time(kernel->end) - start, kernel->correlationId,
+                         kernel->deviceId, kernel->streamId, shape, kernel->graphId};
+    gw_rec_timed(GW_REC_GPU_KERNEL, start, words, 6);
+}
+
+static void record_memcpy(const CUpti_ActivityMemcpy4 *copy)
+{
+    uint64_t start = trace_time(copy->start);
+    uint64_t words[9] = {trace_time(copy->end) - start, copy->correlationId, copy->deviceId,
+                         copy->streamId, copy->bytes, copy->copyKind, copy->srcKind,
+                         copy->dstKind, copy->graphId};
+    gw_rec_timed(GW_REC_GPU_MEMCPY, start, words, 9);
+}
+
+static void record_memset(const CUpti_ActivityMemset3 *set)
+{
+    uint64_t start = trace_time(set->start);
+    uint64_t words[7] = {trace_time(set->end) - start, set->correlationId, set->deviceId,
+                         set->streamId, set->bytes, set->memoryKind, set->graphId};
+    gw_rec_timed(GW_REC_GPU_MEMSET, start, words, 7);
+}
+
+/* Runs on CUPTI's thread (or in a flush): translate each record into the trace. */
+static void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream_id, uint8_t *buffer,
+                                      size_t size, size_t valid_size)
+{
+    int was_in_hook = gw_in_hook;
+    gw_in_hook = 1; /* CUPTI's own driver calls are not the program's */
+    CUpti_Activity *record = NULL;
+    while (valid_size && api.next_record(buffer, valid_size, &record) == CUPTI_SUCCESS) {
+        switch (record->kind) {
+        case CUPTI_ACTIVITY_KIND_KERNEL:
+        case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+            record_kernel((const CUpti_ActivityKernel5 *)record);
+            break;
+        case CUPTI_ACTIVITY_KIND_MEMCPY:
+            record_memcpy((const CUpti_ActivityMemcpy4 *)record);
+            break;
+        case CUPTI_ACTIVITY_KIND_MEMSET:
+            record_memset((const CUpti_ActivityMemset3 *)record);
+            break;
+        case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {
+            const CUpti_ActivityExternalCorrelation *link = (const void *)record;
+            if (link->externalKind == GW_CORRELATION_KIND) {
+                uint64_t words[2] = {link->correlationId, link->externalId};
+                gw_rec_untimed(GW_REC_CORRELATION, words, 2);
+            }
+            break;
+        }
+        default:
+            break;
+        }
+    }
+    size_t dropped = 0;
+    if (api.dropped(context, stream_id, &dropped) == CUPTI_SUCCESS && dropped) {
+        uint64_t words[1] = {dropped};
+        gw_rec_timed(GW_REC_GPU_LOST, gw_now(), words, 1);
+    }
+    free(buffer);
+    gw_in_hook = was_in_hook;
+}
+
+static void CUPTIAPI ignore_callback(void *user, CUpti_CallbackDomain domain,
+                                     CUpti_CallbackId id, const void *data)
+{
+}
+
+static void give_up(int status, const char *reason)
+{
+    gw_recorder_set_cupti(status, reason);
+    if (status != GW_CUPTI_DISABLED)
+        gw_warn_once(GW_WARN_CUPTI, "GPU timeline off: %s; host-side tracing continues", reason);
+}
+
+/* Each writer round takes CUPTI's completed buffers; a signal's flush takes the partly
+ * filled ones too, since the process may be about to die. */
+static void flush_completed(int urgent)
+{
+    if (__atomic_load_n(&gw_cupti_on, __ATOMIC_ACQUIRE))
+        api.flush_all(urgent ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
+}
+
+void gw_cupti_start(void)
+{
+    char reason[160] = "";
+    const char *setting = getenv("GPUWATCH_CUPTI");
+    if (setting && strcmp(setting, "0") == 0) {
+        give_up(GW_CUPTI_DISABLED, "disabled by GPUWATCH_CUPTI=0");
+        return;
+    }
+    void *handle = load_cupti(setting, reason, sizeof reason);
+    if (!handle) {
+        give_up(GW_CUPTI_NOT_FOUND, reason);
+        return;
+    }
+    uint32_t version = 0;
+    if (!resolve_api(handle) || api.get_version(&version) != CUPTI_SUCCESS ||
+        version < MIN_CUPTI_API_VERSION) {
+        snprintf(reason, sizeof reason, "CUPTI API version %u lacks what gpuwatch needs "
+                 "(version %d or newer)", version, MIN_CUPTI_API_VERSION);
+        give_up(GW_CUPTI_INCOMPATIBLE, reason);
+        return;
+    }
+    /* Another profiler (torch.profiler's Kineto, Nsight Systems) holding CUPTI shows as a
+     * refused subscription; we only test for it, so a profiler started later is not
+     * locked out by us. */
+    CUpti_SubscriberHandle subscriber;
+    CUptiResult result = api.subscribe(&subscriber, ignore_callback, NULL);
+    if (result == CUPTI_SUCCESS)
+        api.unsubscribe(subscriber);
+    if (result == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+        give_up(GW_CUPTI_IN_USE, "another profiler (torch.profiler, Nsight Systems) holds CUPTI");
+        return;
+    }
+    timestamps_are_ours = api.register_timestamp &&
+                          api.register_timestamp(trace_clock) == CUPTI_SUCCESS;
+    realtime_minus_trace = (int64_t)(gw_realtime_ns() - gw_now());
+    result = api.register_callbacks(buffer_requested, buffer_completed);
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0] && result == CUPTI_SUCCESS; i++)
+        result = api.enable(kinds[i]);
+    if (result != CUPTI_SUCCESS) {
+        for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+            api.disable(kinds[i]);
+        snprintf(reason, sizeof reason, "CUPTI refused activity collection: %s",
+                 result_text(result));
+        give_up(result == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED ? GW_CUPTI_IN_USE
+                                                                          : GW_CUPTI_FAILED,
+                reason);
+        return;
+    }
+    snprintf(reason, sizeof reason, "CUPTI API version %u%s", version,
+             timestamps_are_ours ? "" : ", CLOCK_REALTIME timestamps");
+    gw_cupti_push_fn = api.push;
+    gw_cupti_pop_fn = api.pop;
+    gw_recorder_set_cupti(GW_CUPTI_ACTIVE, reason);
+    gw_writer_set_round_hook(flush_completed);
+    __atomic_store_n(&gw_cupti_on, 1, __ATOMIC_RELEASE);
+    gw_debug("GPU timeline on: %s", reason);
+}
+
+void gw_cupti_stop(void)
+{
+    if (!__atomic_exchange_n(&gw_cupti_on, 0, __ATOMIC_ACQ_REL))
+        return;
+    api.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+        api.disable(kinds[i]);
+}
+
+void gw_cupti_after_fork_child(void)
+{
+    /* CUPTI's state belongs to the parent's CUDA session, which the child cannot use. */
+    __atomic_store_n(&gw_cupti_on, 0, __ATOMIC_RELAXED);
+}

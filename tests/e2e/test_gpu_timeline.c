@@ -1,0 +1,171 @@
+/* Issue 3 end to end: the GPU timeline from (simulated) CUPTI and the user's NVTX ranges,
+ * recorded beside the host calls, linked to them, on one clock; and a clean fallback to
+ * host-only tracing whenever CUPTI cannot be used. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+
+#define API(name) api_id_of(#name)
+
+static struct run_result result;
+static struct tally traces;
+
+static const struct file_tally *run_one(const char *const *args, const char *const *env)
+{
+    struct run_options options = {.args = args, .env = env, .preload = 1};
+    run_workload(&options, &result);
+    assert_true(result.exited);
+    assert_int_equal(result.status, 0);
+    tally_traces(result.trace_dir, &traces);
+    assert_int_equal(traces.files, 1);
+    assert_int_equal(traces.file[0].damage, 0);
+    assert_int_equal(traces.file[0].lost_events, 0);
+    return &traces.file[0];
+}
+
+static void test_timeline_matches_the_simulation(void **state)
+{
+    (void)state;
+    const struct file_tally *f = run_one((const char *[]){"--mode", "timeline", "--launches", "20", NULL}, NULL);
+    assert_int_equal(f->header.cupti_status, GW_CUPTI_ACTIVE);
+    assert_true(f->header.feature_flags & GW_FEAT_GPU_ACTIVITY);
+    /* Per step: one 50 us kernel, a pinned and a pageable 1 MiB copy, a 1 MiB memset. */
+    assert_int_equal(f->gpu_kernels, 20);
+    assert_true(f->kernel_dur_min >= 49000 && f->kernel_dur_max <= 51000);
+    assert_int_equal(f->kernels_overlapping, 0);
+    assert_int_equal(f->gpu_memcpys, 40);
+    assert_int_equal(f->gpu_memcpy_pinned, 20);
+    assert_int_equal(f->gpu_memcpy_pageable, 20);
+    assert_int_equal(f->gpu_memsets, 20);
+    assert_int_equal(f->gpu_lost, 0);
+    /* Every launch has exactly one GPU record linked to it; none is orphaned; and on one
+     * clock no kernel starts before the call that launched it began. */
+    assert_int_equal(f->correlations, 80);
+    assert_int_equal(f->calls[API(cuLaunchKernel)], 20);
+    assert_int_equal(f->launches_linked_once, 20);
+    assert_int_equal(f->kernels_unlinked, 0);
+    assert_int_equal(f->kernels_before_launch, 0);
+    remove_dir(result.trace_dir);
+}
+
+static void test_many_threads_every_launch_linked(void **state)
+{
+    (void)state;
+    const struct file_tally *f = run_one(
+        (const char *[]){"--mode", "threads", "--threads", "8", "--launches", "2000", NULL}, NULL);
+    assert_int_equal(f->calls[API(cuLaunchKernel)], 16000);
+    assert_int_equal(f->gpu_kernels, 16000);
+    assert_int_equal(f->launches_linked_once, 16000);
+    assert_int_equal(f->kernels_unlinked, 0);
+    assert_int_equal(f->kernels_before_launch, 0);
+    remove_dir(result.trace_dir);
+}
+
+/* Host side must be complete and identical whatever happened to CUPTI. */
+static void assert_host_side_complete(const struct file_tally *f)
+{
+    assert_int_equal(f->calls[API(cuLaunchKernel)], 20);
+    assert_int_equal(f->calls[API(cuMemcpyHtoDAsync_v2)], 40);
+    assert_int_equal(f->calls[API(cuMemsetD8Async)], 20);
+    assert_int_equal(f->calls[API(cuStreamSynchronize)], 20);
+    assert_int_equal(f->gpu_kernels, 0);
+    assert_int_equal(f->correlations, 0);
+}
+
+static void assert_one_warning(const char *text)
+{
+    assert_non_null(strstr(result.err, text));
+    const char *newline = strchr(result.err, '\n');
+    assert_non_null(newline);
+    assert_null(strchr(newline + 1, '\n'));
+}
+
+static void test_profiler_holding_cupti_falls_back(void **state)
+{
+    (void)state;
+    const struct file_tally *f = run_one((const char *[]){"--mode", "timeline", "--launches", "20", NULL},
+                                         (const char *[]){"FAKECUPTI_IN_USE=1", NULL});
+    assert_int_equal(f->header.cupti_status, GW_CUPTI_IN_USE);
+    assert_non_null(strstr(f->header.cupti_reason, "holds CUPTI"));
+    assert_host_side_complete(f);
+    assert_one_warning("GPU timeline off");
+    remove_dir(result.trace_dir);
+}
+
+static void test_cupti_missing_falls_back(void **state)
+{
+    (void)state;
+    const struct file_tally *f = run_one(
+        (const char *[]){"--mode", "timeline", "--launches", "20", NULL},
+        (const char *[]){"GPUWATCH_CUPTI=/nonexistent/libcupti.so.13", NULL});
+    assert_int_equal(f->header.cupti_status, GW_CUPTI_NOT_FOUND);
+    assert_non_null(strstr(f->header.cupti_reason, "/nonexistent/libcupti.so.13"));
+    assert_host_side_complete(f);
+    assert_one_warning("GPU timeline off");
+    remove_dir(result.trace_dir);
+}
+
+static void test_cupti_too_old_falls_back(void **state)
+{
+    (void)state;
+    const struct file_tally *f = run_one((const char *[]){"--mode", "timeline", "--launches", "20", NULL},
+                                         (const char *[]){"FAKECUPTI_VERSION=12", NULL});
+    assert_int_equal(f->header.cupti_status, GW_CUPTI_INCOMPATIBLE);
+    assert_non_null(strstr(f->header.cupti_reason, "version 12"));
+    assert_host_side_complete(f);
+    remove_dir(result.trace_dir);
+}
+
+static void test_cupti_disabled_quietly(void **state)
+{
+    (void)state;
+    const struct file_tally *f = run_one((const char *[]){"--mode", "timeline", "--launches", "20", NULL},
+                                         (const char *[]){"GPUWATCH_CUPTI=0", NULL});
+    assert_int_equal(f->header.cupti_status, GW_CUPTI_DISABLED);
+    assert_host_side_complete(f);
+    assert_string_equal(result.err, "");
+    remove_dir(result.trace_dir);
+}
+
+static void test_nvtx_ranges_recorded_exactly(void **state)
+{
+    (void)state;
+    const struct file_tally *f = run_one((const char *[]){"--mode", "nvtx", NULL}, NULL);
+    /* 4 threads x 3 steps x (step, forward, backward), plus one push in the named domain. */
+    assert_int_equal(f->range_pushes, 37);
+    assert_int_equal(f->range_pops, 37);
+    assert_int_equal(f->pushes_named[0], 12);
+    assert_int_equal(f->pushes_named[1], 12);
+    assert_int_equal(f->pushes_named[2], 12);
+    assert_int_equal(f->pushes_named[3], 1);
+    assert_int_equal(f->domain_pushes_named, 1);
+    assert_int_equal(f->nvtx_max_depth, 2);
+    assert_int_equal(f->nvtx_unbalanced, 0);
+    assert_int_equal(f->marks, 1);
+    assert_int_equal(f->range_starts, 1);
+    assert_int_equal(f->range_ends, 1);
+    assert_int_equal(f->calls[API(cuLaunchKernel)], 25);
+    remove_dir(result.trace_dir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_timeline_matches_the_simulation),
+        cmocka_unit_test(test_many_threads_every_launch_linked),
+        cmocka_unit_test(test_profiler_holding_cupti_falls_back),
+        cmocka_unit_test(test_cupti_missing_falls_back),
+        cmocka_unit_test(test_cupti_too_old_falls_back),
+        cmocka_unit_test(test_cupti_disabled_quietly),
+        cmocka_unit_test(test_nvtx_ranges_recorded_exactly),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
