@@ -18,14 +18,42 @@ typedef struct span {           /* a strided region: depth slices of height rows
     size_t pitch, slice;
 } span;
 
+/* Only with an activity sink or while capturing: describe the copy. Copies between
+ * contexts (cuMemcpyPeer*) are PTOP; otherwise the kind follows where each side lives. */
+static __attribute__((noinline, cold)) void
+report_copy(fakecuda_activity_sink_fn sink, fc_stream *s, const fc_range_info *di,
+            const fc_range_info *si, size_t bytes, int async, int peer, int cont, int64_t end,
+            int64_t dur, struct fc_graph *g)
+{
+    int ddev = di->kind == FC_MEM_DEVICE, sdev = si->kind == FC_MEM_DEVICE;
+    struct fakecuda_activity a = {
+        .kind = FAKECUDA_ACTIVITY_MEMCPY,
+        .continues_call = (uint32_t)cont,
+        .bytes = bytes,
+        .async = (uint32_t)async,
+        .copy_kind = peer ? FAKECUDA_COPY_PTOP
+                     : sdev ? (ddev ? FAKECUDA_COPY_DTOD : FAKECUDA_COPY_DTOH)
+                            : (ddev ? FAKECUDA_COPY_HTOD : FAKECUDA_COPY_HTOH),
+        .src_kind = fc_activity_mem_kind(si),
+        .dst_kind = fc_activity_mem_kind(di),
+    };
+    fc_activity_report(sink, s, &a, end, dur, g);
+}
+
+/* peer: a cuMemcpyPeer* copy; cont: not the first copy of this API call (batches) */
 static CUresult run_copy(fc_stream *s, const fc_range_info *di, const fc_range_info *si,
                          size_t bytes, int async, int during_call, span d, span sr,
-                         size_t width, size_t height, size_t depth)
+                         size_t width, size_t height, size_t depth, int peer, int cont)
 {
     int pageable = di->kind == FC_MEM_PAGEABLE || si->kind == FC_MEM_PAGEABLE;
     int d2d = di->kind == FC_MEM_DEVICE && si->kind == FC_MEM_DEVICE;
     double bw = pageable ? fc_cfg.pageable_gbps : d2d ? fc_cfg.d2d_gbps : fc_cfg.pinned_gbps;
-    int64_t end = fc_enqueue(s, fc_copy_ns(bytes, bw));
+    int64_t dur = fc_copy_ns(bytes, bw);
+    struct fc_graph *g = NULL;
+    int64_t end = fc_enqueue_op(s, dur, &g);
+    fakecuda_activity_sink_fn sink = fc_sink();
+    if (__builtin_expect(sink != NULL || end == FC_CAPTURED, 0))
+        report_copy(sink, s, di, si, bytes, async, peer, cont, end, dur, g);
     if (end == FC_CAPTURED)
         return CUDA_SUCCESS;
     for (size_t z = 0; z < depth; z++)
@@ -49,8 +77,8 @@ static CUresult classify2(uintptr_t dst, uintptr_t src, size_t n, int want_dst_d
     return CUDA_SUCCESS;
 }
 
-static CUresult fc_copy(void *dst, const void *src, size_t n, CUstream h, int per_thread,
-                        int async, int want_dst_dev, int want_src_dev)
+static CUresult copy_1d(void *dst, const void *src, size_t n, CUstream h, int per_thread,
+                        int async, int want_dst_dev, int want_src_dev, int peer)
 {
     fc_stream *s;
     CUresult r = fc_stream_get(h, per_thread, &s);
@@ -63,7 +91,13 @@ static CUresult fc_copy(void *dst, const void *src, size_t n, CUstream h, int pe
     if (r != CUDA_SUCCESS)
         return r;
     span d = { (uintptr_t)dst, 0, 0 }, sr = { (uintptr_t)src, 0, 0 };
-    return run_copy(s, &di, &si, n, async, 0, d, sr, n, 1, 1);
+    return run_copy(s, &di, &si, n, async, 0, d, sr, n, 1, 1, peer, 0);
+}
+
+static CUresult fc_copy(void *dst, const void *src, size_t n, CUstream h, int per_thread,
+                        int async, int want_dst_dev, int want_src_dev)
+{
+    return copy_1d(dst, src, n, h, per_thread, async, want_dst_dev, want_src_dev, 0);
 }
 
 #define HOST(p) ((void *)(uintptr_t)(p))
@@ -115,7 +149,7 @@ static CUresult peer(CUdeviceptr dst, CUcontext dctx, CUdeviceptr src, CUcontext
         return r;
     if (!fc_ctx_valid(dctx) || !fc_ctx_valid(sctx))
         return CUDA_ERROR_INVALID_CONTEXT;
-    return fc_copy(HOST(dst), HOST(src), n, h, per_thread, async, 1, 1);
+    return copy_1d(HOST(dst), HOST(src), n, h, per_thread, async, 1, 1, 1);
 }
 
 CUresult CUDAAPI cuMemcpyPeer(CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice, CUcontext srcContext, size_t ByteCount)
@@ -187,7 +221,7 @@ static CUresult copy3d(const side *dst, const side *src, size_t width, size_t he
             return CUDA_ERROR_INVALID_VALUE;
     }
     return run_copy(s, &info[0], &info[1], width * height * depth, async, 0, sp[0], sp[1],
-                    width, height, depth);
+                    width, height, depth, 0, 0);
 }
 
 static CUresult copy2d(const CUDA_MEMCPY2D *p, CUstream h, int per_thread, int async)
@@ -263,6 +297,7 @@ static CUresult batch(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, size_
         }
     }
     size_t k = 0;
+    int cont = 0;       /* every copy of the batch belongs to this one API call */
     for (size_t i = 0; i < count; i++) {
         while (k + 1 < numAttrs && attrsIdxs[k + 1] <= i)
             k++;
@@ -272,7 +307,8 @@ static CUresult batch(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, size_
         classify2((uintptr_t)dsts[i], (uintptr_t)srcs[i], sizes[i], 0, 0, &di, &si);
         span d = { (uintptr_t)dsts[i], 0, 0 }, sr = { (uintptr_t)srcs[i], 0, 0 };
         int during = attrs[k].srcAccessOrder == CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL;
-        run_copy(s, &di, &si, sizes[i], 1, during, d, sr, sizes[i], 1, 1);
+        run_copy(s, &di, &si, sizes[i], 1, during, d, sr, sizes[i], 1, 1, 0, cont);
+        cont = 1;
     }
     return CUDA_SUCCESS;
 }

@@ -14,6 +14,8 @@
 #define __CUDA_API_VERSION_INTERNAL 1
 #include <cuda.h>
 
+#include "fakecuda_activity.h"   /* before the pragma: fakecuda_set_activity_sink is exported */
+
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
@@ -82,9 +84,14 @@ typedef struct fc_stream {
 
 int64_t fc_now(void);
 void fc_sleep_until(int64_t t);
-/* Enqueue an op of dur_ns on s; returns its simulated end time, or FC_CAPTURED when s is
- * capturing (the op went into the graph and must not run). Lock-free. */
-int64_t fc_enqueue(fc_stream *s, int64_t dur_ns);
+/* Enqueue an op of dur_ns on s; returns its simulated end time (it starts at end - dur_ns),
+ * or FC_CAPTURED when s is capturing (the op went into the graph and must not run; then
+ * *captured, if given, is that graph). Lock-free. */
+int64_t fc_enqueue_op(fc_stream *s, int64_t dur_ns, struct fc_graph **captured);
+static inline int64_t fc_enqueue(fc_stream *s, int64_t dur_ns)
+{
+    return fc_enqueue_op(s, dur_ns, NULL);
+}
 /* When everything enqueued on s so far (including implicit legacy-stream dependencies
  * for an op issued now) has finished. */
 int64_t fc_stream_point(fc_stream *s);
@@ -190,6 +197,28 @@ int64_t fc_event_time(CUevent hEvent);   /* completion time, 0 never recorded, -
 
 /* ---- graphs and capture (graph.c) ---- */
 void fc_graph_capture_op(struct fc_graph *g, int64_t dur_ns);
+/* Describe the op just captured into g (kernel, copy, memset), so that every launch of the
+ * graph can report it to the activity sink. a->name is copied. */
+void fc_graph_capture_node(struct fc_graph *g, const struct fakecuda_activity *a,
+                           int64_t dur_ns);
+
+/* ---- the test-only activity sink (activity.c, fakecuda_activity.h) ---- */
+extern _Atomic(fakecuda_activity_sink_fn) fc_activity_sink;
+
+/* One pointer load: NULL unless a sink (the simulated CUPTI) is installed. */
+static inline fakecuda_activity_sink_fn fc_sink(void)
+{
+    return atomic_load_explicit(&fc_activity_sink, memory_order_acquire);
+}
+
+/* After fc_enqueue_op returned end for an op of dur_ns described by *a (kind-specific
+ * fields filled): a captured op goes into graph g as a node; otherwise, with a sink,
+ * the times, device and stream are filled in and the sink is called. */
+void fc_activity_report(fakecuda_activity_sink_fn sink, fc_stream *s,
+                        struct fakecuda_activity *a, int64_t end, int64_t dur_ns,
+                        struct fc_graph *g);
+/* CUpti_ActivityMemoryKind value of a classified range */
+uint32_t fc_activity_mem_kind(const fc_range_info *info);
 
 #pragma GCC visibility pop
 

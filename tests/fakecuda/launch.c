@@ -9,9 +9,28 @@
 
 #define MAX_SHARED_OPTIN 232448u
 
+/* Only with an activity sink or while capturing: describe the launch. */
+static __attribute__((noinline, cold)) void
+report_launch(fakecuda_activity_sink_fn sink, fc_stream *s, const fc_func *fn, unsigned gx,
+              unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz, unsigned shmem,
+              int coop, int64_t end, struct fc_graph *g)
+{
+    struct fakecuda_activity a = {
+        .kind = FAKECUDA_ACTIVITY_KERNEL,
+        .name = fn->name,
+        .grid_x = gx, .grid_y = gy, .grid_z = gz,
+        .block_x = bx, .block_y = by, .block_z = bz,
+        .dynamic_smem = shmem,
+        .static_smem = 0,        /* cuFuncGetAttribute(SHARED_SIZE_BYTES) */
+        .registers = 32,         /* cuFuncGetAttribute(NUM_REGS) */
+        .cooperative = (uint32_t)coop,
+    };
+    fc_activity_report(sink, s, &a, end, fn->dur_ns, g);
+}
+
 static inline CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
                               unsigned by, unsigned bz, unsigned shmem, CUstream h,
-                              int per_thread, void **params, void **extra)
+                              int per_thread, void **params, void **extra, int coop)
 {
     fc_stream *s;
     CUresult r = fc_stream_get(h, per_thread, &s);
@@ -23,7 +42,11 @@ static inline CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned g
     if (!gx || !gy || !gz || !bx || !by || !bz || gy > 65535 || gz > 65535 || bz > 64 ||
         (uint64_t)bx * by * bz > 1024 || shmem > MAX_SHARED_OPTIN || (params && extra))
         return CUDA_ERROR_INVALID_VALUE;
-    fc_enqueue(s, fn->dur_ns);
+    struct fc_graph *g = NULL;
+    int64_t end = fc_enqueue_op(s, fn->dur_ns, &g);
+    fakecuda_activity_sink_fn sink = fc_sink();
+    if (__builtin_expect(sink != NULL || end == FC_CAPTURED, 0))
+        report_launch(sink, s, fn, gx, gy, gz, bx, by, bz, shmem, coop, end, g);
     return CUDA_SUCCESS;
 }
 
@@ -34,7 +57,7 @@ CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned in
                                 void **kernelParams, void **extra)
 {
     return launch(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ,
-                  sharedMemBytes, hStream, 0, kernelParams, extra);
+                  sharedMemBytes, hStream, 0, kernelParams, extra, 0);
 }
 
 CUresult CUDAAPI cuLaunchKernel_ptsz(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
@@ -44,7 +67,7 @@ CUresult CUDAAPI cuLaunchKernel_ptsz(CUfunction f, unsigned int gridDimX, unsign
                                      void **kernelParams, void **extra)
 {
     return launch(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ,
-                  sharedMemBytes, hStream, 1, kernelParams, extra);
+                  sharedMemBytes, hStream, 1, kernelParams, extra, 0);
 }
 
 static CUresult launch_ex(const CUlaunchConfig *c, CUfunction f, void **params, void **extra,
@@ -52,8 +75,12 @@ static CUresult launch_ex(const CUlaunchConfig *c, CUfunction f, void **params, 
 {
     if (!c || (c->numAttrs && !c->attrs))
         return CUDA_ERROR_INVALID_VALUE;
+    int coop = 0;
+    for (unsigned i = 0; i < c->numAttrs; i++)
+        if (c->attrs[i].id == CU_LAUNCH_ATTRIBUTE_COOPERATIVE && c->attrs[i].value.cooperative)
+            coop = 1;
     return launch(f, c->gridDimX, c->gridDimY, c->gridDimZ, c->blockDimX, c->blockDimY,
-                  c->blockDimZ, c->sharedMemBytes, c->hStream, per_thread, params, extra);
+                  c->blockDimZ, c->sharedMemBytes, c->hStream, per_thread, params, extra, coop);
 }
 
 CUresult CUDAAPI cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f,
@@ -75,7 +102,7 @@ CUresult CUDAAPI cuLaunchCooperativeKernel(CUfunction f, unsigned int gridDimX,
                                            CUstream hStream, void **kernelParams)
 {
     return launch(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ,
-                  sharedMemBytes, hStream, 0, kernelParams, NULL);
+                  sharedMemBytes, hStream, 0, kernelParams, NULL, 1);
 }
 
 CUresult CUDAAPI cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned int gridDimX,
@@ -86,7 +113,7 @@ CUresult CUDAAPI cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned int gridD
                                                 void **kernelParams)
 {
     return launch(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ,
-                  sharedMemBytes, hStream, 1, kernelParams, NULL);
+                  sharedMemBytes, hStream, 1, kernelParams, NULL, 1);
 }
 
 /* ---- host functions ---- */

@@ -8,6 +8,21 @@
 
 #include <string.h>
 
+/* Only with an activity sink or while capturing: describe the memset. */
+static __attribute__((noinline, cold)) void
+report_set(fakecuda_activity_sink_fn sink, fc_stream *s, const fc_range_info *info,
+           size_t bytes, unsigned value, int async, int64_t end, int64_t dur, struct fc_graph *g)
+{
+    struct fakecuda_activity a = {
+        .kind = FAKECUDA_ACTIVITY_MEMSET,
+        .bytes = bytes,
+        .async = (uint32_t)async,
+        .mem_kind = fc_activity_mem_kind(info),
+        .value = value,
+    };
+    fc_activity_report(sink, s, &a, end, dur, g);
+}
+
 static CUresult set(CUdeviceptr dst, unsigned value, size_t elem, size_t N, CUstream h,
                     int per_thread, int async)
 {
@@ -23,7 +38,12 @@ static CUresult set(CUdeviceptr dst, unsigned value, size_t elem, size_t N, CUst
     fc_range_info info;
     if (fc_classify((uintptr_t)dst, bytes, &info) != 0 || info.kind == FC_MEM_PAGEABLE)
         return CUDA_ERROR_INVALID_VALUE;
-    int64_t end = fc_enqueue(s, fc_copy_ns(bytes, fc_cfg.d2d_gbps));
+    int64_t dur = fc_copy_ns(bytes, fc_cfg.d2d_gbps);
+    struct fc_graph *g = NULL;
+    int64_t end = fc_enqueue_op(s, dur, &g);
+    fakecuda_activity_sink_fn sink = fc_sink();
+    if (__builtin_expect(sink != NULL || end == FC_CAPTURED, 0))
+        report_set(sink, s, &info, bytes, value, async, end, dur, g);
     if (end == FC_CAPTURED)
         return CUDA_SUCCESS;
     void *p = (void *)(uintptr_t)dst;

@@ -56,11 +56,13 @@ static inline int64_t implicit_dep(const fc_stream *s)
     return 0;
 }
 
-int64_t fc_enqueue(fc_stream *s, int64_t dur_ns)
+int64_t fc_enqueue_op(fc_stream *s, int64_t dur_ns, struct fc_graph **captured)
 {
     struct fc_graph *g = atomic_load_explicit(&s->capture, memory_order_acquire);
     if (g) {
         fc_graph_capture_op(g, dur_ns);
+        if (captured)
+            *captured = g;
         return FC_CAPTURED;
     }
     int64_t dep = fc_now();
