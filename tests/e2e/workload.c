@@ -375,7 +375,9 @@ static void run_timeline(void)
  * start/end range. */
 static void *nvtx_thread(void *arg)
 {
-    CUfunction kernel = *(CUfunction *)arg;
+    struct thread_job *job = arg;
+    CUfunction kernel = job->kernel;
+    CHECK(cuCtxSetCurrent(job->ctx));
     for (int step = 0; step < 3; step++) {
         nvtxRangePushA("step");
         nvtxRangePushA("forward");
@@ -391,11 +393,13 @@ static void *nvtx_thread(void *arg)
 
 static void run_nvtx(void)
 {
-    CUfunction kernel;
-    setup_direct(&kernel);
+    struct thread_job job;
+    setup_direct(&job.kernel);
+    CHECK(cuCtxGetCurrent(&job.ctx));
+    CUfunction kernel = job.kernel;
     pthread_t ids[4];
     for (int i = 0; i < 4; i++)
-        pthread_create(&ids[i], NULL, nvtx_thread, &kernel);
+        pthread_create(&ids[i], NULL, nvtx_thread, &job);
     for (int i = 0; i < 4; i++)
         pthread_join(ids[i], NULL);
     nvtxDomainHandle_t domain = nvtxDomainCreateA("gpuwatch-test");
