@@ -141,15 +141,46 @@ static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *ma
     *max_records = 0;
 }
 
-static void record_kernel(const CUpti_ActivityKernel5 *kernel)
+/* CUPTI shares one name string among all records of a kernel, so the pointer and launch
+ * geometry identify a shape without hashing the (often long, mangled) name each time. Only
+ * the thread draining CUPTI buffers uses it. */
+#define SHAPE_CACHE_SLOTS 256
+static struct shape_cache_slot {
+    const char *name;
+    uint32_t dims[6];
+    uint32_t dynamic_smem, registers, static_smem;
+    unsigned generation;
+    uint64_t id;
+} shape_cache[SHAPE_CACHE_SLOTS];
+
+static uint64_t kernel_shape(const CUpti_ActivityKernel5 *kernel)
 {
     const uint32_t dims[6] = {(uint32_t)kernel->gridX, (uint32_t)kernel->gridY,
                               (uint32_t)kernel->gridZ, (uint32_t)kernel->blockX,
                               (uint32_t)kernel->blockY, (uint32_t)kernel->blockZ};
-    uint64_t shape = gw_rec_shape(0, gw_rec_string(kernel->name), dims,
-                                  (uint32_t)kernel->dynamicSharedMemory,
-                                  kernel->registersPerThread,
-                                  (uint32_t)kernel->staticSharedMemory);
+    uint64_t mix = (uint64_t)(uintptr_t)kernel->name ^ dims[0] * 0x9E3779B1u ^
+                   dims[3] * 0x85EBCA77u ^ (uint64_t)kernel->dynamicSharedMemory;
+    struct shape_cache_slot *slot = &shape_cache[(mix >> 4) % SHAPE_CACHE_SLOTS];
+    if (slot->id && slot->name == kernel->name && slot->generation == gw_recorder_generation() &&
+        memcmp(slot->dims, dims, sizeof dims) == 0 &&
+        slot->dynamic_smem == (uint32_t)kernel->dynamicSharedMemory &&
+        slot->registers == kernel->registersPerThread &&
+        slot->static_smem == (uint32_t)kernel->staticSharedMemory)
+        return slot->id;
+    uint64_t id = gw_rec_shape(0, gw_rec_string(kernel->name), dims,
+                               (uint32_t)kernel->dynamicSharedMemory,
+                               kernel->registersPerThread, (uint32_t)kernel->staticSharedMemory);
+    *slot = (struct shape_cache_slot){kernel->name, {dims[0], dims[1], dims[2], dims[3], dims[4],
+                                      dims[5]}, (uint32_t)kernel->dynamicSharedMemory,
+                                      kernel->registersPerThread,
+                                      (uint32_t)kernel->staticSharedMemory,
+                                      gw_recorder_generation(), id};
+    return id;
+}
+
+static void record_kernel(const CUpti_ActivityKernel5 *kernel)
+{
+    uint64_t shape = kernel_shape(kernel);
     uint64_t start = trace_time(kernel->start);
     uint64_t words[6] = {trace_time(kernel->end) - start, kernel->correlationId,
                          kernel->deviceId, kernel->streamId, shape, kernel->graphId};
