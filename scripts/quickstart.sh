@@ -11,6 +11,7 @@ if nvidia-smi >/dev/null 2>&1; then
 else
   echo "== no GPU here: running the demo on the simulated driver (tests/fakecuda)"
   export LD_LIBRARY_PATH="$PWD/$build/tests/fakecuda${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  export GPUWATCH_CUPTI="$PWD/$build/tests/fakecupti/libcupti.so.13"   # its simulated CUPTI
 fi
 out=$(mktemp -d /tmp/gpuwatch-demo-XXXXXX)
 "$build/tools/gpuwatch" run --output "$out" -- "$build/examples/example_train_loop" --steps 20

@@ -192,8 +192,13 @@ static void test_sigterm_flushes_and_dies_of_it(void **state)
     assert_false(result.exited);
     assert_int_equal(result.status, SIGTERM);
     tally_traces(result.trace_dir, &traces);
-    /* A 1 s flush interval: only the flush in the signal handler can have written these. */
-    assert_int_equal(only_file()->calls[API(cuLaunchKernel)], 3000);
+    /* A 1 s flush interval: only the flush in the signal handler can have written these,
+     * the GPU records CUPTI still held included. */
+    const struct file_tally *f = only_file();
+    assert_int_equal(f->calls[API(cuLaunchKernel)], 3000);
+    assert_int_equal(f->header.cupti_status, GW_CUPTI_ACTIVE);
+    assert_int_equal(f->gpu_kernels, 3000);
+    assert_int_equal(f->launches_linked_once, 3000);
     finish();
 }
 
