@@ -34,13 +34,29 @@
     int gw_saved_errno = errno;             \
     gw_cupti_pop(gw_pushed)
 
-/* Records the call timed by GW_TIMED and leaves the hook. */
-#define GW_RECORD(api, result, words, nwords)                              \
-    do {                                                                   \
-        gw_rec_call(api, gw_t0, gw_t1, (int)(result), words, nwords);      \
-        gw_leave();                                                        \
-        errno = gw_saved_errno;                                            \
-    } while (0)
+/* Records the call timed by GW_HOOK_BEGIN, leaves the hook and returns its result. */
+#define GW_RECORD_AND_RETURN(api, words, nwords)                           \
+    gw_rec_call(api, gw_t0, gw_t1, (int)result, words, nwords);            \
+    GW_HOOK_END()
+
+/* How every wrapper starts: find the real function (the API's own error when the driver
+ * lacks it), pass straight through when this call is not to be recorded, else time the
+ * call with TIMED (GW_TIMED, or GW_TIMED_GPU for calls that issue GPU work). Declares
+ * real, result, gw_t0, gw_t1 and gw_saved_errno; GW_HOOK_END must follow. */
+#define GW_HOOK_BEGIN(name, TIMED, call)        \
+    __typeof__(&name) real = GW_REAL(name);     \
+    if (!real)                                  \
+        return GW_NO_DRIVER;                    \
+    if (!gw_enter())                            \
+        return call;                            \
+    CUresult result;                            \
+    TIMED(result, call)
+
+/* Leaves the hook and returns the driver's result with the errno it left. */
+#define GW_HOOK_END()                           \
+    gw_leave();                                 \
+    errno = gw_saved_errno;                     \
+    return result
 
 static inline uint64_t gw_u64(const void *pointer) { return (uint64_t)(uintptr_t)pointer; }
 

@@ -35,15 +35,8 @@ void gw_note_device(CUdevice device, CUcontext context)
 
 GW_EXPORT CUresult cuInit(unsigned int flags)
 {
-    __typeof__(&cuInit) real = GW_REAL(cuInit);
-    if (!real)
-        return GW_NO_DRIVER;
-    if (!gw_enter())
-        return real(flags);
-    CUresult result;
-    GW_TIMED(result, real(flags));
-    GW_RECORD(GW_API_cuInit, result, NULL, 0);
-    return result;
+    GW_HOOK_BEGIN(cuInit, GW_TIMED, real(flags));
+    GW_RECORD_AND_RETURN(GW_API_cuInit, NULL, 0);
 }
 
 static void record_context(unsigned api, uint64_t t0, uint64_t t1, CUresult result,
@@ -56,85 +49,51 @@ static void record_context(unsigned api, uint64_t t0, uint64_t t1, CUresult resu
     gw_rec_call(api, t0, t1, result, words, 2);
 }
 
-#define CONTEXT_HOOK(api, call, pctx, device)                \
-    do {                                                     \
-        if (!real)                                           \
-            return GW_NO_DRIVER;                             \
-        if (!gw_enter())                                     \
-            return call;                                     \
-        CUresult result;                                     \
-        GW_TIMED(result, call);                              \
-        record_context(api, gw_t0, gw_t1, result, pctx, device); \
-        gw_leave();                                          \
-        errno = gw_saved_errno;                              \
-        return result;                                       \
-    } while (0)
+#define CONTEXT_HOOK(name, call, pctx, device)                          \
+    GW_HOOK_BEGIN(name, GW_TIMED, call);                                \
+    record_context(GW_API_##name, gw_t0, gw_t1, result, pctx, device);  \
+    GW_HOOK_END()
 
 GW_EXPORT CUresult cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice dev)
 {
-    __typeof__(&cuCtxCreate_v2) real = GW_REAL(cuCtxCreate_v2);
-    CONTEXT_HOOK(GW_API_cuCtxCreate_v2, real(pctx, flags, dev), pctx, dev);
+    CONTEXT_HOOK(cuCtxCreate_v2, real(pctx, flags, dev), pctx, dev);
 }
 
 GW_EXPORT CUresult cuCtxCreate_v3(CUcontext *pctx, CUexecAffinityParam *params, int nparams,
                                   unsigned int flags, CUdevice dev)
 {
-    __typeof__(&cuCtxCreate_v3) real = GW_REAL(cuCtxCreate_v3);
-    CONTEXT_HOOK(GW_API_cuCtxCreate_v3, real(pctx, params, nparams, flags, dev), pctx, dev);
+    CONTEXT_HOOK(cuCtxCreate_v3, real(pctx, params, nparams, flags, dev), pctx, dev);
 }
 
 GW_EXPORT CUresult cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *params, unsigned int flags,
                                   CUdevice dev)
 {
-    __typeof__(&cuCtxCreate_v4) real = GW_REAL(cuCtxCreate_v4);
-    CONTEXT_HOOK(GW_API_cuCtxCreate_v4, real(pctx, params, flags, dev), pctx, dev);
+    CONTEXT_HOOK(cuCtxCreate_v4, real(pctx, params, flags, dev), pctx, dev);
 }
 
 GW_EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
 {
-    __typeof__(&cuDevicePrimaryCtxRetain) real = GW_REAL(cuDevicePrimaryCtxRetain);
-    CONTEXT_HOOK(GW_API_cuDevicePrimaryCtxRetain, real(pctx, dev), pctx, dev);
+    CONTEXT_HOOK(cuDevicePrimaryCtxRetain, real(pctx, dev), pctx, dev);
 }
 
 GW_EXPORT CUresult cuDeviceGetName(char *name, int len, CUdevice dev)
 {
-    __typeof__(&cuDeviceGetName) real = GW_REAL(cuDeviceGetName);
-    if (!real)
-        return GW_NO_DRIVER;
-    if (!gw_enter())
-        return real(name, len, dev);
-    CUresult result;
-    GW_TIMED(result, real(name, len, dev));
-    GW_RECORD(GW_API_cuDeviceGetName, result, NULL, 0);
-    return result;
+    GW_HOOK_BEGIN(cuDeviceGetName, GW_TIMED, real(name, len, dev));
+    GW_RECORD_AND_RETURN(GW_API_cuDeviceGetName, NULL, 0);
 }
 
 GW_EXPORT CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
 {
-    __typeof__(&cuDeviceTotalMem_v2) real = GW_REAL(cuDeviceTotalMem_v2);
-    if (!real)
-        return GW_NO_DRIVER;
-    if (!gw_enter())
-        return real(bytes, dev);
-    CUresult result;
-    GW_TIMED(result, real(bytes, dev));
-    GW_RECORD(GW_API_cuDeviceTotalMem_v2, result, NULL, 0);
-    return result;
+    GW_HOOK_BEGIN(cuDeviceTotalMem_v2, GW_TIMED, real(bytes, dev));
+    GW_RECORD_AND_RETURN(GW_API_cuDeviceTotalMem_v2, NULL, 0);
 }
 
 GW_EXPORT CUresult cuMemGetInfo_v2(size_t *free_bytes, size_t *total_bytes)
 {
-    __typeof__(&cuMemGetInfo_v2) real = GW_REAL(cuMemGetInfo_v2);
-    if (!real)
-        return GW_NO_DRIVER;
-    if (!gw_enter())
-        return real(free_bytes, total_bytes);
-    CUresult result;
-    GW_TIMED(result, real(free_bytes, total_bytes));
+    GW_HOOK_BEGIN(cuMemGetInfo_v2, GW_TIMED, real(free_bytes, total_bytes));
     int ok = result == CUDA_SUCCESS;
     uint64_t words[2] = {ok && free_bytes ? *free_bytes : 0, ok && total_bytes ? *total_bytes : 0};
-    GW_RECORD(GW_API_cuMemGetInfo_v2, result, words, 2);
-    return result;
+    GW_RECORD_AND_RETURN(GW_API_cuMemGetInfo_v2, words, 2);
 }
 
 /* Both cuGetProcAddress ABIs: ask the driver, then hand back our wrapper for exactly the

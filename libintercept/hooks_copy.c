@@ -256,32 +256,16 @@ static void record_set(unsigned api, uint64_t t0, uint64_t t1, CUresult result, 
 #define MEMSET(name, value_type, element_bytes)                                     \
     GW_EXPORT CUresult name(CUdeviceptr dst, value_type value, size_t count)        \
     {                                                                               \
-        __typeof__(&name) real = GW_REAL(name);                                     \
-        if (!real)                                                                  \
-            return GW_NO_DRIVER;                                                    \
-        if (!gw_enter())                                                            \
-            return real(dst, value, count);                                         \
-        CUresult result;                                                            \
-        GW_TIMED_GPU(result, real(dst, value, count));                                  \
+        GW_HOOK_BEGIN(name, GW_TIMED_GPU, real(dst, value, count));                 \
         record_set(GW_API_##name, gw_t0, gw_t1, result, dst, count * (element_bytes), NULL); \
-        gw_leave();                                                                 \
-        errno = gw_saved_errno;                                                     \
-        return result;                                                              \
+        GW_HOOK_END();                                                              \
     }
 #define MEMSET_ASYNC(name, value_type, element_bytes)                               \
     GW_EXPORT CUresult name(CUdeviceptr dst, value_type value, size_t count, CUstream stream) \
     {                                                                               \
-        __typeof__(&name) real = GW_REAL(name);                                     \
-        if (!real)                                                                  \
-            return GW_NO_DRIVER;                                                    \
-        if (!gw_enter())                                                            \
-            return real(dst, value, count, stream);                                 \
-        CUresult result;                                                            \
-        GW_TIMED_GPU(result, real(dst, value, count, stream));                          \
+        GW_HOOK_BEGIN(name, GW_TIMED_GPU, real(dst, value, count, stream));         \
         record_set(GW_API_##name, gw_t0, gw_t1, result, dst, count * (element_bytes), stream); \
-        gw_leave();                                                                 \
-        errno = gw_saved_errno;                                                     \
-        return result;                                                              \
+        GW_HOOK_END();                                                              \
     }
 MEMSET(cuMemsetD8_v2, unsigned char, 1)
 MEMSET(cuMemsetD8_v2_ptds, unsigned char, 1)

@@ -17,18 +17,11 @@ static inline void record_launch(unsigned api, uint64_t t0, uint64_t t1, CUresul
                             unsigned int shared_mem, CUstream stream, void **params,        \
                             void **extra)                                                   \
     {                                                                                       \
-        __typeof__(&name) real = GW_REAL(name);                                             \
-        if (!real)                                                                          \
-            return GW_NO_DRIVER;                                                            \
-        if (!gw_enter())                                                                    \
-            return real(f, gx, gy, gz, bx, by, bz, shared_mem, stream, params, extra);      \
-        CUresult result;                                                                    \
-        GW_TIMED_GPU(result, real(f, gx, gy, gz, bx, by, bz, shared_mem, stream, params, extra)); \
+        GW_HOOK_BEGIN(name, GW_TIMED_GPU,                                                   \
+                      real(f, gx, gy, gz, bx, by, bz, shared_mem, stream, params, extra));  \
         const uint32_t dims[6] = {gx, gy, gz, bx, by, bz};                                  \
         record_launch(GW_API_##name, gw_t0, gw_t1, result, f, dims, shared_mem, stream);    \
-        gw_leave();                                                                         \
-        errno = gw_saved_errno;                                                             \
-        return result;                                                                      \
+        GW_HOOK_END();                                                                      \
     }
 LAUNCH_KERNEL(cuLaunchKernel)
 LAUNCH_KERNEL(cuLaunchKernel_ptsz)
@@ -38,18 +31,11 @@ LAUNCH_KERNEL(cuLaunchKernel_ptsz)
                             unsigned int bx, unsigned int by, unsigned int bz,              \
                             unsigned int shared_mem, CUstream stream, void **params)        \
     {                                                                                       \
-        __typeof__(&name) real = GW_REAL(name);                                             \
-        if (!real)                                                                          \
-            return GW_NO_DRIVER;                                                            \
-        if (!gw_enter())                                                                    \
-            return real(f, gx, gy, gz, bx, by, bz, shared_mem, stream, params);             \
-        CUresult result;                                                                    \
-        GW_TIMED_GPU(result, real(f, gx, gy, gz, bx, by, bz, shared_mem, stream, params));      \
+        GW_HOOK_BEGIN(name, GW_TIMED_GPU,                                                   \
+                      real(f, gx, gy, gz, bx, by, bz, shared_mem, stream, params));         \
         const uint32_t dims[6] = {gx, gy, gz, bx, by, bz};                                  \
         record_launch(GW_API_##name, gw_t0, gw_t1, result, f, dims, shared_mem, stream);    \
-        gw_leave();                                                                         \
-        errno = gw_saved_errno;                                                             \
-        return result;                                                                      \
+        GW_HOOK_END();                                                                      \
     }
 LAUNCH_COOPERATIVE(cuLaunchCooperativeKernel)
 LAUNCH_COOPERATIVE(cuLaunchCooperativeKernel_ptsz)
@@ -58,13 +44,7 @@ LAUNCH_COOPERATIVE(cuLaunchCooperativeKernel_ptsz)
     GW_EXPORT CUresult name(const CUlaunchConfig *config, CUfunction f, void **params,      \
                             void **extra)                                                   \
     {                                                                                       \
-        __typeof__(&name) real = GW_REAL(name);                                             \
-        if (!real)                                                                          \
-            return GW_NO_DRIVER;                                                            \
-        if (!gw_enter())                                                                    \
-            return real(config, f, params, extra);                                          \
-        CUresult result;                                                                    \
-        GW_TIMED_GPU(result, real(config, f, params, extra));                                   \
+        GW_HOOK_BEGIN(name, GW_TIMED_GPU, real(config, f, params, extra));                  \
         uint32_t dims[6] = {0};                                                             \
         uint32_t shared_mem = 0;                                                            \
         CUstream stream = NULL;                                                             \
@@ -75,43 +55,23 @@ LAUNCH_COOPERATIVE(cuLaunchCooperativeKernel_ptsz)
             shared_mem = config->sharedMemBytes, stream = config->hStream;                  \
         }                                                                                   \
         record_launch(GW_API_##name, gw_t0, gw_t1, result, f, dims, shared_mem, stream);    \
-        gw_leave();                                                                         \
-        errno = gw_saved_errno;                                                             \
-        return result;                                                                      \
+        GW_HOOK_END();                                                                      \
     }
 LAUNCH_EX(cuLaunchKernelEx)
 LAUNCH_EX(cuLaunchKernelEx_ptsz)
 
-#define LAUNCH_HOST_FUNC(name)                                                              \
-    GW_EXPORT CUresult name(CUstream stream, CUhostFn fn, void *data)                       \
+/* Host functions and graph launches carry no shape; the handle says what ran. */
+#define LAUNCH_HANDLE(name, params, call, stream, handle)                                   \
+    GW_EXPORT CUresult name params                                                          \
     {                                                                                       \
-        __typeof__(&name) real = GW_REAL(name);                                             \
-        if (!real)                                                                          \
-            return GW_NO_DRIVER;                                                            \
-        if (!gw_enter())                                                                    \
-            return real(stream, fn, data);                                                  \
-        CUresult result;                                                                    \
-        GW_TIMED_GPU(result, real(stream, fn, data));                                           \
-        uint64_t words[3] = {0, gw_stream_id(stream), (uint64_t)(uintptr_t)fn};             \
-        GW_RECORD(GW_API_##name, result, words, 3);                                         \
-        return result;                                                                      \
+        GW_HOOK_BEGIN(name, GW_TIMED_GPU, call);                                            \
+        uint64_t words[3] = {0, gw_stream_id(stream), (uint64_t)(uintptr_t)(handle)};       \
+        GW_RECORD_AND_RETURN(GW_API_##name, words, 3);                                      \
     }
-LAUNCH_HOST_FUNC(cuLaunchHostFunc)
-LAUNCH_HOST_FUNC(cuLaunchHostFunc_ptsz)
-
-#define GRAPH_LAUNCH(name)                                                                  \
-    GW_EXPORT CUresult name(CUgraphExec exec, CUstream stream)                              \
-    {                                                                                       \
-        __typeof__(&name) real = GW_REAL(name);                                             \
-        if (!real)                                                                          \
-            return GW_NO_DRIVER;                                                            \
-        if (!gw_enter())                                                                    \
-            return real(exec, stream);                                                      \
-        CUresult result;                                                                    \
-        GW_TIMED_GPU(result, real(exec, stream));                                               \
-        uint64_t words[3] = {0, gw_stream_id(stream), gw_u64(exec)};                        \
-        GW_RECORD(GW_API_##name, result, words, 3);                                         \
-        return result;                                                                      \
-    }
-GRAPH_LAUNCH(cuGraphLaunch)
-GRAPH_LAUNCH(cuGraphLaunch_ptsz)
+LAUNCH_HANDLE(cuLaunchHostFunc, (CUstream stream, CUhostFn fn, void *data),
+              real(stream, fn, data), stream, fn)
+LAUNCH_HANDLE(cuLaunchHostFunc_ptsz, (CUstream stream, CUhostFn fn, void *data),
+              real(stream, fn, data), stream, fn)
+LAUNCH_HANDLE(cuGraphLaunch, (CUgraphExec exec, CUstream stream), real(exec, stream), stream, exec)
+LAUNCH_HANDLE(cuGraphLaunch_ptsz, (CUgraphExec exec, CUstream stream), real(exec, stream), stream,
+              exec)

@@ -6,18 +6,11 @@
 
 /* Shared tail of every wrapper here: time the call, then record words[0..n). */
 #define MEMORY_HOOK(name, call, ...)                        \
-    __typeof__(&name) real = GW_REAL(name);                 \
-    if (!real)                                              \
-        return GW_NO_DRIVER;                                \
-    if (!gw_enter())                                        \
-        return call;                                        \
-    CUresult result;                                        \
-    GW_TIMED(result, call);                                 \
+    GW_HOOK_BEGIN(name, GW_TIMED, call);                    \
     int ok = result == CUDA_SUCCESS;                        \
     (void)ok;                                               \
     __VA_ARGS__;                                            \
-    GW_RECORD(GW_API_##name, result, words, sizeof words / sizeof words[0]); \
-    return result
+    GW_RECORD_AND_RETURN(GW_API_##name, words, sizeof words / sizeof words[0])
 
 static uint64_t out_pointer(int ok, const CUdeviceptr *dptr) { return ok && dptr ? *dptr : 0; }
 

@@ -15,19 +15,11 @@ static void record_name(unsigned api, uint64_t t0, uint64_t t1, CUresult result,
 }
 
 #define NAME_HOOK(name, call, handle_expr, name_expr)                               \
-    __typeof__(&name) real = GW_REAL(name);                                         \
-    if (!real)                                                                      \
-        return GW_NO_DRIVER;                                                        \
-    if (!gw_enter())                                                                \
-        return call;                                                                \
-    CUresult result;                                                                \
-    GW_TIMED(result, call);                                                         \
+    GW_HOOK_BEGIN(name, GW_TIMED, call);                                            \
     int ok = result == CUDA_SUCCESS;                                                \
     record_name(GW_API_##name, gw_t0, gw_t1, result, ok ? (handle_expr) : 0,        \
                 ok ? (name_expr) : NULL);                                           \
-    gw_leave();                                                                     \
-    errno = gw_saved_errno;                                                         \
-    return result
+    GW_HOOK_END()
 
 GW_EXPORT CUresult cuModuleGetFunction(CUfunction *hfunc, CUmodule module, const char *name)
 {

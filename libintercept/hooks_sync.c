@@ -4,16 +4,9 @@
 
 /* `call` runs the real function; the record is {stream id, event handle}. */
 #define SYNC_HOOK(name, call, stream, event)                                        \
-    __typeof__(&name) real = GW_REAL(name);                                         \
-    if (!real)                                                                      \
-        return GW_NO_DRIVER;                                                        \
-    if (!gw_enter())                                                                \
-        return call;                                                                \
-    CUresult result;                                                                \
-    GW_TIMED(result, call);                                                         \
+    GW_HOOK_BEGIN(name, GW_TIMED, call);                                            \
     uint64_t words[2] = {gw_stream_id(stream), gw_u64(event)};                      \
-    GW_RECORD(GW_API_##name, result, words, 2);                                     \
-    return result
+    GW_RECORD_AND_RETURN(GW_API_##name, words, 2)
 
 GW_EXPORT CUresult cuCtxSynchronize(void)
 {
