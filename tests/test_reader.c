@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "gw_busy.h"
 #include "test_reader_tracewriter.h"
 #include "trace_reader.h"
 
@@ -190,6 +191,27 @@ static void append_bytes(const char *path, int value, size_t len)
 
 /* ---- tests ---- */
 
+/* Opens path (must succeed). */
+static struct gw_reader *open_ok(const char *path)
+{
+    struct gw_reader *r;
+    char err[512];
+    if (gw_reader_open(path, &r, err, sizeof err) != 0)
+        fail_msg("open failed: %s", err);
+    return r;
+}
+
+/* The next event, which must be there and of this kind. */
+static struct gw_event next_of(struct gw_reader *r, enum gw_event_kind kind)
+{
+    struct gw_event ev;
+    assert_int_equal(gw_reader_next(r, &ev), 1);
+    if (ev.kind != kind)
+        fail_msg("expected a %s event, got %s (offset %" PRIu64 ")", gw_event_kind_name(kind),
+                 gw_event_kind_name(ev.kind), ev.offset);
+    return ev;
+}
+
 static void test_api_names(void **state)
 {
     (void)state;
@@ -207,6 +229,33 @@ static void test_api_names(void **state)
     assert_string_equal(gw_family_name(GW_FAM_COPY), "copy");
     assert_string_equal(gw_cu_result_name(2), "CUDA_ERROR_OUT_OF_MEMORY");
     assert_null(gw_cu_result_name(123456));
+    /* every event kind has its own name */
+    static const char *const kinds[] = {
+        [GW_EV_CALL] = "call", [GW_EV_LOST] = "lost", [GW_EV_STRING] = "string",
+        [GW_EV_SHAPE] = "shape", [GW_EV_STREAM] = "stream", [GW_EV_DEVICE] = "device",
+        [GW_EV_CLOCK] = "clock", [GW_EV_THREAD] = "thread", [GW_EV_GPU_KERNEL] = "gpu_kernel",
+        [GW_EV_GPU_MEMCPY] = "gpu_memcpy", [GW_EV_GPU_MEMSET] = "gpu_memset",
+        [GW_EV_GPU_LOST] = "gpu_lost", [GW_EV_CORRELATION] = "correlation",
+        [GW_EV_RANGE_PUSH] = "range_push", [GW_EV_RANGE_POP] = "range_pop",
+        [GW_EV_MARK] = "mark", [GW_EV_RANGE_START] = "range_start",
+        [GW_EV_RANGE_END] = "range_end",
+    };
+    for (int k = GW_EV_CALL; k <= GW_EV_RANGE_END; k++) {
+        assert_string_equal(gw_event_kind_name((enum gw_event_kind)k), kinds[k]);
+        assert_int_equal(gw_event_kind_is_def((enum gw_event_kind)k),
+                         k >= GW_EV_STRING && k <= GW_EV_THREAD);
+    }
+    assert_string_equal(gw_event_kind_name((enum gw_event_kind)99), "unknown");
+    assert_string_equal(gw_gpu_copy_kind_name(GW_GPU_COPY_HTOD), "HtoD");
+    assert_string_equal(gw_gpu_copy_kind_name(GW_GPU_COPY_DTOH), "DtoH");
+    assert_string_equal(gw_gpu_copy_kind_name(GW_GPU_COPY_DTOD), "DtoD");
+    assert_string_equal(gw_gpu_copy_kind_name(GW_GPU_COPY_PTOP), "PtoP");
+    assert_string_equal(gw_gpu_copy_kind_name(0), "unknown");
+    assert_string_equal(gw_gpu_copy_kind_name(11), "unknown");
+    assert_string_equal(gw_gpu_memory_kind_name(GW_GPU_MEM_PAGEABLE), "pageable");
+    assert_string_equal(gw_gpu_memory_kind_name(GW_GPU_MEM_PINNED), "pinned");
+    assert_string_equal(gw_gpu_memory_kind_name(GW_GPU_MEM_MANAGED), "managed");
+    assert_string_equal(gw_gpu_memory_kind_name(1000), "unknown");
 }
 
 /* One call of every family (and the special forms), definitions of every kind. */
@@ -328,6 +377,8 @@ static void test_roundtrip_every_family(void **state)
         assert_int_equal(ev.dur_ns, 100 + i);
         assert_int_equal(ev.result, calls[i].result);
         assert_int_equal(ev.family, gw_api_family(calls[i].api));
+        assert_int_equal(ev.call_id, (uint64_t)1234 << 32 | i);
+        assert_int_equal(ev.call_id_unsure, 0);
         assert_int_equal(ev.nwords, calls[i].n);
         for (unsigned k = 0; k < calls[i].n; k++)
             assert_int_equal(ev.words[k], calls[i].w[k]);
@@ -445,6 +496,8 @@ static void test_roundtrip_every_family(void **state)
     assert_int_equal(gw_reader_next(r, &ev), 1);
     assert_int_equal(ev.kind, GW_EV_LOST);
     assert_int_equal(ev.u.lost.count, 42);
+    assert_int_equal(ev.u.lost.calls, 42);  /* no calls word: all of them */
+    assert_int_equal(ev.call_id, 0);
     assert_int_equal(ev.ts_ns, t0 + ncalls * 1000);
     assert_int_equal(gw_reader_next(r, &ev), 0);
     assert_int_equal(gw_reader_next(r, &ev), 0);
@@ -941,6 +994,24 @@ static void test_record_damage(void **state)
     assert_int_equal(d[2].offset, (uint64_t)at + 32 + cut_at);
     assert_int_equal(gw_reader_stats(r)->calls, 4);
     gw_reader_close(r);
+
+    /* call numbers: the undecodable CALL record (no dur) still had number 3; the cut
+     * record's bytes may have held calls, so the next chunk's numbers are unsure */
+    assert_int_equal(gw_reader_open(path, &r, err, sizeof err), 0);
+    uint64_t ids[4];
+    unsigned unsure[4];
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(gw_reader_next(r, &ev), 1);
+        ids[i] = ev.call_id;
+        unsure[i] = ev.call_id_unsure;
+    }
+    assert_int_equal(ids[0], (uint64_t)5 << 32 | 0);
+    assert_int_equal(ids[2], (uint64_t)5 << 32 | 2);
+    assert_int_equal(unsure[2], 0);
+    assert_int_equal(ids[3], (uint64_t)5 << 32 | 4);
+    assert_int_equal(unsure[3], 1);
+    assert_int_equal(gw_reader_stats(r)->calls_unsure, 1);
+    gw_reader_close(r);
 }
 
 /* Names defined after their first use resolve once the definitions are loaded first. */
@@ -1035,6 +1106,608 @@ static void test_random_damage(void **state)
     free(orig);
 }
 
+/* ---- issue 3: GPU timeline, correlation, NVTX ---- */
+
+/* Every new record, with the optional definition words present and absent, words of a
+ * newer writer after them, and times going back (GPU records are not in time order). */
+static void test_roundtrip_gpu_records(void **state)
+{
+    (void)state;
+    const char *path = tmp_path("gpu.gwt");
+    FILE *f = create(path);
+    struct gw_file_header h = tw_header();
+    h.feature_flags |= GW_FEAT_GPU_ACTIVITY | GW_FEAT_NVTX;
+    h.cupti_status = GW_CUPTI_ACTIVE;
+    tw_write_header(f, &h);
+    struct tw_chunk c = {0};
+    tw_begin(&c, 0);
+    tw_string(&c, 1, "gemm_kernel");
+    tw_string(&c, 2, "step");
+    tw_string(&c, 3, "my domain");
+    uint64_t gpu_shape[12] = {9, 1, 0, 128, 2, 1, 256, 1, 1, 8192, 96, 49152};
+    tw_record(&c, GW_REC_SHAPE, gpu_shape, 12, NULL, 0);
+    uint64_t host_shape[10] = {4, 1, 0xF00D, 1, 1, 1, 32, 1, 1, 0};
+    tw_record(&c, GW_REC_SHAPE, host_shape, 10, NULL, 0);
+    uint64_t one_more[11] = {5, 1, 0, 1, 1, 1, 1, 1, 1, 0, 40};
+    tw_record(&c, GW_REC_SHAPE, one_more, 11, NULL, 0);
+    uint64_t stream_cupti[3] = {3, 0x5500AA, 77};
+    tw_record(&c, GW_REC_STREAM, stream_cupti, 3, NULL, 0);
+    uint64_t stream_plain[2] = {4, 0x5500BB};
+    tw_record(&c, GW_REC_STREAM, stream_plain, 2, NULL, 0);
+    uint64_t stream_newer[4] = {5, 0x5500CC, 78, 12345};  /* a word we do not know */
+    tw_record(&c, GW_REC_STREAM, stream_newer, 4, NULL, 0);
+    uint64_t corr_def[2] = {500, (uint64_t)7 << 32 | 1};
+    tw_record(&c, GW_REC_CORRELATION, corr_def, 2, NULL, 0);
+    tw_write_chunk(f, &c, 0, GW_CHUNK_DEFS, 0);
+
+    const uint64_t t0 = 3000000000ull;
+    tw_begin(&c, t0);
+    uint64_t kernel[7] = {2500, 501, 1, 77, 9, 0xABCDEF, 999 /* newer word */};
+    tw_timed(&c, GW_REC_GPU_KERNEL, t0 + 1000, kernel, 7);
+    uint64_t memcpy_w[9] = {800, 502, 0, 78, 1 << 20, GW_GPU_COPY_HTOD, GW_GPU_MEM_PAGEABLE,
+                            GW_GPU_MEM_DEVICE, 0};
+    tw_timed(&c, GW_REC_GPU_MEMCPY, t0 + 400, memcpy_w, 9);  /* earlier: negative dt */
+    uint64_t memset_w[7] = {300, 503, 2, 0, 4096, GW_GPU_MEM_DEVICE, 17};
+    tw_timed(&c, GW_REC_GPU_MEMSET, t0 + 5000, memset_w, 7);
+    uint64_t lost = 12;
+    tw_timed(&c, GW_REC_GPU_LOST, t0 + 6000, &lost, 1);
+    uint64_t corr[2] = {501, (uint64_t)7 << 32 | 2};
+    tw_record(&c, GW_REC_CORRELATION, corr, 2, NULL, 0);
+    uint64_t push[2] = {0, 2}, pop[1] = {0}, mark[2] = {3, 2}, start[3] = {3, 2, 42},
+             end[1] = {42};
+    tw_timed(&c, GW_REC_RANGE_PUSH, t0 + 7000, push, 2);
+    tw_timed(&c, GW_REC_MARK, t0 + 7100, mark, 2);
+    tw_timed(&c, GW_REC_RANGE_START, t0 + 7200, start, 3);
+    tw_timed(&c, GW_REC_RANGE_POP, t0 + 7300, pop, 1);
+    tw_timed(&c, GW_REC_RANGE_END, t0 + 7400, end, 1);
+    tw_write_chunk(f, &c, 99, GW_CHUNK_EVENTS, 0);
+    fclose(f);
+    tw_free(&c);
+
+    struct gw_reader *r = open_ok(path);
+    struct gw_event ev;
+    for (int i = 0; i < 3; i++)
+        next_of(r, GW_EV_STRING);
+    ev = next_of(r, GW_EV_SHAPE);
+    assert_int_equal(ev.u.shape.id, 9);
+    assert_int_equal(ev.u.shape.func, 0);
+    assert_int_equal(ev.u.shape.grid[1], 2);
+    assert_int_equal(ev.u.shape.shared_mem, 8192);
+    assert_int_equal(ev.u.shape.registers, 96);
+    assert_int_equal(ev.u.shape.static_shared_mem, 49152);
+    ev = next_of(r, GW_EV_SHAPE);
+    assert_int_equal(ev.u.shape.registers, 0);
+    assert_int_equal(ev.u.shape.static_shared_mem, 0);
+    ev = next_of(r, GW_EV_SHAPE);
+    assert_int_equal(ev.u.shape.registers, 40);
+    assert_int_equal(ev.u.shape.static_shared_mem, 0);
+    ev = next_of(r, GW_EV_STREAM);
+    assert_int_equal(ev.u.stream.id, 3);
+    assert_int_equal(ev.u.stream.handle, 0x5500AA);
+    assert_int_equal(ev.u.stream.cupti_stream_id, 77);
+    ev = next_of(r, GW_EV_STREAM);
+    assert_int_equal(ev.u.stream.cupti_stream_id, 0);
+    ev = next_of(r, GW_EV_STREAM);
+    assert_int_equal(ev.u.stream.cupti_stream_id, 78);
+    ev = next_of(r, GW_EV_CORRELATION);
+    assert_int_equal(ev.tid, 0);
+    assert_int_equal(ev.u.correlation.correlation_id, 500);
+    assert_int_equal(ev.u.correlation.call_id, (uint64_t)7 << 32 | 1);
+
+    ev = next_of(r, GW_EV_GPU_KERNEL);
+    assert_int_equal(ev.tid, 99);
+    assert_int_equal(ev.ts_ns, t0 + 1000);
+    assert_int_equal(ev.dur_ns, 2500);
+    assert_int_equal(ev.u.gpu_kernel.correlation_id, 501);
+    assert_int_equal(ev.u.gpu_kernel.device, 1);
+    assert_int_equal(ev.u.gpu_kernel.stream_id, 77);
+    assert_int_equal(ev.u.gpu_kernel.shape_id, 9);
+    assert_int_equal(ev.u.gpu_kernel.graph_id, 0xABCDEF);
+    assert_int_equal(ev.family, -1);
+    assert_string_equal(gw_reader_kernel_name(r, ev.u.gpu_kernel.shape_id), "gemm_kernel");
+    uint64_t id;
+    assert_int_equal(gw_reader_stream_by_cupti(r, ev.u.gpu_kernel.stream_id, &id), 0);
+    assert_int_equal(id, 3);
+    ev = next_of(r, GW_EV_GPU_MEMCPY);
+    assert_int_equal(ev.ts_ns, t0 + 400);
+    assert_int_equal(ev.dur_ns, 800);
+    assert_int_equal(ev.u.gpu_memcpy.correlation_id, 502);
+    assert_int_equal(ev.u.gpu_memcpy.device, 0);
+    assert_int_equal(ev.u.gpu_memcpy.stream_id, 78);
+    assert_int_equal(ev.u.gpu_memcpy.bytes, 1 << 20);
+    assert_int_equal(ev.u.gpu_memcpy.copy_kind, GW_GPU_COPY_HTOD);
+    assert_int_equal(ev.u.gpu_memcpy.src_kind, GW_GPU_MEM_PAGEABLE);
+    assert_int_equal(ev.u.gpu_memcpy.dst_kind, GW_GPU_MEM_DEVICE);
+    assert_int_equal(gw_reader_stream_by_cupti(r, ev.u.gpu_memcpy.stream_id, &id), 0);
+    assert_int_equal(id, 5);
+    ev = next_of(r, GW_EV_GPU_MEMSET);
+    assert_int_equal(ev.ts_ns, t0 + 5000);
+    assert_int_equal(ev.dur_ns, 300);
+    assert_int_equal(ev.u.gpu_memset.correlation_id, 503);
+    assert_int_equal(ev.u.gpu_memset.device, 2);
+    assert_int_equal(ev.u.gpu_memset.bytes, 4096);
+    assert_int_equal(ev.u.gpu_memset.memory_kind, GW_GPU_MEM_DEVICE);
+    assert_int_equal(ev.u.gpu_memset.graph_id, 17);
+    ev = next_of(r, GW_EV_GPU_LOST);
+    assert_int_equal(ev.ts_ns, t0 + 6000);
+    assert_int_equal(ev.u.gpu_lost.count, 12);
+    ev = next_of(r, GW_EV_CORRELATION);
+    assert_int_equal(ev.tid, 99);
+    assert_int_equal(ev.ts_ns, 0);
+    assert_int_equal(ev.u.correlation.correlation_id, 501);
+    assert_int_equal(ev.u.correlation.call_id, (uint64_t)7 << 32 | 2);
+    ev = next_of(r, GW_EV_RANGE_PUSH);
+    assert_int_equal(ev.ts_ns, t0 + 7000);
+    assert_int_equal(ev.u.nvtx.domain_id, 0);
+    assert_int_equal(ev.u.nvtx.name_id, 2);
+    ev = next_of(r, GW_EV_MARK);
+    assert_int_equal(ev.ts_ns, t0 + 7100);
+    assert_int_equal(ev.u.nvtx.domain_id, 3);
+    assert_int_equal(ev.u.nvtx.name_id, 2);
+    ev = next_of(r, GW_EV_RANGE_START);
+    assert_int_equal(ev.u.nvtx.domain_id, 3);
+    assert_int_equal(ev.u.nvtx.name_id, 2);
+    assert_int_equal(ev.u.nvtx.range_id, 42);
+    ev = next_of(r, GW_EV_RANGE_POP);
+    assert_int_equal(ev.ts_ns, t0 + 7300);
+    assert_int_equal(ev.u.nvtx.domain_id, 0);
+    ev = next_of(r, GW_EV_RANGE_END);
+    assert_int_equal(ev.ts_ns, t0 + 7400);
+    assert_int_equal(ev.u.nvtx.range_id, 42);
+    assert_int_equal(gw_reader_next(r, &ev), 0);
+
+    /* stream lookups both ways; 0 and unknown CUPTI ids find nothing */
+    assert_int_equal(gw_reader_stream_cupti(r, 3, &id), 0);
+    assert_int_equal(id, 77);
+    assert_int_equal(gw_reader_stream_cupti(r, 4, &id), -1);
+    id = 1234;
+    assert_int_equal(gw_reader_stream_by_cupti(r, 0, &id), -1);
+    assert_int_equal(gw_reader_stream_by_cupti(r, 79, &id), -1);
+    assert_int_equal(id, 1234);
+    assert_int_equal(gw_reader_stream_handle(r, 5, &id), 0);
+    assert_int_equal(id, 0x5500CC);
+
+    const struct gw_reader_stats *st = gw_reader_stats(r);
+    assert_int_equal(st->damage_reports, 0);
+    assert_int_equal(st->unknown_records, 0);
+    assert_int_equal(st->gpu_kernels, 1);
+    assert_int_equal(st->gpu_memcpys, 1);
+    assert_int_equal(st->gpu_memsets, 1);
+    assert_int_equal(st->gpu_lost_records, 1);
+    assert_int_equal(st->gpu_lost_events, 12);
+    assert_int_equal(st->correlations, 2);
+    assert_int_equal(st->nvtx_records, 5);
+    assert_int_equal(st->definitions, 9);
+    assert_int_equal(st->calls, 0);
+    assert_int_equal(st->first_ts_ns, t0 + 400);  /* the memcpy */
+    assert_int_equal(st->last_ts_ns, t0 + 7400);
+    gw_reader_close(r);
+}
+
+/* Short bodies: missing words of a v1 body read as 0 and are reported; without the words
+ * a record cannot do without, it is dropped and reported; the chunk goes on. */
+static void test_short_gpu_records(void **state)
+{
+    (void)state;
+    const char *path = tmp_path("gpu-short.gwt");
+    FILE *f = create(path);
+    struct gw_file_header h = tw_header();
+    tw_write_header(f, &h);
+    struct tw_chunk c = {0};
+    tw_begin(&c, 1000);
+    uint64_t dur_only[1] = {700};
+    tw_timed(&c, GW_REC_GPU_KERNEL, 2000, dur_only, 1);     /* 2 of 7 varints */
+    tw_timed(&c, GW_REC_GPU_MEMCPY, 2500, NULL, 0);         /* dt only: dropped */
+    uint64_t corr_half[1] = {5};
+    tw_record(&c, GW_REC_CORRELATION, corr_half, 1, NULL, 0); /* dropped */
+    tw_timed(&c, GW_REC_RANGE_END, 2600, NULL, 0);          /* no range id: dropped */
+    tw_timed(&c, GW_REC_RANGE_PUSH, 2700, NULL, 0);         /* kept: domain 0, name 0 */
+    uint64_t lost_none[1] = {0};
+    tw_timed(&c, GW_REC_GPU_LOST, 2800, lost_none, 1);
+    uint64_t w[2] = {1, 0};
+    tw_call(&c, 3000, GW_API_cuLaunchKernel, 10, 0, w, 2);
+    tw_write_chunk(f, &c, 8, GW_CHUNK_EVENTS, 0);
+    fclose(f);
+    tw_free(&c);
+
+    struct gw_reader *r = open_ok(path);
+    struct gw_event ev = next_of(r, GW_EV_GPU_KERNEL);
+    assert_int_equal(ev.ts_ns, 2000);
+    assert_int_equal(ev.dur_ns, 700);
+    assert_int_equal(ev.u.gpu_kernel.correlation_id, 0);
+    assert_int_equal(ev.u.gpu_kernel.shape_id, 0);
+    ev = next_of(r, GW_EV_RANGE_PUSH);
+    assert_int_equal(ev.ts_ns, 2700);  /* the dropped records' dts still count */
+    assert_int_equal(ev.u.nvtx.name_id, 0);
+    ev = next_of(r, GW_EV_GPU_LOST);
+    assert_int_equal(ev.u.gpu_lost.count, 0);
+    ev = next_of(r, GW_EV_CALL);
+    assert_int_equal(ev.ts_ns, 3000);
+    assert_int_equal(ev.call_id, (uint64_t)8 << 32);
+    assert_int_equal(gw_reader_next(r, &ev), 0);
+    const struct gw_damage *d;
+    assert_int_equal(gw_reader_damage(r, &d), 5);
+    assert_contains(d[0].message, "expected 7 varints in the 4-byte body of a GPU_KERNEL "
+                                  "record, found 2 (the missing ones read as 0)");
+    assert_contains(d[1].message, "expected 2 varints in the 2-byte body of a GPU_MEMCPY "
+                                  "record, found 1");
+    assert_contains(d[2].message, "expected 2 varints in the 1-byte body of a CORRELATION "
+                                  "record, found 1");
+    assert_contains(d[3].message, "of a RANGE_END record, found 1");
+    assert_contains(d[4].message, "expected 3 varints in the 2-byte body of a RANGE_PUSH "
+                                  "record, found 1 (the missing ones read as 0)");
+    for (int i = 0; i < 5; i++)
+        assert_int_equal(d[i].kind, GW_DAMAGE_RECORD);
+    assert_int_equal(gw_reader_stats(r)->gpu_kernels, 1);
+    assert_int_equal(gw_reader_stats(r)->gpu_memcpys, 0);
+    assert_int_equal(gw_reader_stats(r)->correlations, 0);
+    gw_reader_close(r);
+}
+
+/* Call ids: per thread 0, 1, 2... across chunks and other threads' chunks; LOST advances
+ * by its calls word (by its count without one); GPU and NVTX records do not count; a new
+ * thread with the same tid starts again; a chunk sequence gap makes later ids unsure. */
+static void test_call_ids(void **state)
+{
+    (void)state;
+    const char *path = tmp_path("callids.gwt");
+    FILE *f = create(path);
+    struct gw_file_header h = tw_header();
+    tw_write_header(f, &h);
+    struct tw_chunk c = {0};
+    uint64_t w[2] = {1, 0};
+    uint32_t big_tid = 0xFFFFFFF0u;
+
+    tw_begin(&c, 100);                                    /* tid 10, seq 0 */
+    for (int i = 0; i < 3; i++)
+        tw_call(&c, 100 + (uint64_t)i, GW_API_cuLaunchKernel, 1, 0, w, 2);   /* 0 1 2 */
+    tw_lost(&c, 200, 5);                                  /* 3..7 dropped */
+    tw_write_chunk(f, &c, 10, GW_CHUNK_EVENTS, 0);
+
+    tw_begin(&c, 150);                                    /* tid 11, seq 0 */
+    tw_call(&c, 150, GW_API_cuInit, 1, 0, NULL, 0);       /* 0 */
+    uint8_t no_dur[] = {GW_REC_CALL, 2, 0, GW_API_cuInit};  /* 1: undecodable */
+    tw_raw(&c, no_dur, sizeof no_dur);
+    tw_call(&c, 160, GW_API_cuInit, 1, 0, NULL, 0);       /* 2 */
+    tw_write_chunk(f, &c, 11, GW_CHUNK_EVENTS, 0);
+
+    tw_begin(&c, 300);                                    /* tid 10, seq 1 */
+    tw_call(&c, 300, GW_API_cuLaunchKernel, 1, 0, w, 2);  /* 8 */
+    uint64_t gpu[6] = {10, 1, 0, 0, 0, 0};
+    tw_timed(&c, GW_REC_GPU_KERNEL, 310, gpu, 6);          /* not a call */
+    uint64_t push[2] = {0, 0};
+    tw_timed(&c, GW_REC_RANGE_PUSH, 320, push, 2);
+    uint64_t lost3[3] = {gw_zigzag(10), 4, 2};            /* 4 records, 2 of them calls */
+    tw_record(&c, GW_REC_LOST, lost3, 3, NULL, 0);         /* 9, 10 dropped, at 330 */
+    c.last_ts = 330;
+    tw_call(&c, 340, GW_API_cuMemFree_v2, 1, 2, w, 2);    /* 11, CALL_ERR */
+    tw_write_chunk(f, &c, 10, GW_CHUNK_EVENTS, 1);
+
+    tw_begin(&c, 400);                                    /* tid 11, seq 2: seq 1 lost */
+    tw_call(&c, 400, GW_API_cuInit, 1, 0, NULL, 0);       /* 3 (really more): unsure */
+    tw_write_chunk(f, &c, 11, GW_CHUNK_EVENTS, 2);
+
+    tw_begin(&c, 500);                                    /* tid 10 again from seq 0 */
+    tw_call(&c, 500, GW_API_cuInit, 1, 0, NULL, 0);       /* 0 */
+    tw_write_chunk(f, &c, 10, GW_CHUNK_EVENTS, 0);
+
+    tw_begin(&c, 600);                                    /* a large tid */
+    tw_call(&c, 600, GW_API_cuInit, 1, 0, NULL, 0);
+    tw_call(&c, 601, GW_API_cuInit, 1, 0, NULL, 0);
+    tw_write_chunk(f, &c, big_tid, GW_CHUNK_EVENTS, 0);
+    fclose(f);
+    tw_free(&c);
+
+    struct {
+        uint32_t tid;
+        uint64_t number;
+        unsigned unsure;
+    } want[] = {
+        {10, 0, 0}, {10, 1, 0}, {10, 2, 0}, {11, 0, 0}, {11, 2, 0}, {10, 8, 0},
+        {10, 11, 0}, {11, 3, 1}, {10, 0, 0}, {big_tid, 0, 0}, {big_tid, 1, 0},
+    };
+    struct gw_reader *r = open_ok(path);
+    struct gw_event ev;
+    size_t k = 0;
+    uint64_t lost_counts[2] = {0}, lost_call_words[2] = {0};
+    size_t nlost = 0;
+    while (gw_reader_next(r, &ev) > 0) {
+        if (ev.kind == GW_EV_LOST) {
+            assert_true(nlost < 2);
+            lost_counts[nlost] = ev.u.lost.count;
+            lost_call_words[nlost++] = ev.u.lost.calls;
+            continue;
+        }
+        if (ev.kind != GW_EV_CALL)
+            continue;
+        assert_true(k < sizeof want / sizeof want[0]);
+        assert_int_equal(ev.tid, want[k].tid);
+        assert_int_equal(ev.call_id, (uint64_t)want[k].tid << 32 | want[k].number);
+        assert_int_equal(ev.call_id_unsure, want[k].unsure);
+        k++;
+    }
+    assert_int_equal(k, sizeof want / sizeof want[0]);
+    assert_int_equal(nlost, 2);
+    assert_int_equal(lost_counts[0], 5);
+    assert_int_equal(lost_call_words[0], 5);
+    assert_int_equal(lost_counts[1], 4);
+    assert_int_equal(lost_call_words[1], 2);
+    const struct gw_reader_stats *st = gw_reader_stats(r);
+    assert_int_equal(st->lost_events, 9);
+    assert_int_equal(st->lost_calls, 7);
+    assert_int_equal(st->calls_unsure, 1);
+    assert_int_equal(st->lost_chunks, 1);
+
+    /* a second pass (after the definitions pass) numbers the same way */
+    gw_reader_load_defs(r);
+    k = 0;
+    while (gw_reader_next(r, &ev) > 0) {
+        if (ev.kind != GW_EV_CALL)
+            continue;
+        assert_int_equal(ev.call_id, (uint64_t)want[k].tid << 32 | want[k].number);
+        k++;
+    }
+    assert_int_equal(k, sizeof want / sizeof want[0]);
+    gw_reader_close(r);
+}
+
+/* The join the format is for: GPU record -> correlation id -> call id -> the host call,
+ * with GPU records and correlations written by another thread, not in order, and CUPTI
+ * stream ids mapped back to the launch's stream. */
+static void test_correlation_join(void **state)
+{
+    (void)state;
+    const char *path = tmp_path("join.gwt");
+    FILE *f = create(path);
+    struct gw_file_header h = tw_header();
+    tw_write_header(f, &h);
+    struct tw_chunk c = {0};
+    tw_begin(&c, 0);
+    tw_string(&c, 1, "k_a");
+    tw_string(&c, 2, "k_b");
+    uint64_t host_a[10] = {1, 1, 0xA, 1, 1, 1, 1, 1, 1, 0};
+    uint64_t host_b[10] = {2, 2, 0xB, 1, 1, 1, 1, 1, 1, 0};
+    uint64_t gpu_a[12] = {3, 1, 0, 1, 1, 1, 1, 1, 1, 0, 8, 0};
+    uint64_t gpu_b[12] = {4, 2, 0, 1, 1, 1, 1, 1, 1, 0, 8, 0};
+    tw_record(&c, GW_REC_SHAPE, host_a, 10, NULL, 0);
+    tw_record(&c, GW_REC_SHAPE, host_b, 10, NULL, 0);
+    tw_record(&c, GW_REC_SHAPE, gpu_a, 12, NULL, 0);
+    tw_record(&c, GW_REC_SHAPE, gpu_b, 12, NULL, 0);
+    uint64_t s1[3] = {1, 0x100, 31}, s2[3] = {2, 0x200, 32};
+    tw_record(&c, GW_REC_STREAM, s1, 3, NULL, 0);
+    tw_record(&c, GW_REC_STREAM, s2, 3, NULL, 0);
+    tw_write_chunk(f, &c, 0, GW_CHUNK_DEFS, 0);
+
+    /* tid 20: k_a on stream 1 (call 0), LOST of 2 calls, k_b on stream 2 (call 3);
+     * tid 21: cuInit (call 0), k_b on stream 1 (call 1) */
+    uint64_t la[2] = {1, 1}, lb2[2] = {2, 2}, lb1[2] = {2, 1};
+    tw_begin(&c, 1000);
+    tw_call(&c, 1000, GW_API_cuLaunchKernel, 5, 0, la, 2);
+    tw_lost(&c, 1010, 2);
+    tw_call(&c, 1020, GW_API_cuLaunchKernel, 5, 0, lb2, 2);
+    tw_write_chunk(f, &c, 20, GW_CHUNK_EVENTS, 0);
+    tw_begin(&c, 1005);
+    tw_call(&c, 1005, GW_API_cuInit, 5, 0, NULL, 0);
+    tw_call(&c, 1015, GW_API_cuLaunchKernel_ptsz, 5, 0, lb1, 2);
+    tw_write_chunk(f, &c, 21, GW_CHUNK_EVENTS, 0);
+
+    /* tid 30 drains CUPTI: records in completion order, correlations after them */
+    tw_begin(&c, 0);
+    uint64_t g3[6] = {100, 7003, 0, 32, 4, 0};  /* k_b on CUPTI stream 32 */
+    uint64_t g1[6] = {100, 7001, 0, 31, 3, 0};
+    uint64_t g2[6] = {100, 7002, 0, 31, 4, 0};
+    tw_timed(&c, GW_REC_GPU_KERNEL, 1300, g3, 6);
+    tw_timed(&c, GW_REC_GPU_KERNEL, 1100, g1, 6);
+    tw_timed(&c, GW_REC_GPU_KERNEL, 1200, g2, 6);
+    uint64_t c2[2] = {7002, (uint64_t)21 << 32 | 1}, c3[2] = {7003, (uint64_t)20 << 32 | 3};
+    uint64_t c1[2] = {7001, (uint64_t)20 << 32 | 0};
+    tw_record(&c, GW_REC_CORRELATION, c2, 2, NULL, 0);
+    tw_record(&c, GW_REC_CORRELATION, c3, 2, NULL, 0);
+    tw_record(&c, GW_REC_CORRELATION, c1, 2, NULL, 0);
+    tw_write_chunk(f, &c, 30, GW_CHUNK_EVENTS, 0);
+    fclose(f);
+    tw_free(&c);
+
+    struct gw_event calls[8], gpus[8];
+    uint64_t corr_ids[8], corr_calls[8];
+    size_t ncalls = 0, ngpus = 0, ncorr = 0;
+    struct gw_reader *r = open_ok(path);
+    struct gw_event ev;
+    while (gw_reader_next(r, &ev) > 0) {
+        if (ev.kind == GW_EV_CALL && ncalls < 8)
+            calls[ncalls++] = ev;
+        else if (ev.kind == GW_EV_GPU_KERNEL && ngpus < 8)
+            gpus[ngpus++] = ev;
+        else if (ev.kind == GW_EV_CORRELATION && ncorr < 8) {
+            corr_ids[ncorr] = ev.u.correlation.correlation_id;
+            corr_calls[ncorr++] = ev.u.correlation.call_id;
+        }
+    }
+    assert_int_equal(ncalls, 4);
+    assert_int_equal(ngpus, 3);
+    assert_int_equal(ncorr, 3);
+    for (size_t g = 0; g < ngpus; g++) {
+        const struct gw_event *gk = &gpus[g];
+        const struct gw_event *launch = NULL;
+        for (size_t i = 0; i < ncorr; i++) {
+            if (corr_ids[i] != gk->u.gpu_kernel.correlation_id)
+                continue;
+            for (size_t j = 0; j < ncalls; j++)
+                if (calls[j].call_id == corr_calls[i])
+                    launch = &calls[j];
+        }
+        if (!launch)
+            fail_msg("GPU kernel with correlation %" PRIu64 " joins no call",
+                     gk->u.gpu_kernel.correlation_id);
+        assert_int_equal(launch->family, GW_FAM_LAUNCH);
+        assert_true(launch->ts_ns <= gk->ts_ns);
+        assert_string_equal(gw_reader_kernel_name(r, launch->u.launch.shape_id),
+                            gw_reader_kernel_name(r, gk->u.gpu_kernel.shape_id));
+        uint64_t stream;
+        assert_int_equal(gw_reader_stream_by_cupti(r, gk->u.gpu_kernel.stream_id, &stream), 0);
+        assert_int_equal(stream, launch->u.launch.stream_id);
+        switch (gk->u.gpu_kernel.correlation_id) {
+        case 7001: assert_int_equal(launch->call_id, (uint64_t)20 << 32 | 0); break;
+        case 7002: assert_int_equal(launch->call_id, (uint64_t)21 << 32 | 1); break;
+        case 7003: assert_int_equal(launch->call_id, (uint64_t)20 << 32 | 3); break;
+        default: fail_msg("unexpected correlation id");
+        }
+    }
+    gw_reader_close(r);
+}
+
+/* Length of the union of [s, e) pairs, by marking every unit (small ranges only). */
+static uint64_t brute_union(const uint64_t (*iv)[2], size_t n, uint64_t limit)
+{
+    uint8_t *mark = calloc(limit, 1);
+    assert_non_null(mark);
+    for (size_t i = 0; i < n; i++)
+        for (uint64_t t = iv[i][0]; t < iv[i][1] && t < limit; t++)
+            mark[t] = 1;
+    uint64_t total = 0;
+    for (uint64_t t = 0; t < limit; t++)
+        total += mark[t];
+    free(mark);
+    return total;
+}
+
+static void test_busy_union(void **state)
+{
+    (void)state;
+    struct gw_busy b = {0};
+    assert_int_equal(gw_busy_total(&b), 0);
+    assert_int_equal(gw_busy_span(&b), 0);
+    /* stream A [100, 400), stream B [250, 600) and [700, 800), a copy inside A, a touching
+     * kernel [800, 900), an empty and a reversed one */
+    gw_busy_add(&b, 250, 600);
+    gw_busy_add(&b, 700, 800);
+    gw_busy_add(&b, 100, 400);
+    gw_busy_add(&b, 150, 160);
+    gw_busy_add(&b, 800, 900);
+    gw_busy_add(&b, 950, 950);
+    gw_busy_add(&b, 990, 980);
+    assert_int_equal(gw_busy_total(&b), 500 + 200);
+    assert_int_equal(gw_busy_span(&b), 800);
+    assert_int_equal(b.added, 7);
+    /* adding after a total still works */
+    gw_busy_add(&b, 590, 710);
+    assert_int_equal(gw_busy_total(&b), 800);
+    gw_busy_free(&b);
+
+    /* many intervals, out of order, enough to be merged by sorting several times */
+    enum { N = 20000, LIMIT = 400000 };
+    static uint64_t iv[N][2];
+    uint64_t seed = 12345;
+    for (size_t i = 0; i < N; i++) {
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        uint64_t start = (seed >> 33) % (LIMIT - 100);
+        uint64_t len = (seed >> 20) % 29;
+        iv[i][0] = start, iv[i][1] = start + len;
+        gw_busy_add(&b, start, start + len);
+        if (i == N / 2)  /* a total in the middle merges, later adds go on */
+            assert_int_equal(gw_busy_total(&b), brute_union((const uint64_t(*)[2])iv, i + 1,
+                                                              LIMIT));
+    }
+    assert_int_equal(gw_busy_total(&b), brute_union((const uint64_t(*)[2])iv, N, LIMIT));
+    assert_false(b.failed);
+    assert_int_equal(b.late, 0);
+    gw_busy_free(&b);
+
+    /* the same, nearly in order (each start up to 2000 before the previous), with a small
+     * keep: the true union lies in [total, total + late_ns] */
+    b.keep = 64;
+    for (size_t i = 0; i < N; i++) {
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        uint64_t start = 2000 + i * 19 - (seed >> 33) % 2000;
+        iv[i][0] = start, iv[i][1] = start + (seed >> 20) % 29;
+        gw_busy_add(&b, iv[i][0], iv[i][1]);
+    }
+    uint64_t truth = brute_union((const uint64_t(*)[2])iv, N, LIMIT);
+    uint64_t total = gw_busy_total(&b);
+    assert_true(b.frontier > 0);
+    assert_true(total <= truth);
+    assert_true(truth <= total + b.late_ns);
+    gw_busy_free(&b);
+
+    /* bounded memory: with keep 4, periods past the latest 4 are settled once the list
+     * fills; in-order work stays exact, a record from before the frontier is counted late */
+    b.keep = 4;
+    for (uint64_t i = 0; i < 1000; i++)  /* 1000 periods of 10 with gaps of 5 */
+        gw_busy_add(&b, i * 15, i * 15 + 10);
+    assert_true(b.frontier > 0);
+    assert_true(b.cap <= 256);
+    assert_int_equal(b.late, 0);
+    assert_int_equal(gw_busy_total(&b), 10000);
+    uint64_t frontier = b.frontier;
+    assert_int_equal(frontier % 15, 10);          /* the end of a settled period */
+    gw_busy_add(&b, frontier - 12, frontier + 4); /* reaches back over a gap */
+    assert_int_equal(b.late, 1);
+    assert_int_equal(b.late_ns, 12);
+    assert_int_equal(gw_busy_total(&b), 10000 + 4);  /* [frontier, +4) was a gap */
+    gw_busy_add(&b, 0, 5);                        /* entirely settled: only late */
+    assert_int_equal(b.late, 2);
+    assert_int_equal(b.late_ns, 17);
+    assert_int_equal(gw_busy_total(&b), 10004);
+    assert_int_equal(gw_busy_span(&b), 999 * 15 + 10);
+    gw_busy_free(&b);
+
+    /* back to back work in order stays one item */
+    for (uint64_t i = 0; i < 100000; i++)
+        gw_busy_add(&b, 1000 + i * 10, 1000 + i * 10 + 10);
+    assert_true(b.count == 1);
+    assert_int_equal(gw_busy_total(&b), 1000000);
+    gw_busy_free(&b);
+}
+
+/* Busy time from a trace: kernels overlapping on two streams and a copy, unioned per
+ * device, as gpuwatch stats computes it. */
+static void test_busy_from_trace(void **state)
+{
+    (void)state;
+    const char *path = tmp_path("busy.gwt");
+    FILE *f = create(path);
+    struct gw_file_header h = tw_header();
+    tw_write_header(f, &h);
+    struct tw_chunk c = {0};
+    tw_begin(&c, 10000);
+    /* device 0: stream 31 [10000, 15000) [15000, 18000); stream 32 [12000, 20000);
+     * a copy [19000, 25000); device 1: [11000, 11500) */
+    uint64_t k1[6] = {5000, 1, 0, 31, 0, 0}, k2[6] = {3000, 2, 0, 31, 0, 0};
+    uint64_t k3[6] = {8000, 3, 0, 32, 0, 0}, k4[6] = {500, 4, 1, 40, 0, 0};
+    uint64_t cp[9] = {6000, 5, 0, 33, 600000, GW_GPU_COPY_DTOH, GW_GPU_MEM_DEVICE,
+                      GW_GPU_MEM_PINNED, 0};
+    tw_timed(&c, GW_REC_GPU_KERNEL, 12000, k3, 6);
+    tw_timed(&c, GW_REC_GPU_KERNEL, 10000, k1, 6);
+    tw_timed(&c, GW_REC_GPU_MEMCPY, 19000, cp, 9);
+    tw_timed(&c, GW_REC_GPU_KERNEL, 11000, k4, 6);
+    tw_timed(&c, GW_REC_GPU_KERNEL, 15000, k2, 6);
+    tw_write_chunk(f, &c, 30, GW_CHUNK_EVENTS, 0);
+    fclose(f);
+    tw_free(&c);
+
+    struct gw_busy dev[2] = {{0}};
+    uint64_t summed = 0, copy_bytes = 0, copy_ns = 0;
+    struct gw_reader *r = open_ok(path);
+    struct gw_event ev;
+    while (gw_reader_next(r, &ev) > 0) {
+        uint64_t device = ev.kind == GW_EV_GPU_KERNEL ? ev.u.gpu_kernel.device
+                                                      : ev.u.gpu_memcpy.device;
+        assert_true(device < 2);
+        gw_busy_add(&dev[device], ev.ts_ns, ev.ts_ns + ev.dur_ns);
+        summed += ev.dur_ns;
+        if (ev.kind == GW_EV_GPU_MEMCPY)
+            copy_bytes += ev.u.gpu_memcpy.bytes, copy_ns += ev.dur_ns;
+    }
+    gw_reader_close(r);
+    assert_int_equal(gw_busy_total(&dev[0]), 15000);   /* [10000, 25000) */
+    assert_int_equal(gw_busy_span(&dev[0]), 15000);
+    assert_int_equal(gw_busy_total(&dev[1]), 500);
+    assert_int_equal(summed, 22500);                   /* what summing would say */
+    assert_int_equal(copy_bytes * 1000 / copy_ns, 100000);  /* 100 GB/s, in MB/s */
+    gw_busy_free(&dev[0]);
+    gw_busy_free(&dev[1]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1057,6 +1730,12 @@ int main(void)
         cmocka_unit_test(test_record_damage),
         cmocka_unit_test(test_defs_after_use),
         cmocka_unit_test(test_random_damage),
+        cmocka_unit_test(test_roundtrip_gpu_records),
+        cmocka_unit_test(test_short_gpu_records),
+        cmocka_unit_test(test_call_ids),
+        cmocka_unit_test(test_correlation_join),
+        cmocka_unit_test(test_busy_union),
+        cmocka_unit_test(test_busy_from_trace),
     };
     return cmocka_run_group_tests(tests, make_tmpdir, remove_tmpdir);
 }

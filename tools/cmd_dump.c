@@ -4,10 +4,16 @@
  *   time_ns tid kind name dur_ns result details...
  *
  * time_ns is relative to the header's start_ns (absolute with --absolute); kind is call,
- * lost or def; name is the exact entry point for calls and the definition kind for defs;
+ * lost or def for host calls, losses and definitions, and the event kind for the GPU
+ * timeline (gpu_kernel, gpu_memcpy, gpu_memset, gpu_lost: time_ns is the GPU start, dur_ns
+ * its duration), correlation (untimed) and NVTX (range_push, range_pop, mark, range_start,
+ * range_end); name is the exact entry point for calls and the definition kind for defs;
  * '-' fills columns an event does not have. details are key=value pairs, values bare or
- * double-quoted with C escapes. Damage reports go to stderr; the exit status is 1 when
- * there was any, 0 otherwise.
+ * double-quoted with C escapes. Calls end with call=0x... (their call id); GPU records
+ * carry corr=N, and the correlation line with that corr names the call=0x... that issued
+ * the work. stream= is our stream id (what calls carry), '-' when no STREAM definition
+ * gives the CUPTI stream id (cupti_stream=). Damage reports go to stderr; the exit status
+ * is 1 when there was any, 0 otherwise.
  */
 #include <getopt.h>
 #include <inttypes.h>
@@ -184,6 +190,105 @@ static void put_call_details(struct dump *d, const struct gw_event *ev)
         if (err)
             fprintf(out, " error=%s", err);
     }
+    fprintf(out, " call=0x%" PRIx64, ev->call_id);
+    if (ev->call_id_unsure)
+        fputs(" call_unsure=1", out);
+}
+
+/* Our stream id and CUPTI's, device, correlation and graph of a GPU record. */
+static void put_gpu_where(struct dump *d, uint64_t device, uint64_t cupti_stream,
+                          uint64_t corr, uint64_t graph)
+{
+    uint64_t stream;
+    fprintf(d->out, " device=%" PRIu64, device);
+    if (gw_reader_stream_by_cupti(d->r, cupti_stream, &stream) == 0)
+        fprintf(d->out, " stream=%" PRIu64, stream);
+    else
+        fputs(" stream=-", d->out);
+    fprintf(d->out, " cupti_stream=%" PRIu64 " corr=%" PRIu64 " graph=%" PRIu64, cupti_stream,
+            corr, graph);
+}
+
+static void put_gpu_kernel(struct dump *d, const struct gw_event *ev)
+{
+    const struct gw_shape *s = gw_reader_shape(d->r, ev->u.gpu_kernel.shape_id);
+    if (s) {
+        put_string_value(d, "kernel", s->name_id);
+        put_shape(d, s);
+        fprintf(d->out, " regs=%" PRIu64 " static_smem=%" PRIu64, s->registers,
+                s->static_shared_mem);
+    } else {
+        fprintf(d->out, " shape=%" PRIu64, ev->u.gpu_kernel.shape_id);
+    }
+    put_gpu_where(d, ev->u.gpu_kernel.device, ev->u.gpu_kernel.stream_id,
+                  ev->u.gpu_kernel.correlation_id, ev->u.gpu_kernel.graph_id);
+}
+
+static void put_domain(struct dump *d, uint64_t domain_id)
+{
+    if (domain_id)
+        put_string_value(d, "domain", domain_id);
+    else
+        fputs(" domain=-", d->out);  /* the default domain */
+}
+
+/* GPU timeline, correlation and NVTX lines. */
+static void put_timeline_event(struct dump *d, const struct gw_event *ev)
+{
+    FILE *out = d->out;
+    const char *kind = gw_event_kind_name(ev->kind);
+    if (ev->kind == GW_EV_CORRELATION) {
+        fprintf(out, "- %" PRIu32 " correlation - - - corr=%" PRIu64 " call=0x%" PRIx64, ev->tid,
+                ev->u.correlation.correlation_id, ev->u.correlation.call_id);
+        return;
+    }
+    fprintf(out, "%" PRId64 " %" PRIu32 " %s - ", (int64_t)(ev->ts_ns - d->origin), ev->tid,
+            kind);
+    if (ev->kind == GW_EV_GPU_KERNEL || ev->kind == GW_EV_GPU_MEMCPY ||
+        ev->kind == GW_EV_GPU_MEMSET)
+        fprintf(out, "%" PRIu64 " -", ev->dur_ns);
+    else
+        fputs("- -", out);
+    switch (ev->kind) {
+    case GW_EV_GPU_KERNEL:
+        put_gpu_kernel(d, ev);
+        break;
+    case GW_EV_GPU_MEMCPY:
+        fprintf(out, " bytes=%" PRIu64 " kind=%s src=%s dst=%s", ev->u.gpu_memcpy.bytes,
+                gw_gpu_copy_kind_name(ev->u.gpu_memcpy.copy_kind),
+                gw_gpu_memory_kind_name(ev->u.gpu_memcpy.src_kind),
+                gw_gpu_memory_kind_name(ev->u.gpu_memcpy.dst_kind));
+        put_gpu_where(d, ev->u.gpu_memcpy.device, ev->u.gpu_memcpy.stream_id,
+                      ev->u.gpu_memcpy.correlation_id, ev->u.gpu_memcpy.graph_id);
+        break;
+    case GW_EV_GPU_MEMSET:
+        fprintf(out, " bytes=%" PRIu64 " mem=%s", ev->u.gpu_memset.bytes,
+                gw_gpu_memory_kind_name(ev->u.gpu_memset.memory_kind));
+        put_gpu_where(d, ev->u.gpu_memset.device, ev->u.gpu_memset.stream_id,
+                      ev->u.gpu_memset.correlation_id, ev->u.gpu_memset.graph_id);
+        break;
+    case GW_EV_GPU_LOST:
+        fprintf(out, " count=%" PRIu64, ev->u.gpu_lost.count);
+        break;
+    case GW_EV_RANGE_PUSH:
+    case GW_EV_MARK:
+        put_domain(d, ev->u.nvtx.domain_id);
+        put_string_value(d, "name", ev->u.nvtx.name_id);
+        break;
+    case GW_EV_RANGE_POP:
+        put_domain(d, ev->u.nvtx.domain_id);
+        break;
+    case GW_EV_RANGE_START:
+        put_domain(d, ev->u.nvtx.domain_id);
+        put_string_value(d, "name", ev->u.nvtx.name_id);
+        fprintf(out, " range=%" PRIu64, ev->u.nvtx.range_id);
+        break;
+    case GW_EV_RANGE_END:
+        fprintf(out, " range=%" PRIu64, ev->u.nvtx.range_id);
+        break;
+    default:
+        break;
+    }
 }
 
 static void put_event(struct dump *d, const struct gw_event *ev)
@@ -204,6 +309,20 @@ static void put_event(struct dump *d, const struct gw_event *ev)
     case GW_EV_LOST:
         fprintf(out, "%" PRId64 " %" PRIu32 " lost - - - count=%" PRIu64,
                 (int64_t)(ev->ts_ns - d->origin), ev->tid, ev->u.lost.count);
+        if (ev->u.lost.calls != ev->u.lost.count)
+            fprintf(out, " calls=%" PRIu64, ev->u.lost.calls);
+        break;
+    case GW_EV_GPU_KERNEL:
+    case GW_EV_GPU_MEMCPY:
+    case GW_EV_GPU_MEMSET:
+    case GW_EV_GPU_LOST:
+    case GW_EV_CORRELATION:
+    case GW_EV_RANGE_PUSH:
+    case GW_EV_RANGE_POP:
+    case GW_EV_MARK:
+    case GW_EV_RANGE_START:
+    case GW_EV_RANGE_END:
+        put_timeline_event(d, ev);
         break;
     default:
         fprintf(out, "- %" PRIu32 " def %s - -", ev->tid, gw_event_kind_name(ev->kind));
@@ -217,10 +336,15 @@ static void put_event(struct dump *d, const struct gw_event *ev)
             put_string_value(d, "kernel", ev->u.shape.name_id);
             fprintf(out, " func=0x%" PRIx64, ev->u.shape.func);
             put_shape(d, &ev->u.shape);
+            if (ev->u.shape.registers || ev->u.shape.static_shared_mem)
+                fprintf(out, " regs=%" PRIu64 " static_smem=%" PRIu64, ev->u.shape.registers,
+                        ev->u.shape.static_shared_mem);
             break;
         case GW_EV_STREAM:
             fprintf(out, " id=%" PRIu64 " handle=0x%" PRIx64, ev->u.stream.id,
                     ev->u.stream.handle);
+            if (ev->u.stream.cupti_stream_id)
+                fprintf(out, " cupti_stream=%" PRIu64, ev->u.stream.cupti_stream_id);
             break;
         case GW_EV_DEVICE:
             fprintf(out, " ordinal=%" PRIu64, ev->u.device.ordinal);
@@ -329,7 +453,11 @@ static void help(FILE *out)
             "usage: gpuwatch dump [--absolute] [--no-defs] TRACE\n"
             "Prints the trace header as '#' lines, then one line per event:\n"
             "  time_ns tid kind name dur_ns result details...\n"
-            "time_ns is relative to the header's start_ns; kind is call, lost or def.\n"
+            "time_ns is relative to the header's start_ns; kind is call, lost or def, or\n"
+            "for the GPU timeline gpu_kernel, gpu_memcpy, gpu_memset, gpu_lost (time_ns is\n"
+            "the GPU start), correlation, and range_push, range_pop, mark, range_start,\n"
+            "range_end for NVTX. Calls end with call=0x... (their call id); a GPU record's\n"
+            "corr=N leads to the correlation line naming the call=0x... that issued it.\n"
             "Damage reports go to stderr; exit status 1 when the trace is damaged.\n\n"
             "  -a, --absolute  print absolute trace-clock timestamps\n"
             "  -n, --no-defs   leave out definition lines (strings, shapes, streams...)\n"
@@ -370,14 +498,17 @@ int gw_cmd_dump(int argc, char **argv)
     put_header(stdout, d.r);
     struct gw_event ev;
     while (gw_reader_next(d.r, &ev) > 0)
-        if (defs || ev.kind == GW_EV_CALL || ev.kind == GW_EV_LOST)
+        if (defs || !gw_event_kind_is_def(ev.kind))
             put_event(&d, &ev);
     const struct gw_reader_stats *s = gw_reader_stats(d.r);
     printf("# end calls %" PRIu64 " errors %" PRIu64 " lost_events %" PRIu64
            " lost_chunks %" PRIu64 " damage %" PRIu64 " damaged_bytes %" PRIu64
-           " unknown_records %" PRIu64 "\n",
+           " unknown_records %" PRIu64 " gpu_kernels %" PRIu64 " gpu_memcpys %" PRIu64
+           " gpu_memsets %" PRIu64 " gpu_lost %" PRIu64 " correlations %" PRIu64
+           " nvtx %" PRIu64 "\n",
            s->calls, s->call_errors, s->lost_events, s->lost_chunks, s->damage_reports,
-           s->damaged_bytes, s->unknown_records);
+           s->damaged_bytes, s->unknown_records, s->gpu_kernels, s->gpu_memcpys,
+           s->gpu_memsets, s->gpu_lost_events, s->correlations, s->nvtx_records);
     fflush(stdout);
     if (s->damage_reports)
         fprintf(stderr, "gpuwatch dump: %s: %" PRIu64 " damage report%s, %" PRIu64

@@ -102,8 +102,45 @@ const char *gw_event_kind_name(enum gw_event_kind kind)
     case GW_EV_DEVICE: return "device";
     case GW_EV_CLOCK: return "clock";
     case GW_EV_THREAD: return "thread";
+    case GW_EV_GPU_KERNEL: return "gpu_kernel";
+    case GW_EV_GPU_MEMCPY: return "gpu_memcpy";
+    case GW_EV_GPU_MEMSET: return "gpu_memset";
+    case GW_EV_GPU_LOST: return "gpu_lost";
+    case GW_EV_CORRELATION: return "correlation";
+    case GW_EV_RANGE_PUSH: return "range_push";
+    case GW_EV_RANGE_POP: return "range_pop";
+    case GW_EV_MARK: return "mark";
+    case GW_EV_RANGE_START: return "range_start";
+    case GW_EV_RANGE_END: return "range_end";
     }
     return "unknown";
+}
+
+int gw_event_kind_is_def(enum gw_event_kind kind)
+{
+    return kind >= GW_EV_STRING && kind <= GW_EV_THREAD;
+}
+
+/* CUPTI_ACTIVITY_MEMCPY_KIND_* */
+const char *gw_gpu_copy_kind_name(unsigned kind)
+{
+    static const char *const names[] = {
+        [1] = "HtoD", [2] = "DtoH", [3] = "HtoA", [4] = "AtoH", [5] = "AtoA",
+        [6] = "AtoD", [7] = "DtoA", [8] = "DtoD", [9] = "HtoH", [10] = "PtoP",
+    };
+    return kind < sizeof names / sizeof names[0] && names[kind] ? names[kind] : "unknown";
+}
+
+/* CUPTI_ACTIVITY_MEMORY_KIND_* */
+const char *gw_gpu_memory_kind_name(unsigned kind)
+{
+    static const char *const names[] = {
+        [GW_GPU_MEM_UNKNOWN] = "unknown", [GW_GPU_MEM_PAGEABLE] = "pageable",
+        [GW_GPU_MEM_PINNED] = "pinned",   [GW_GPU_MEM_DEVICE] = "device",
+        [GW_GPU_MEM_ARRAY] = "array",     [GW_GPU_MEM_MANAGED] = "managed",
+        [6] = "device_static",            [7] = "managed_static",
+    };
+    return kind < sizeof names / sizeof names[0] ? names[kind] : "unknown";
 }
 
 const char *gw_damage_kind_name(enum gw_damage_kind kind)

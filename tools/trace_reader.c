@@ -264,11 +264,15 @@ static void report_bad_chunk(struct gw_reader *r, enum chunk_check problem, uint
     }
 }
 
-static void track_seq(struct gw_reader *r, uint64_t at, const struct gw_chunk_header *h)
+enum seq_state { SEQ_NEXT, SEQ_GAP, SEQ_RESTART };
+
+static enum seq_state track_seq(struct gw_reader *r, uint64_t at,
+                                const struct gw_chunk_header *h)
 {
     uint64_t key = (uint64_t)h->tid | (uint64_t)h->kind << 32;
     uint64_t *expected = gw_map_get(&r->seq, key);
     uint64_t want = expected ? *expected : 0;
+    enum seq_state state = SEQ_NEXT;
     /* A lower number is a new thread that reuses the tid (or a restarted counter). */
     if (h->seq > want) {
         uint64_t missing = h->seq - want;
@@ -278,8 +282,40 @@ static void track_seq(struct gw_reader *r, uint64_t at, const struct gw_chunk_he
                          ", found %" PRIu32 ": %" PRIu64 " chunk%s of this thread lost",
                          at, h->tid, h->kind == GW_CHUNK_DEFS ? "definitions" : "event",
                          want, h->seq, missing, missing == 1 ? "" : "s");
+        state = SEQ_GAP;
+    } else if (expected && h->seq < want) {
+        state = SEQ_RESTART;
     }
     gw_map_put(&r->seq, key, (uint64_t)h->seq + 1);
+    return state;
+}
+
+/* ---- host call numbering (trace_format.h: call ids) ---- */
+
+#define CALLS_UNSURE (1ull << 63)
+
+/* Takes up the numbering of the thread of the chunk just accepted. */
+static void calls_begin(struct gw_reader *r, const struct gw_chunk_header *h,
+                        enum seq_state seq)
+{
+    r->call_key = (uint64_t)h->tid | (uint64_t)h->kind << 32;
+    uint64_t *slot = gw_map_get(&r->calls, r->call_key);
+    uint64_t state = slot ? *slot : 0;
+    r->call_next = state & ~CALLS_UNSURE;
+    r->call_unsure = (state & CALLS_UNSURE) != 0;
+    if (seq == SEQ_RESTART) {  /* a new thread with the same tid numbers from 0 */
+        r->call_next = 0;
+        r->call_unsure = 0;
+    } else if (seq == SEQ_GAP) {
+        r->call_unsure = 1;
+    }
+}
+
+/* Keeps the numbering of the current chunk's thread for its next chunk. */
+static void calls_end(struct gw_reader *r)
+{
+    gw_map_put(&r->calls, r->call_key,
+               (r->call_next & ~CALLS_UNSURE) | (r->call_unsure ? CALLS_UNSURE : 0));
 }
 
 /* Advances to the next intact chunk of a kind we read; its payload is in r->buf.
@@ -344,8 +380,9 @@ static int next_chunk(struct gw_reader *r)
         }
         if (r->defs_only && h.kind != GW_CHUNK_DEFS)
             continue;
-        if (!r->quiet)
-            track_seq(r, at, &h);
+        enum seq_state seq = track_seq(r, at, &h);
+        if (!r->defs_only)
+            calls_begin(r, &h, seq);
         r->stats.chunks++;
         r->ch = h;
         r->ch_off = at;
@@ -361,8 +398,14 @@ struct cursor {
     size_t n;
 };
 
-static int get(struct cursor *c, uint64_t *value)
+static inline __attribute__((always_inline)) int get(struct cursor *c, uint64_t *value)
 {
+    if (c->n && c->p[0] < 0x80) {  /* most words are one byte */
+        *value = c->p[0];
+        c->p++;
+        c->n--;
+        return 0;
+    }
     size_t k = gw_get_uvarint(c->p, c->n, value);
     if (k == 0)
         return -1;
@@ -388,6 +431,16 @@ static const char *record_name(uint8_t type)
     case GW_REC_CALL: return "CALL";
     case GW_REC_CALL_ERR: return "CALL_ERR";
     case GW_REC_LOST: return "LOST";
+    case GW_REC_GPU_KERNEL: return "GPU_KERNEL";
+    case GW_REC_GPU_MEMCPY: return "GPU_MEMCPY";
+    case GW_REC_GPU_MEMSET: return "GPU_MEMSET";
+    case GW_REC_GPU_LOST: return "GPU_LOST";
+    case GW_REC_RANGE_PUSH: return "RANGE_PUSH";
+    case GW_REC_RANGE_POP: return "RANGE_POP";
+    case GW_REC_MARK: return "MARK";
+    case GW_REC_RANGE_START: return "RANGE_START";
+    case GW_REC_RANGE_END: return "RANGE_END";
+    case GW_REC_CORRELATION: return "CORRELATION";
     case GW_REC_STRING: return "STRING";
     case GW_REC_SHAPE: return "SHAPE";
     case GW_REC_STREAM: return "STREAM";
@@ -510,6 +563,8 @@ static void fill_family(struct gw_event *ev)
 
 static void note_time(struct gw_reader *r, uint64_t ts, uint64_t end)
 {
+    if (end < ts)
+        end = UINT64_MAX;  /* a duration that wraps: the record's own problem */
     if (r->stats.first_ts_ns == 0 || ts < r->stats.first_ts_ns)
         r->stats.first_ts_ns = ts;
     if (end > r->stats.last_ts_ns)
@@ -517,7 +572,7 @@ static void note_time(struct gw_reader *r, uint64_t ts, uint64_t end)
 }
 
 static int decode_call(struct gw_reader *r, uint8_t type, struct cursor *c, uint64_t off,
-                       size_t body_len, struct gw_event *ev)
+                       size_t body_len, uint64_t number, struct gw_event *ev)
 {
     uint64_t api, dur, result = 0;
     unsigned have = 1 + (get(c, &api) == 0);
@@ -537,6 +592,9 @@ static int decode_call(struct gw_reader *r, uint8_t type, struct cursor *c, uint
     ev->result = (uint32_t)result;
     ev->family = gw_api_family(ev->api_id);
     ev->offset = off;
+    ev->call_id = (uint64_t)r->ch.tid << 32 | (number & 0xFFFFFFFFu);
+    ev->call_id_unsure = r->call_unsure;
+    r->stats.calls_unsure += r->call_unsure;
     uint64_t word;
     while (c->n > 0) {
         if (get(c, &word) != 0) {
@@ -571,14 +629,21 @@ static int decode_call(struct gw_reader *r, uint8_t type, struct cursor *c, uint
 static int decode_def(struct gw_reader *r, uint8_t type, struct cursor *c, uint64_t off,
                       size_t body_len, struct gw_event *ev)
 {
+    /* words required, and words read (the optional ones after them are 0 when absent:
+     * SHAPE's registers and static shared memory, STREAM's CUPTI stream id) */
     static const unsigned want[] = {
         [GW_REC_STRING - GW_REC_STRING] = 1, [GW_REC_SHAPE - GW_REC_STRING] = 10,
         [GW_REC_STREAM - GW_REC_STRING] = 2, [GW_REC_DEVICE - GW_REC_STRING] = 4,
         [GW_REC_CLOCK - GW_REC_STRING] = 3,  [GW_REC_THREAD - GW_REC_STRING] = 2,
     };
-    uint64_t w[10];
+    static const unsigned most[] = {
+        [GW_REC_STRING - GW_REC_STRING] = 1, [GW_REC_SHAPE - GW_REC_STRING] = 12,
+        [GW_REC_STREAM - GW_REC_STRING] = 3, [GW_REC_DEVICE - GW_REC_STRING] = 4,
+        [GW_REC_CLOCK - GW_REC_STRING] = 3,  [GW_REC_THREAD - GW_REC_STRING] = 2,
+    };
+    uint64_t w[12];
     unsigned n = want[type - GW_REC_STRING];
-    unsigned have = get_words(c, w, n);
+    unsigned have = get_words(c, w, most[type - GW_REC_STRING]);
     if (have < n) {
         report_short(r, off, record_name(type), have, n, body_len);
         return 0;
@@ -602,13 +667,15 @@ static int decode_def(struct gw_reader *r, uint8_t type, struct cursor *c, uint6
         ev->u.shape = (struct gw_shape){
             .id = w[0], .name_id = w[1], .func = w[2],
             .grid = {w[3], w[4], w[5]}, .block = {w[6], w[7], w[8]}, .shared_mem = w[9],
+            .registers = w[10], .static_shared_mem = w[11],
         };
         gw_tables_add_shape(r, &ev->u.shape);
         break;
     case GW_REC_STREAM:
         ev->kind = GW_EV_STREAM;
         ev->u.stream.id = w[0], ev->u.stream.handle = w[1];
-        gw_map_put(&r->streams, w[0], w[1]);
+        ev->u.stream.cupti_stream_id = w[2];
+        gw_tables_add_stream(r, w[0], w[1], w[2]);
         break;
     case GW_REC_DEVICE:
         ev->kind = GW_EV_DEVICE;
@@ -629,26 +696,159 @@ static int decode_def(struct gw_reader *r, uint8_t type, struct cursor *c, uint6
     return !r->defs_only;
 }
 
+/* Words after dt of the GPU and NVTX records: `full` in a v1 body, `need` without which
+ * the record is dropped. Between the two, the missing words read as 0 and the record is
+ * reported (a v1 writer writes them all); words after `full` are a newer writer's and are
+ * ignored. */
+struct timed_spec {
+    enum gw_event_kind kind;
+    unsigned need, full;
+};
+
+static const struct timed_spec *timed_spec(uint8_t type)
+{
+    static const struct timed_spec specs[] = {
+        [GW_REC_GPU_KERNEL - GW_REC_GPU_KERNEL] = {GW_EV_GPU_KERNEL, 1, 6},
+        [GW_REC_GPU_MEMCPY - GW_REC_GPU_KERNEL] = {GW_EV_GPU_MEMCPY, 1, 9},
+        [GW_REC_GPU_MEMSET - GW_REC_GPU_KERNEL] = {GW_EV_GPU_MEMSET, 1, 7},
+        [GW_REC_GPU_LOST - GW_REC_GPU_KERNEL] = {GW_EV_GPU_LOST, 1, 1},
+        [GW_REC_RANGE_PUSH - GW_REC_GPU_KERNEL] = {GW_EV_RANGE_PUSH, 0, 2},
+        [GW_REC_RANGE_POP - GW_REC_GPU_KERNEL] = {GW_EV_RANGE_POP, 0, 1},
+        [GW_REC_MARK - GW_REC_GPU_KERNEL] = {GW_EV_MARK, 0, 2},
+        [GW_REC_RANGE_START - GW_REC_GPU_KERNEL] = {GW_EV_RANGE_START, 3, 3},
+        [GW_REC_RANGE_END - GW_REC_GPU_KERNEL] = {GW_EV_RANGE_END, 1, 1},
+    };
+    if (type < GW_REC_GPU_KERNEL || type > GW_REC_RANGE_END)
+        return NULL;
+    const struct timed_spec *spec = &specs[type - GW_REC_GPU_KERNEL];
+    return spec->kind ? spec : NULL;
+}
+
+static unsigned small(uint64_t v)
+{
+    return v > UINT32_MAX ? UINT32_MAX : (unsigned)v;
+}
+
+/* GPU and NVTX records, after their dt. */
+static int decode_timed(struct gw_reader *r, uint8_t type, const struct timed_spec *spec,
+                        struct cursor *c, uint64_t off, size_t body_len, struct gw_event *ev)
+{
+    uint64_t w[9];
+    unsigned have = get_words(c, w, spec->full);
+    if (have < spec->need) {
+        report_short(r, off, record_name(type), 1 + have, 1 + spec->need, body_len);
+        return 0;
+    }
+    if (have < spec->full)
+        gw_reader_report(r, GW_DAMAGE_RECORD, off, 0, off, r->ch.tid,
+                         "offset %" PRIu64 ": expected %u varints in the %zu-byte body of a "
+                         "%s record, found %u (the missing ones read as 0)",
+                         off, 1 + spec->full, body_len, record_name(type), 1 + have);
+    memset(ev, 0, sizeof *ev);
+    ev->kind = spec->kind;
+    ev->tid = r->ch.tid;
+    ev->ts_ns = r->ts;
+    ev->family = -1;
+    ev->offset = off;
+    switch (type) {
+    case GW_REC_GPU_KERNEL:
+        ev->dur_ns = w[0];
+        ev->u.gpu_kernel.correlation_id = w[1], ev->u.gpu_kernel.device = w[2];
+        ev->u.gpu_kernel.stream_id = w[3], ev->u.gpu_kernel.shape_id = w[4];
+        ev->u.gpu_kernel.graph_id = w[5];
+        r->stats.gpu_kernels++;
+        break;
+    case GW_REC_GPU_MEMCPY:
+        ev->dur_ns = w[0];
+        ev->u.gpu_memcpy.correlation_id = w[1], ev->u.gpu_memcpy.device = w[2];
+        ev->u.gpu_memcpy.stream_id = w[3], ev->u.gpu_memcpy.bytes = w[4];
+        ev->u.gpu_memcpy.copy_kind = small(w[5]), ev->u.gpu_memcpy.src_kind = small(w[6]);
+        ev->u.gpu_memcpy.dst_kind = small(w[7]), ev->u.gpu_memcpy.graph_id = w[8];
+        r->stats.gpu_memcpys++;
+        break;
+    case GW_REC_GPU_MEMSET:
+        ev->dur_ns = w[0];
+        ev->u.gpu_memset.correlation_id = w[1], ev->u.gpu_memset.device = w[2];
+        ev->u.gpu_memset.stream_id = w[3], ev->u.gpu_memset.bytes = w[4];
+        ev->u.gpu_memset.memory_kind = small(w[5]), ev->u.gpu_memset.graph_id = w[6];
+        r->stats.gpu_memsets++;
+        break;
+    case GW_REC_GPU_LOST:
+        ev->u.gpu_lost.count = w[0];
+        r->stats.gpu_lost_records++;
+        r->stats.gpu_lost_events += w[0];
+        break;
+    case GW_REC_RANGE_PUSH:
+    case GW_REC_MARK:
+        ev->u.nvtx.domain_id = w[0], ev->u.nvtx.name_id = w[1];
+        r->stats.nvtx_records++;
+        break;
+    case GW_REC_RANGE_POP:
+        ev->u.nvtx.domain_id = w[0];
+        r->stats.nvtx_records++;
+        break;
+    case GW_REC_RANGE_START:
+        ev->u.nvtx.domain_id = w[0], ev->u.nvtx.name_id = w[1], ev->u.nvtx.range_id = w[2];
+        r->stats.nvtx_records++;
+        break;
+    case GW_REC_RANGE_END:
+        ev->u.nvtx.range_id = w[0];
+        r->stats.nvtx_records++;
+        break;
+    }
+    note_time(r, ev->ts_ns, ev->ts_ns + ev->dur_ns);
+    return !r->defs_only;
+}
+
+static int decode_correlation(struct gw_reader *r, struct cursor *c, uint64_t off,
+                              size_t body_len, struct gw_event *ev)
+{
+    uint64_t w[2];
+    unsigned have = get_words(c, w, 2);
+    if (have < 2) {
+        report_short(r, off, "CORRELATION", have, 2, body_len);
+        return 0;
+    }
+    memset(ev, 0, sizeof *ev);
+    ev->kind = GW_EV_CORRELATION;
+    ev->tid = r->ch.tid;
+    ev->family = -1;
+    ev->offset = off;
+    ev->u.correlation.correlation_id = w[0];
+    ev->u.correlation.call_id = w[1];
+    r->stats.correlations++;
+    return !r->defs_only;
+}
+
 /* Decodes one record; returns 1 when it produced an event for the caller. */
 static int decode_record(struct gw_reader *r, const struct gw_record_view *rec, uint64_t off,
                          struct gw_event *ev)
 {
     struct cursor c = {rec->body, rec->body_len};
     if (rec->type >= 1 && rec->type <= GW_REC_TIMED_MAX) {
+        int is_call = rec->type == GW_REC_CALL || rec->type == GW_REC_CALL_ERR;
+        /* every CALL record has its number, even one that cannot be decoded */
+        uint64_t number = is_call ? r->call_next++ : 0;
         uint64_t dt;
         if (get(&c, &dt) != 0) {
             report_short(r, off, record_name(rec->type), 0, 1, rec->body_len);
+            if (rec->type == GW_REC_LOST)
+                r->call_unsure = 1;
             return 0;
         }
         r->ts += (uint64_t)gw_unzigzag(dt);
-        if (rec->type == GW_REC_CALL || rec->type == GW_REC_CALL_ERR)
-            return decode_call(r, rec->type, &c, off, rec->body_len, ev);
+        if (is_call)
+            return decode_call(r, rec->type, &c, off, rec->body_len, number, ev);
         if (rec->type == GW_REC_LOST) {
-            uint64_t count;
+            uint64_t count, calls;
             if (get(&c, &count) != 0) {
                 report_short(r, off, "LOST", 1, 2, rec->body_len);
+                r->call_unsure = 1;  /* calls were dropped, how many is not known */
                 return 0;
             }
+            if (get(&c, &calls) != 0)  /* optional: all of them were calls */
+                calls = count;
+            r->call_next += calls;
             memset(ev, 0, sizeof *ev);
             ev->kind = GW_EV_LOST;
             ev->tid = r->ch.tid;
@@ -656,16 +856,23 @@ static int decode_record(struct gw_reader *r, const struct gw_record_view *rec, 
             ev->family = -1;
             ev->offset = off;
             ev->u.lost.count = count;
+            ev->u.lost.calls = calls;
             r->stats.lost_records++;
             r->stats.lost_events += count;
+            r->stats.lost_calls += calls;
             note_time(r, ev->ts_ns, ev->ts_ns);
             return !r->defs_only;
         }
+        const struct timed_spec *spec = timed_spec(rec->type);
+        if (spec)
+            return decode_timed(r, rec->type, spec, &c, off, rec->body_len, ev);
         r->stats.unknown_records++;
         return 0;
     }
     if (rec->type >= GW_REC_STRING && rec->type <= GW_REC_THREAD)
         return decode_def(r, rec->type, &c, off, rec->body_len, ev);
+    if (rec->type == GW_REC_CORRELATION)
+        return decode_correlation(r, &c, off, rec->body_len, ev);
     r->stats.unknown_records++;
     return 0;
 }
@@ -692,11 +899,14 @@ int gw_reader_next(struct gw_reader *r, struct gw_event *ev)
                                  "), found a record cut by the chunk's end; %" PRIu64
                                  " bytes of the chunk skipped",
                                  off, r->ch_off, r->ch.tid, lost);
+                r->call_unsure = 1;  /* the skipped bytes may have held calls */
                 break;
             }
             if (decode_record(r, &rec, off, ev))
                 return 1;
         }
+        if (!r->defs_only)
+            calls_end(r);
         r->in_chunk = 0;
     }
 }
@@ -831,6 +1041,9 @@ void gw_reader_rewind(struct gw_reader *r)
     r->ndamage = 0;
     memset(&r->stats, 0, sizeof r->stats);
     gw_map_clear(&r->seq);
+    gw_map_clear(&r->calls);
+    r->call_key = r->call_next = 0;
+    r->call_unsure = 0;
 }
 
 void gw_reader_load_defs(struct gw_reader *r)
@@ -855,6 +1068,7 @@ void gw_reader_close(struct gw_reader *r)
     free(r->name);
     free(r->buf);
     gw_map_free(&r->seq);
+    gw_map_free(&r->calls);
     gw_tables_free(r);
     free(r);
 }

@@ -13,6 +13,10 @@
  *   while (gw_reader_next(r, &ev) > 0) { ... }
  *   gw_reader_close(r);
  *
+ * Every call event carries its call id (tid << 32 | per-thread number, trace_format.h), which
+ * CORRELATION events name: GPU record -> correlation id -> call id -> the host call. GPU
+ * records carry CUPTI's stream ids; gw_reader_stream_by_cupti() gives ours.
+ *
  * Damage (bad chunk magic, impossible lengths, CRC mismatches, broken record framing,
  * truncation, per-thread chunk sequence gaps) never stops the reader: it is reported
  * through the damage callback and kept in gw_reader_damage(), the reader resynchronises on
@@ -63,7 +67,10 @@ struct gw_shape {
     uint64_t func;         /* CUfunction / CUkernel handle */
     uint64_t grid[3];
     uint64_t block[3];
-    uint64_t shared_mem;
+    uint64_t shared_mem;   /* dynamic shared memory of the launch, bytes */
+    /* GPU shapes (from CUPTI; optional words, 0 when absent) */
+    uint64_t registers;    /* registers per thread */
+    uint64_t static_shared_mem;  /* bytes */
 };
 
 struct gw_device_def {
@@ -83,7 +90,7 @@ struct gw_event {
     enum gw_event_kind kind;
     uint32_t tid;           /* thread of the chunk the record came from (0 for DEFS) */
     uint64_t ts_ns;         /* absolute trace-clock time; 0 for definitions */
-    uint64_t dur_ns;        /* calls only */
+    uint64_t dur_ns;        /* calls and GPU kernels, memcpys and memsets */
     uint32_t api_id;        /* calls only */
     uint32_t result;        /* CUresult, 0 = CUDA_SUCCESS */
     int family;             /* enum gw_family of api_id, -1 when this reader lacks the id */
@@ -111,11 +118,14 @@ struct gw_event {
         struct { uint64_t ptr, bytes, stream_id; } set;
         struct { uint64_t stream_id, event; } sync;
         struct { uint64_t handle, string_id; } name;
-        struct { uint64_t count; } lost;
+        /* count: records the thread dropped; calls: how many of them were calls (the
+         * optional word; count when absent) */
+        struct { uint64_t count, calls; } lost;
         /* text is NUL-terminated after len bytes and lives as long as the reader */
         struct { uint64_t id; const char *text; size_t len; } string;
         struct gw_shape shape;
-        struct { uint64_t id, handle; } stream;
+        /* cupti_stream_id: cuStreamGetId's id, what GPU records carry; 0 when absent */
+        struct { uint64_t id, handle, cupti_stream_id; } stream;
         struct gw_device_def device;
         struct gw_clock_point clock;
         struct { uint64_t tid, name_id; } thread;
@@ -133,6 +143,10 @@ struct gw_event {
     } u;
     /* Calls: this call's id (tid << 32 | number), what GW_EV_CORRELATION.call_id names. */
     uint64_t call_id;
+    /* Calls: 1 when records of this thread were lost before this call without a LOST count
+     * (a chunk sequence gap, a damaged chunk or record), so its number, and call_id, may
+     * be too small: joins through it are unreliable. 0 otherwise. */
+    unsigned call_id_unsure;
 };
 
 enum gw_damage_kind {
@@ -161,14 +175,24 @@ struct gw_reader_stats {
     uint64_t calls;           /* CALL + CALL_ERR records */
     uint64_t call_errors;     /* CALL_ERR records */
     uint64_t lost_records;    /* LOST records */
-    uint64_t lost_events;     /* sum of LOST counts */
+    uint64_t lost_events;     /* sum of LOST counts (records of any type) */
     uint64_t lost_chunks;     /* chunks missing from per-thread sequences */
     uint64_t definitions;     /* definition records */
     uint64_t unknown_records; /* records of types this reader does not know (skipped) */
     uint64_t damage_reports;
     uint64_t damaged_bytes;   /* bytes skipped because of damage or truncation */
-    uint64_t first_ts_ns;     /* earliest timed record, 0 when none */
+    uint64_t first_ts_ns;     /* earliest timed record (host or GPU), 0 when none */
     uint64_t last_ts_ns;      /* latest timed record end (ts + dur) */
+    /* issue 3 */
+    uint64_t gpu_kernels;     /* GPU_KERNEL records */
+    uint64_t gpu_memcpys;     /* GPU_MEMCPY records */
+    uint64_t gpu_memsets;     /* GPU_MEMSET records */
+    uint64_t gpu_lost_records; /* GPU_LOST records */
+    uint64_t gpu_lost_events; /* sum of GPU_LOST counts (activity records CUPTI dropped) */
+    uint64_t correlations;    /* CORRELATION records */
+    uint64_t nvtx_records;    /* RANGE_PUSH/POP, MARK, RANGE_START/END records */
+    uint64_t calls_unsure;    /* calls returned with call_id_unsure set */
+    uint64_t lost_calls;      /* sum of LOST calls words (of the counts when absent) */
 };
 
 struct gw_reader;
@@ -209,6 +233,14 @@ size_t gw_reader_damage(const struct gw_reader *reader, const struct gw_damage *
 const char *gw_reader_string(const struct gw_reader *reader, uint64_t id, size_t *len);
 const struct gw_shape *gw_reader_shape(const struct gw_reader *reader, uint64_t id);
 int gw_reader_stream_handle(const struct gw_reader *reader, uint64_t id, uint64_t *handle);
+/* Our stream id (what host calls carry) of a CUPTI stream id (what GPU records carry),
+ * from STREAM definitions that have one: 0 and *stream_id set, or -1 when no STREAM
+ * definition names it (the NULL/legacy stream is never defined, see trace-format.md). */
+int gw_reader_stream_by_cupti(const struct gw_reader *reader, uint64_t cupti_stream_id,
+                              uint64_t *stream_id);
+/* The CUPTI stream id of one of our streams: 0, or -1 when unknown (or not recorded). */
+int gw_reader_stream_cupti(const struct gw_reader *reader, uint64_t id,
+                           uint64_t *cupti_stream_id);
 const struct gw_device_def *gw_reader_device(const struct gw_reader *reader,
                                              uint64_t ordinal);
 /* Name string of a thread, from THREAD definitions. */
@@ -227,7 +259,13 @@ const char *gw_proc_outcome_name(unsigned outcome);
 const char *gw_cupti_status_name(int status);
 const char *gw_clock_source_name(unsigned source);
 const char *gw_cu_result_name(uint32_t result);    /* "CUDA_ERROR_OUT_OF_MEMORY" */
-const char *gw_event_kind_name(enum gw_event_kind kind); /* "call", "lost", "string" ... */
+const char *gw_event_kind_name(enum gw_event_kind kind); /* "call", "lost", "string" ...,
+                                                           "gpu_kernel", "range_push" ... */
+int gw_event_kind_is_def(enum gw_event_kind kind); /* 1 for STRING..THREAD definitions */
+const char *gw_gpu_copy_kind_name(unsigned kind);  /* CUPTI copy kind: "HtoD", "PtoP"...;
+                                                      "unknown" */
+const char *gw_gpu_memory_kind_name(unsigned kind); /* CUPTI memory kind: "pageable",
+                                                       "pinned", "device"...; "unknown" */
 const char *gw_damage_kind_name(enum gw_damage_kind kind);
 
 #endif

@@ -39,6 +39,14 @@ struct gw_reader {
     struct gw_reader_stats stats;
     struct gw_map seq;          /* tid | kind << 32 -> next expected seq */
 
+    /* host call numbering (trace_format.h: call ids), per tid | kind << 32: the next
+     * number, with CALLS_UNSURE set once records of the thread were lost uncounted. The
+     * current chunk's thread is kept in the fields below and written back at its end. */
+    struct gw_map calls;
+    uint64_t call_key;          /* key of the current chunk's thread */
+    uint64_t call_next;         /* its next call number */
+    unsigned call_unsure;       /* and whether numbers may be short */
+
     /* definition tables (trace_tables.c) */
     struct gw_string_entry *strings;
     size_t nstrings, strings_cap;
@@ -53,6 +61,8 @@ struct gw_reader {
     size_t nclocks, clocks_cap;
     struct gw_map clock_ids;    /* trace_ns -> index, so a second pass adds nothing */
     struct gw_map streams;      /* id -> handle */
+    struct gw_map stream_cupti; /* id -> CUPTI stream id (nonzero ones only) */
+    struct gw_map cupti_streams; /* CUPTI stream id -> id */
     struct gw_map threads;      /* tid -> name string id */
 };
 
@@ -69,6 +79,8 @@ const char *gw_tables_add_string(struct gw_reader *r, uint64_t id, const uint8_t
 void gw_tables_add_shape(struct gw_reader *r, const struct gw_shape *shape);
 void gw_tables_add_device(struct gw_reader *r, const struct gw_device_def *device);
 void gw_tables_add_clock(struct gw_reader *r, const struct gw_clock_point *point);
+void gw_tables_add_stream(struct gw_reader *r, uint64_t id, uint64_t handle,
+                          uint64_t cupti_stream_id);
 void gw_tables_free(struct gw_reader *r);
 
 #endif

@@ -83,6 +83,17 @@ void gw_tables_add_clock(struct gw_reader *r, const struct gw_clock_point *point
     r->clocks[r->nclocks++] = *point;
 }
 
+void gw_tables_add_stream(struct gw_reader *r, uint64_t id, uint64_t handle,
+                          uint64_t cupti_stream_id)
+{
+    gw_map_put(&r->streams, id, handle);
+    if (!cupti_stream_id)
+        return;
+    /* A redefinition with another CUPTI id leaves the old id naming this stream too. */
+    gw_map_put(&r->stream_cupti, id, cupti_stream_id);
+    gw_map_put(&r->cupti_streams, cupti_stream_id, id);
+}
+
 void gw_tables_free(struct gw_reader *r)
 {
     for (size_t i = 0; i < r->nstrings; i++)
@@ -96,6 +107,8 @@ void gw_tables_free(struct gw_reader *r)
     gw_map_free(&r->device_ids);
     gw_map_free(&r->clock_ids);
     gw_map_free(&r->streams);
+    gw_map_free(&r->stream_cupti);
+    gw_map_free(&r->cupti_streams);
     gw_map_free(&r->threads);
 }
 
@@ -121,6 +134,25 @@ int gw_reader_stream_handle(const struct gw_reader *r, uint64_t id, uint64_t *ha
     if (!slot)
         return -1;
     *handle = *slot;
+    return 0;
+}
+
+int gw_reader_stream_by_cupti(const struct gw_reader *r, uint64_t cupti_stream_id,
+                              uint64_t *stream_id)
+{
+    uint64_t *slot = gw_map_get(&r->cupti_streams, cupti_stream_id);
+    if (!slot)
+        return -1;
+    *stream_id = *slot;
+    return 0;
+}
+
+int gw_reader_stream_cupti(const struct gw_reader *r, uint64_t id, uint64_t *cupti_stream_id)
+{
+    uint64_t *slot = gw_map_get(&r->stream_cupti, id);
+    if (!slot)
+        return -1;
+    *cupti_stream_id = *slot;
     return 0;
 }
 
