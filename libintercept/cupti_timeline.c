@@ -178,8 +178,21 @@ static uint64_t kernel_shape(const CUpti_ActivityKernel5 *kernel)
     return id;
 }
 
+/* Records CUPTI could not complete (end 0, or before start) are counted, not written. */
+static uint64_t incomplete_records;
+
+static int complete(uint64_t start, uint64_t end)
+{
+    if (end >= start && start)
+        return 1;
+    incomplete_records++;
+    return 0;
+}
+
 static void record_kernel(const CUpti_ActivityKernel5 *kernel)
 {
+    if (!complete(kernel->start, kernel->end))
+        return;
     uint64_t shape = kernel_shape(kernel);
     uint64_t start = trace_time(kernel->start);
     uint64_t words[6] = {trace_time(kernel->end) - start, kernel->correlationId,
@@ -189,6 +202,8 @@ static void record_kernel(const CUpti_ActivityKernel5 *kernel)
 
 static void record_memcpy(const CUpti_ActivityMemcpy4 *copy)
 {
+    if (!complete(copy->start, copy->end))
+        return;
     uint64_t start = trace_time(copy->start);
     uint64_t words[9] = {trace_time(copy->end) - start, copy->correlationId, copy->deviceId,
                          copy->streamId, copy->bytes, copy->copyKind, copy->srcKind,
@@ -198,6 +213,8 @@ static void record_memcpy(const CUpti_ActivityMemcpy4 *copy)
 
 static void record_memset(const CUpti_ActivityMemset3 *set)
 {
+    if (!complete(set->start, set->end))
+        return;
     uint64_t start = trace_time(set->start);
     uint64_t words[7] = {trace_time(set->end) - start, set->correlationId, set->deviceId,
                          set->streamId, set->bytes, set->memoryKind, set->graphId};
@@ -236,7 +253,11 @@ static void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream_id, uin
         }
     }
     size_t dropped = 0;
-    if (api.dropped(context, stream_id, &dropped) == CUPTI_SUCCESS && dropped) {
+    if (api.dropped(context, stream_id, &dropped) != CUPTI_SUCCESS)
+        dropped = 0;
+    dropped += incomplete_records;
+    incomplete_records = 0;
+    if (dropped) {
         uint64_t words[1] = {dropped};
         gw_rec_timed(GW_REC_GPU_LOST, gw_now(), words, 1);
     }

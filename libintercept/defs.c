@@ -206,6 +206,19 @@ uint64_t gw_rec_stream_known(uint64_t handle)
     return id;
 }
 
+void gw_rec_stream_default(uint64_t cupti_stream_id)
+{
+    static const uint64_t default_key = UINT64_MAX; /* never a handle + 1 */
+    pthread_mutex_lock(&defs_lock);
+    uint64_t *slot = map_slot(&stream_ids, default_key);
+    if (slot && !*slot) {
+        *slot = 1;
+        uint64_t words[3] = {0, 0, cupti_stream_id};
+        append_locked(GW_REC_STREAM, words, 3, NULL, 0);
+    }
+    pthread_mutex_unlock(&defs_lock);
+}
+
 uint64_t gw_rec_stream(uint64_t handle, uint64_t cupti_stream_id)
 {
     if (handle == 0)

@@ -25,8 +25,13 @@ void gw_note_device(CUdevice device, CUcontext context)
     if (get_total)
         get_total(&total, device);
     /* Free memory needs the context current; leave the program's current context as it was. */
+    CUresult (*stream_id)(CUstream, unsigned long long *) =
+        (CUresult(*)(CUstream, unsigned long long *))gw_driver_symbol("cuStreamGetId");
     if (get_info && push && pop && push(context) == CUDA_SUCCESS) {
         get_info(&free_bytes, &total_seen);
+        unsigned long long legacy_id;
+        if (stream_id && stream_id(CU_STREAM_LEGACY, &legacy_id) == CUDA_SUCCESS)
+            gw_rec_stream_default(legacy_id);
         CUcontext popped;
         pop(&popped);
     }

@@ -65,6 +65,8 @@ static struct gw_ring *ring_create(void)
     ring->mask = gw_rec.ring_bytes - 1;
     ring->generation = gw_recorder_generation_now;
     ring->tid = (uint32_t)syscall(SYS_gettid);
+    static uint32_t serials;
+    ring->serial = __atomic_add_fetch(&serials, 1, __ATOMIC_RELAXED);
     ring->producer_last_ts = gw_now();
     ring->writer_last_ts = ring->producer_last_ts;
     emit_thread_definition(ring->tid);
@@ -161,7 +163,7 @@ void gw_rec_call(unsigned api_id, uint64_t start_ns, uint64_t end_ns, int result
 uint64_t gw_rec_next_call_id(void)
 {
     struct gw_ring *ring = thread_ring();
-    return ring ? (uint64_t)ring->tid << 32 | (ring->calls & 0xFFFFFFFFu) : 0;
+    return ring ? (uint64_t)ring->serial << 32 | (ring->calls & 0xFFFFFFFFu) : 0;
 }
 
 #define GW_MAX_WORDS_RECORD 16

@@ -45,6 +45,8 @@ uint64_t gw_rec_string(const char *text);
 uint64_t gw_rec_stream_known(uint64_t handle);
 /* Defines the stream (once) with the id CUPTI's records use for it (0 unknown). */
 uint64_t gw_rec_stream(uint64_t handle, uint64_t cupti_stream_id);
+/* Gives the NULL (legacy) stream, id 0, the id CUPTI's records use for it; once. */
+void gw_rec_stream_default(uint64_t cupti_stream_id);
 /* Host launch shapes have a function handle; GPU shapes (from CUPTI) have func_handle 0
  * and carry registers and static shared memory. */
 uint64_t gw_rec_shape(uint64_t func_handle, uint64_t name_id, const uint32_t dims[6],

@@ -20,9 +20,11 @@ struct gw_ring {
     int wake_sent;                 /* producer only: already asked the writer to drain */
     unsigned generation;           /* recorder generation it belongs to (fork resets) */
     uint32_t tid;
+    uint32_t serial;               /* unique per ring in the process: call ids use it, not tid */
     int dead;                      /* the thread has exited; free once drained */
     uint64_t writer_last_ts;       /* writer only: time the next chunk's dt chain starts */
     uint32_t writer_seq;           /* writer only: next chunk sequence number */
+    uint64_t writer_calls;         /* writer only: number of the next chunk's first call */
     struct gw_ring *next;
 };
 

@@ -11,6 +11,7 @@
 
 #include "clock.h"
 #include "gpuwatch/record_walk.h"
+#include "gpuwatch/varint.h"
 #include "record_encode.h"
 #include "recorder_internal.h"
 
@@ -59,15 +60,37 @@ static int ensure_staging(size_t len)
     return 0;
 }
 
-static uint64_t count_records(const uint8_t *buf, size_t len)
+/* What a chunk of a thread's records holds, for the chunk that follows it: the records,
+ * the calls among them (a LOST record's dropped calls included), and its last time. */
+struct chunk_walk { uint64_t records, calls, last_ts; };
+
+static struct chunk_walk walk_chunk(const uint8_t *buf, size_t len, uint64_t start_ts)
 {
-    uint64_t count = 0;
+    struct chunk_walk walk = {0, 0, start_ts};
     size_t offset = 0;
     struct gw_record_view rec;
-    while (gw_next_record(buf, len, &offset, &rec) == 0)
-        count++;
-    return count;
+    while (gw_next_record(buf, len, &offset, &rec) == 0) {
+        walk.records++;
+        uint64_t words[3] = {0, 0, 0};
+        size_t at = 0;
+        for (int i = 0; i < 3 && at < rec.body_len; i++) {
+            size_t n = gw_get_uvarint(rec.body + at, rec.body_len - at, &words[i]);
+            if (!n)
+                break;
+            at += n;
+        }
+        if (rec.type >= 1 && rec.type <= GW_REC_TIMED_MAX)
+            walk.last_ts += (uint64_t)gw_unzigzag(words[0]);
+        if (rec.type == GW_REC_CALL || rec.type == GW_REC_CALL_ERR)
+            walk.calls++;
+        else if (rec.type == GW_REC_LOST)
+            walk.calls += words[2];
+    }
+    return walk;
 }
+
+/* Room kept in front of the staging buffer for the chunk's CALL_BASE record. */
+#define CALL_BASE_ROOM 32
 
 static void drain_ring(struct gw_ring *ring, uint64_t head)
 {
@@ -75,22 +98,29 @@ static void drain_ring(struct gw_ring *ring, uint64_t head)
     if (head == tail)
         return;
     size_t len = (size_t)(head - tail);
-    if (ensure_staging(len) != 0)
+    if (ensure_staging(CALL_BASE_ROOM + len) != 0)
         return;
+    uint8_t *records = staging + CALL_BASE_ROOM;
     uint64_t offset = tail & ring->mask;
     uint64_t first = ring->mask + 1 - offset;
     if (first >= len) {
-        memcpy(staging, ring->data + offset, len);
+        memcpy(records, ring->data + offset, len);
     } else {
-        memcpy(staging, ring->data + offset, first);
-        memcpy(staging + first, ring->data, len - first);
+        memcpy(records, ring->data + offset, first);
+        memcpy(records + first, ring->data, len - first);
     }
     __atomic_store_n(&ring->tail, head, __ATOMIC_RELEASE);
     uint64_t base = ring->writer_last_ts;
-    ring->writer_last_ts = gw_last_record_time(staging, len, base);
-    __atomic_fetch_add(&gw_rec.events, count_records(staging, len), __ATOMIC_RELAXED);
-    gw_trace_file_write_chunk(GW_CHUNK_EVENTS, ring->tid, base, ring->writer_seq++, staging,
-                              len);
+    struct chunk_walk walk = walk_chunk(records, len, base);
+    uint8_t call_base[CALL_BASE_ROOM];
+    uint64_t words[2] = {ring->serial, ring->writer_calls};
+    size_t base_len = gw_encode_record(call_base, GW_REC_CALL_BASE, words, 2, NULL, 0);
+    memcpy(records - base_len, call_base, base_len);
+    ring->writer_last_ts = walk.last_ts;
+    ring->writer_calls += walk.calls;
+    __atomic_fetch_add(&gw_rec.events, walk.records, __ATOMIC_RELAXED);
+    gw_trace_file_write_chunk(GW_CHUNK_EVENTS, ring->tid, base, ring->writer_seq++,
+                              records - base_len, base_len + len);
 }
 
 void gw_writer_drain_all(void)

@@ -299,6 +299,7 @@ static void calls_begin(struct gw_reader *r, const struct gw_chunk_header *h,
                         enum seq_state seq)
 {
     r->call_key = (uint64_t)h->tid | (uint64_t)h->kind << 32;
+    r->call_serial = 0; /* until the chunk's CALL_BASE says */
     uint64_t *slot = gw_map_get(&r->calls, r->call_key);
     uint64_t state = slot ? *slot : 0;
     r->call_next = state & ~CALLS_UNSURE;
@@ -592,7 +593,8 @@ static int decode_call(struct gw_reader *r, uint8_t type, struct cursor *c, uint
     ev->result = (uint32_t)result;
     ev->family = gw_api_family(ev->api_id);
     ev->offset = off;
-    ev->call_id = (uint64_t)r->ch.tid << 32 | (number & 0xFFFFFFFFu);
+    ev->call_id = (r->call_serial ? r->call_serial : (uint64_t)r->ch.tid) << 32 |
+                  (number & 0xFFFFFFFFu);
     ev->call_id_unsure = r->call_unsure;
     r->stats.calls_unsure += r->call_unsure;
     uint64_t word;
@@ -873,6 +875,18 @@ static int decode_record(struct gw_reader *r, const struct gw_record_view *rec, 
         return decode_def(r, rec->type, &c, off, rec->body_len, ev);
     if (rec->type == GW_REC_CORRELATION)
         return decode_correlation(r, &c, off, rec->body_len, ev);
+    if (rec->type == GW_REC_CALL_BASE) {
+        /* The writer's own numbering: whatever was lost before, numbers are sure again. */
+        uint64_t w[2];
+        if (get_words(&c, w, 2) < 2) {
+            report_short(r, off, "CALL_BASE", 0, 2, rec->body_len);
+            return 0;
+        }
+        r->call_serial = w[0];
+        r->call_next = w[1];
+        r->call_unsure = 0;
+        return 0;
+    }
     r->stats.unknown_records++;
     return 0;
 }

@@ -46,6 +46,7 @@ struct gw_reader {
     uint64_t call_key;          /* key of the current chunk's thread */
     uint64_t call_next;         /* its next call number */
     unsigned call_unsure;       /* and whether numbers may be short */
+    uint64_t call_serial;       /* the chunk's thread serial from CALL_BASE; 0 without */
 
     /* definition tables (trace_tables.c) */
     struct gw_string_entry *strings;

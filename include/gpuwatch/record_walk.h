@@ -1,5 +1,6 @@
 /* Walking record framing without knowing record bodies: used by the shim's writer (to
- * learn the time a chunk ends at) and by the reader (to skip unknown record types). */
+ * learn where a chunk ends, in time and in calls) and by the reader (to skip unknown
+ * record types). */
 #ifndef GPUWATCH_RECORD_WALK_H
 #define GPUWATCH_RECORD_WALK_H
 
@@ -29,22 +30,6 @@ static inline int gw_next_record(const uint8_t *buf, size_t len, size_t *offset,
     out->body_len = (size_t)body_len;
     *offset = at + 1 + n + (size_t)body_len;
     return 0;
-}
-
-/* The timestamp of the last timed record in buf, given the time its dt chain starts
- * from. Returns start_ts when there is none. */
-static inline uint64_t gw_last_record_time(const uint8_t *buf, size_t len, uint64_t start_ts)
-{
-    uint64_t ts = start_ts;
-    size_t offset = 0;
-    struct gw_record_view rec;
-    while (gw_next_record(buf, len, &offset, &rec) == 0) {
-        uint64_t dt;
-        if (rec.type >= 1 && rec.type <= GW_REC_TIMED_MAX &&
-            gw_get_uvarint(rec.body, rec.body_len, &dt))
-            ts += (uint64_t)gw_unzigzag(dt);
-    }
-    return ts;
 }
 
 #endif

@@ -121,8 +121,11 @@ _Static_assert(sizeof(struct gw_chunk_header) == 32, "chunk header is 32 bytes")
  *                  calls = how many of them were CALL/CALL_ERR (count when absent)
  *
  * Host call ids: each thread numbers its CALL/CALL_ERR records 0, 1, 2... in order, a LOST
- * record's calls advancing the number as if the dropped calls were there. The call id of a
- * host call is tid << 32 | number; GPU records link to it through GW_REC_CORRELATION.
+ * record's calls advancing the number as if the dropped calls were there. Every EVENTS
+ * chunk starts with GW_REC_CALL_BASE: the thread's serial (unique in the process, unlike a
+ * reused tid) and the number of its first call, so numbering survives lost chunks. The call
+ * id of a host call is serial << 32 | number (tid << 32 | number in files without
+ * CALL_BASE); GPU records link to it through GW_REC_CORRELATION.
  *
  * GPU timeline (CUPTI activity, written by whichever thread drains CUPTI's buffers; dt is
  * the GPU start time, dur its end minus start, on the trace clock):
@@ -136,6 +139,7 @@ _Static_assert(sizeof(struct gw_chunk_header) == 32, "chunk header is 32 bytes")
  * GW_REC_GPU_MEMSET  dt(zigzag) dur correlation_id device cupti_stream_id bytes memory_kind graph_id
  * GW_REC_GPU_LOST    dt(zigzag) count   activity records CUPTI dropped
  * GW_REC_CORRELATION correlation_id call_id   (untimed; the host call that issued the work)
+ * GW_REC_CALL_BASE   thread_serial next_call_number   (untimed; first in each EVENTS chunk)
  *
  * NVTX (on the calling thread; domain_id and name_id are string ids, domain 0 = default):
  * GW_REC_RANGE_PUSH  dt(zigzag) domain_id name_id
@@ -151,8 +155,9 @@ _Static_assert(sizeof(struct gw_chunk_header) == 32, "chunk header is 32 bytes")
  * GW_REC_STRING    id bytes...        (rest of body, no terminator)
  * GW_REC_SHAPE     id name_string_id func_handle gx gy gz bx by bz shared_mem_bytes
  *                  [registers static_shared_mem_bytes]   (GPU shapes, from CUPTI)
- * GW_REC_STREAM    id handle [cupti_stream_id]  (id 0 is the NULL/legacy stream, never
- *                  defined; cupti_stream_id is cuStreamGetId's, what GPU records carry)
+ * GW_REC_STREAM    id handle [cupti_stream_id]  (id 0 is the NULL/legacy stream: defined
+ *                  only to give its cupti_stream_id; cupti_stream_id is cuStreamGetId's,
+ *                  what GPU records carry)
  * GW_REC_DEVICE    ordinal name_string_id total_bytes free_bytes_at_first_context
  * GW_REC_CLOCK     trace_ns realtime_ns monotonic_ns   (a calibration point)
  * GW_REC_THREAD    tid name_string_id
@@ -178,6 +183,7 @@ enum gw_record_type {
     GW_REC_CLOCK = 0x44,
     GW_REC_THREAD = 0x45,
     GW_REC_CORRELATION = 0x46,
+    GW_REC_CALL_BASE = 0x47,
 };
 
 /* CUPTI's memcpy and memory kinds, as GPU records carry them. */

@@ -246,6 +246,9 @@ static void tally_file(const char *path, struct file_tally *file)
         }
         if (ev.kind == GW_EV_GPU_KERNEL) {
             file->gpu_kernels++;
+            uint64_t host_stream;
+            file->kernels_stream_known +=
+                gw_reader_stream_by_cupti(reader, ev.u.gpu_kernel.stream_id, &host_stream) == 0;
             if (ev.dur_ns < file->kernel_dur_min)
                 file->kernel_dur_min = ev.dur_ns;
             if (ev.dur_ns > file->kernel_dur_max)

@@ -55,6 +55,7 @@ struct file_tally {
     uint64_t gpu_kernels, gpu_memcpys, gpu_memsets, gpu_lost, correlations;
     uint64_t gpu_memcpy_pinned, gpu_memcpy_pageable;
     uint64_t kernel_dur_min, kernel_dur_max;     /* ns */
+    uint64_t kernels_stream_known; /* kernel records whose CUPTI stream maps to a host stream */
     uint64_t kernels_overlapping;  /* kernels that start before the previous one on their stream ended */
     uint64_t launches_linked_once; /* launch calls with exactly one GPU kernel linked to them */
     uint64_t kernels_unlinked;     /* kernel records with no launch call behind them */

@@ -39,6 +39,7 @@ static void test_timeline_matches_the_simulation(void **state)
     assert_true(f->header.feature_flags & GW_FEAT_GPU_ACTIVITY);
     /* Per step: one 50 us kernel, a pinned and a pageable 1 MiB copy, a 1 MiB memset. */
     assert_int_equal(f->gpu_kernels, 20);
+    assert_int_equal(f->kernels_stream_known, 20);
     assert_true(f->kernel_dur_min >= 49000 && f->kernel_dur_max <= 51000);
     assert_int_equal(f->kernels_overlapping, 0);
     assert_int_equal(f->gpu_memcpys, 40);

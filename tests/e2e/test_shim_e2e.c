@@ -69,7 +69,12 @@ static void test_direct_symbols(void **state)
     assert_true(result.exited);
     assert_int_equal(result.status, 0);
     assert_non_null(strstr(result.out, "workload direct: ok"));
-    assert_sequence(only_file(), "cuMemcpyHtoD_v2", "cuLaunchKernel", "cuStreamSynchronize", 100, 0);
+    const struct file_tally *f = only_file();
+    assert_sequence(f, "cuMemcpyHtoD_v2", "cuLaunchKernel", "cuStreamSynchronize", 100, 0);
+    /* NULL-stream work joins the host's stream 0 through its CUPTI stream id. */
+    assert_int_equal(f->gpu_kernels, 100);
+    assert_int_equal(f->kernels_stream_known, 100);
+    assert_int_equal(f->launches_linked_once, 100);
     finish();
 }
 
