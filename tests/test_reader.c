@@ -1347,6 +1347,59 @@ static void test_short_gpu_records(void **state)
 /* Call ids: per thread 0, 1, 2... across chunks and other threads' chunks; LOST advances
  * by its calls word (by its count without one); GPU and NVTX records do not count; a new
  * thread with the same tid starts again; a chunk sequence gap makes later ids unsure. */
+/* With CALL_BASE (what the shim writes) numbering is the writer's: a lost chunk leaves the
+ * calls after it numbered right and sure, and a thread reusing a tid keeps its own serial. */
+static void test_call_base_resynchronises(void **state)
+{
+    (void)state;
+    const char *path = tmp_path("callbase.gwt");
+    FILE *f = create(path);
+    struct gw_file_header h = tw_header();
+    tw_write_header(f, &h);
+    struct tw_chunk c = {0};
+    uint64_t w[2] = {1, 0};
+    uint64_t base[2];
+
+    tw_begin(&c, 100);                                   /* serial 4, calls 0 1 */
+    base[0] = 4, base[1] = 0;
+    tw_record(&c, GW_REC_CALL_BASE, base, 2, NULL, 0);
+    tw_call(&c, 100, GW_API_cuLaunchKernel, 1, 0, w, 2);
+    tw_call(&c, 101, GW_API_cuLaunchKernel, 1, 0, w, 2);
+    tw_write_chunk(f, &c, 77, GW_CHUNK_EVENTS, 0);
+    /* seq 1 (calls 2..5) never made it to the file */
+    tw_begin(&c, 300);                                   /* serial 4, calls 6 7 */
+    base[0] = 4, base[1] = 6;
+    tw_record(&c, GW_REC_CALL_BASE, base, 2, NULL, 0);
+    tw_call(&c, 300, GW_API_cuLaunchKernel, 1, 0, w, 2);
+    tw_call(&c, 301, GW_API_cuLaunchKernel, 1, 0, w, 2);
+    tw_write_chunk(f, &c, 77, GW_CHUNK_EVENTS, 2);
+    tw_begin(&c, 400);                                   /* tid 77 again, a new thread */
+    base[0] = 9, base[1] = 0;
+    tw_record(&c, GW_REC_CALL_BASE, base, 2, NULL, 0);
+    tw_call(&c, 400, GW_API_cuLaunchKernel, 1, 0, w, 2);
+    tw_write_chunk(f, &c, 77, GW_CHUNK_EVENTS, 0);
+    tw_free(&c);
+    fclose(f);
+
+    struct gw_reader *r = open_ok(path);
+    const uint64_t want[5] = {(uint64_t)4 << 32 | 0, (uint64_t)4 << 32 | 1, (uint64_t)4 << 32 | 6,
+                              (uint64_t)4 << 32 | 7, (uint64_t)9 << 32 | 0};
+    struct gw_event ev;
+    unsigned k = 0;
+    while (gw_reader_next(r, &ev) > 0) {
+        if (ev.kind != GW_EV_CALL)
+            continue;
+        assert_true(k < 5);
+        assert_int_equal(ev.call_id, want[k]);
+        assert_int_equal(ev.call_id_unsure, 0);
+        k++;
+    }
+    assert_int_equal(k, 5);
+    assert_int_equal(gw_reader_stats(r)->lost_chunks, 1);
+    assert_int_equal(gw_reader_stats(r)->unknown_records, 0);
+    gw_reader_close(r);
+}
+
 static void test_call_ids(void **state)
 {
     (void)state;
@@ -1733,6 +1786,7 @@ int main(void)
         cmocka_unit_test(test_roundtrip_gpu_records),
         cmocka_unit_test(test_short_gpu_records),
         cmocka_unit_test(test_call_ids),
+        cmocka_unit_test(test_call_base_resynchronises),
         cmocka_unit_test(test_correlation_join),
         cmocka_unit_test(test_busy_union),
         cmocka_unit_test(test_busy_from_trace),
