@@ -4,6 +4,7 @@
  *   gpuwatch run [--output DIR] [--no-analyze] -- CMD...
  *   gpuwatch dump TRACE
  *   gpuwatch stats [--json] TRACE...
+ *   gpuwatch analyze [--json] [--fail-if EXPR] TRACE|DIR...
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -25,6 +26,8 @@ static const struct command commands[] = {
     {"run", "run a command with the shim preloaded and list the traces it wrote", gw_cmd_run},
     {"dump", "print a trace's header and one line per event", gw_cmd_dump},
     {"stats", "per entry point counts and host time, totals, top kernels", gw_cmd_stats},
+    {"analyze", "what wastes the GPU, why, what to change; ranked by time saved",
+     gw_cmd_analyze},
 };
 
 static void usage(FILE *out)

@@ -1,0 +1,102 @@
+/*
+ * The analyzer's own event: what one trace record means for the analysis, in 64 bytes.
+ * The reorder window holds these (not the reader's 200-byte struct gw_event), and the unit
+ * tests build them directly to feed the model synthetic streams.
+ */
+#ifndef GPUWATCH_ANALYZE_AN_EVENT_H
+#define GPUWATCH_ANALYZE_AN_EVENT_H
+
+#include <stdint.h>
+
+struct gw_event;
+struct gw_reader;
+
+enum an_kind {
+    AN_NONE = 0,       /* not for the analysis (definitions, correlation) */
+    /* host calls: [ts, end) on thread tid */
+    AN_CALL,           /* any other call: host activity only */
+    AN_LAUNCH,         /* kernel, cooperative or graph launch, host function: issues work */
+    AN_COPY,           /* copy (dir, host_kind, flags say sync/async/blocking) */
+    AN_SET,            /* memset: issues work */
+    AN_SYNC,           /* stream/context/event synchronize, query that found work done */
+    AN_ALLOC,          /* device memory taken (ptr, bytes, mem kind); result may be an error */
+    AN_FREE,           /* device memory given back (ptr) */
+    AN_HOST_ALLOC,     /* pinned host memory taken / registered */
+    AN_HOST_FREE,
+    AN_MEMINFO,        /* cuMemGetInfo: bytes = free, ptr = total */
+    AN_LOST,           /* bytes = records the thread dropped */
+    /* GPU timeline (CUPTI): [ts, end) on device, stream */
+    AN_GPU_KERNEL,
+    AN_GPU_COPY,       /* dir, host_kind from CUPTI's src/dst kinds */
+    AN_GPU_SET,
+    AN_GPU_LOST,       /* bytes = records CUPTI dropped */
+    /* NVTX, on thread tid; key = name string id (a digit-blind hash for step names),
+     * bytes = name string id */
+    AN_RANGE_PUSH,
+    AN_RANGE_POP,
+    AN_MARK,
+    AN_RANGE_START,    /* ptr = range id */
+    AN_RANGE_END,
+};
+
+/* enum an_mem_kind: what device memory an allocation is */
+enum an_mem_kind {
+    AN_MEM_PLAIN = 0,  /* cuMemAlloc, cuMemAllocPitch */
+    AN_MEM_POOL,       /* stream-ordered: cuMemAllocAsync, cuMemAllocFromPoolAsync */
+    AN_MEM_VMM,        /* cuMemCreate (physical) */
+    AN_MEM_MANAGED,
+    AN_MEM_KINDS,
+};
+
+/* flags */
+#define AN_F_ASYNC_API   0x01u  /* the *Async variant of a copy/set/alloc/free */
+#define AN_F_BLOCKING    0x02u  /* the host waited for the transfer (sync API touching host
+                                   memory, or an async one from pageable memory) */
+#define AN_F_DRAINS      0x04u  /* the call returned only when earlier work was done */
+#define AN_F_STEP_NAME   0x08u  /* NVTX: the range/mark name looks like a training step */
+#define AN_F_ERROR       0x10u  /* the call failed (result != 0) */
+#define AN_F_OOM         0x20u  /* CUDA_ERROR_OUT_OF_MEMORY */
+#define AN_F_ALL_STREAMS 0x40u  /* a drain of every stream (context sync, sync copy) */
+#define AN_F_KERNEL      0x80u  /* a launch of a named kernel (key = shape id) */
+
+struct an_ev {
+    uint64_t ts;        /* start, trace clock ns */
+    uint64_t end;       /* end (>= ts) */
+    uint64_t bytes;     /* copy/set/alloc bytes; lost counts; meminfo free; NVTX name */
+    uint64_t ptr;       /* alloc/free pointer or VMM handle; meminfo total; range id */
+    uint64_t stream;    /* host calls: our stream id; GPU records: CUPTI stream id */
+    uint64_t key;       /* launch: shape id; sync: event handle; NVTX: name id */
+    uint32_t tid;       /* host thread; GPU records: device ordinal */
+    uint16_t api;       /* api id of host calls */
+    uint8_t kind;       /* enum an_kind */
+    uint8_t flags;      /* AN_F_* */
+    uint8_t dir;        /* copies: enum gw_copy_dir */
+    uint8_t host_kind;  /* copies: enum gw_host_kind; allocs: enum an_mem_kind */
+    uint8_t pad[6];
+};
+_Static_assert(sizeof(struct an_ev) == 64, "an_ev is one cache line");
+
+/* Fills *out from a reader event; returns 0 when the event means nothing to the analysis.
+ * reader (may be NULL) resolves NVTX names to decide AN_F_STEP_NAME. */
+int an_event_from_gw(const struct gw_event *ev, const struct gw_reader *reader,
+                     struct an_ev *out);
+
+/* 1 when a range or mark name looks like one training step ("step", "ProfilerStep#12",
+ * "train_step", "iteration 3", "iter", "batch"). */
+int an_is_step_name(const char *name, size_t len);
+
+static inline int an_is_host(const struct an_ev *e)
+{
+    return e->kind >= AN_CALL && e->kind <= AN_LOST;
+}
+static inline int an_is_gpu(const struct an_ev *e)
+{
+    return e->kind >= AN_GPU_KERNEL && e->kind <= AN_GPU_LOST;
+}
+static inline int an_issues_work(const struct an_ev *e)
+{
+    return e->kind == AN_LAUNCH || e->kind == AN_SET ||
+           (e->kind == AN_COPY && !(e->flags & AN_F_ERROR));
+}
+
+#endif

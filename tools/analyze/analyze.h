@@ -1,0 +1,87 @@
+/*
+ * gpuwatch analyze: traces of one run (files, or directories of *.gwt) -> one model per
+ * process -> rules -> findings merged across processes and ranked -> text or JSON.
+ * Used by `gpuwatch analyze` (cmd_analyze.c) and at the end of `gpuwatch run`.
+ */
+#ifndef GPUWATCH_ANALYZE_ANALYZE_H
+#define GPUWATCH_ANALYZE_ANALYZE_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "findings.h"
+#include "model.h"
+#include "thresholds.h"
+#include "trace_reader.h"
+
+#define AN_KEEP_DAMAGE 16
+
+struct an_trace {
+    char *path;
+    int readable;
+    char error[512];
+    uint64_t bytes;
+    struct gw_file_header hdr;
+    struct gw_reader_stats rs;
+    struct gw_damage damage[AN_KEEP_DAMAGE];
+    size_t ndamage;
+    uint64_t reader_late;        /* events out of order beyond the reorder window */
+    struct an_model *model;      /* NULL when unreadable */
+    int active;                  /* the process issued GPU work (its model is analyzed) */
+};
+
+struct an_options {
+    struct an_thresholds th;
+    double gpu_price;            /* dollars per GPU hour, 0: no money figures */
+    uint64_t window_ns;          /* reorder window */
+    unsigned cpus;               /* override the CPU count (0: this machine's, when the
+                                    trace was taken here) */
+};
+
+struct an_run {
+    struct an_trace *traces;
+    size_t ntraces;
+    size_t active;               /* processes analyzed */
+    size_t primary;              /* index of the busiest process (most GPU work) */
+    struct an_findings findings; /* merged across processes, ranked */
+    struct an_options opt;
+    unsigned cpus;               /* CPU count used for advice (0 unknown) */
+    int cpus_from_here;          /* 1 when read on this machine (same host name) */
+    /* run-level figures over the active processes */
+    uint64_t wall_ns;            /* union span, aligned on CLOCK_REALTIME */
+    uint64_t busy_ns, span_ns;   /* summed busy and wall of active processes */
+    int gpu_timeline;            /* all active processes had GPU records */
+    uint64_t damaged_bytes, damage_reports, unreadable;
+};
+
+void an_options_default(struct an_options *opt);
+/* Expands directories (every *.gwt in them, sorted) and analyzes each file. Returns 0, or
+ * -1 when no path could be used (the messages are on stderr). */
+int an_run_paths(struct an_run *run, char *const *paths, int npaths,
+                 const struct an_options *opt);
+void an_run_free(struct an_run *run);
+
+void an_report_text(FILE *out, const struct an_run *run, int details);
+void an_report_json(FILE *out, const struct an_run *run);
+
+/* --fail-if: parses EXPR (0, or -1 with a message in err), evaluates it (1 holds). */
+struct an_condition;
+int an_condition_parse(const char *expr, struct an_condition **out, char *err, size_t errlen);
+int an_condition_holds(const struct an_condition *c, const struct an_run *run);
+void an_condition_free(struct an_condition *c);
+/* One line naming the metrics --fail-if knows. */
+const char *an_condition_metrics(void);
+
+/* Length of a fixed-size header string field up to its NUL (or the whole field). */
+static inline size_t an_field_len(const char *field, size_t size)
+{
+    size_t n = 0;
+    while (n < size && field[n])
+        n++;
+    return n;
+}
+
+/* Run-level utilization (busy / wall over the active processes). */
+double an_run_util(const struct an_run *run);
+
+#endif

@@ -1,0 +1,132 @@
+/*
+ * Host-only GPU idle: without the GPU's own timeline, idle time is what host calls prove.
+ * A synchronizing call proves its streams had finished their work when it returned; if
+ * every stream that was given work has been proven done, the GPU is idle from then until
+ * the next call that issues work. A blocking host-to-device copy made while the GPU was
+ * idle is itself idle compute time (an H2D stall). Everything else counts as possibly busy,
+ * so the GPU busy figure of a host-only trace is an upper bound.
+ *
+ * One assumption: work on a stream that nothing ever synchronizes (a memset on the legacy
+ * stream at start-up, while the loop syncs its own stream) is taken as done once two
+ * drains of other streams happened after it: no op outlives two training steps.
+ */
+#include <string.h>
+#include <stdlib.h>
+
+#include "model_internal.h"
+
+static struct an_stream_state *stream_state(struct an_model_state *st, uint64_t id)
+{
+    uint64_t *slot = gw_map_get(&st->stream_index, id);
+    if (slot)
+        return &st->streams[*slot];
+    if (st->nstreams == st->streams_cap) {
+        size_t cap = st->streams_cap ? st->streams_cap * 2 : 16;
+        struct an_stream_state *grown = realloc(st->streams, cap * sizeof *grown);
+        if (!grown)
+            return NULL;
+        st->streams = grown;
+        st->streams_cap = cap;
+    }
+    if (gw_map_put(&st->stream_index, id, st->nstreams) != 0)
+        return NULL;
+    struct an_stream_state *s = &st->streams[st->nstreams++];
+    memset(s, 0, sizeof *s);
+    return s;
+}
+
+static void drain_all(struct an_model_state *st)
+{
+    for (size_t i = 0; i < st->nstreams; i++)
+        st->streams[i].pending = 0;
+    st->streams_pending = 0;
+}
+
+static void drain_one(struct an_model_state *st, struct an_stream_state *s)
+{
+    if (s && s->pending) {
+        s->pending = 0;
+        st->streams_pending--;
+    }
+}
+
+static int is_event_api(unsigned api)
+{
+    return api == GW_API_cuEventSynchronize || api == GW_API_cuEventQuery;
+}
+
+static int is_record_api(unsigned api)
+{
+    return api == GW_API_cuEventRecord || api == GW_API_cuEventRecord_ptsz;
+}
+
+static void on_drain(struct an_model *m, const struct an_ev *ev)
+{
+    struct an_model_state *st = m->state;
+    if ((ev->flags & AN_F_ALL_STREAMS) || (ev->kind == AN_SYNC && !is_event_api(ev->api) &&
+                                           ev->stream == 0)) {
+        /* a context sync, a synchronous copy, or the legacy stream (which waits for the
+         * blocking streams) */
+        drain_all(st);
+    } else if (is_event_api(ev->api)) {
+        uint64_t *index = gw_map_get(&st->event_stream, ev->key);
+        uint64_t *when = gw_map_get(&st->event_time, ev->key);
+        if (index && when && *index) {
+            struct an_stream_state *s = &st->streams[*index - 1];
+            if (*when >= s->last_issue)  /* recorded after the stream's last work */
+                drain_one(st, s);
+        }
+    } else {
+        drain_one(st, stream_state(st, ev->stream));
+    }
+    st->drain_epoch++;
+    for (size_t i = 0; i < st->nstreams && st->streams_pending; i++)
+        if (st->streams[i].pending && st->drain_epoch >= st->streams[i].issue_epoch + 2)
+            drain_one(st, &st->streams[i]);
+    if (st->streams_pending == 0) {
+        st->drained_at = ev->end;
+        st->ever_drained = 1;
+    }
+}
+
+void an_drains_call(struct an_model *m, const struct an_ev *ev)
+{
+    struct an_model_state *st = m->state;
+    if (is_record_api(ev->api) && ev->kind == AN_CALL && !(ev->flags & AN_F_ERROR)) {
+        struct an_stream_state *s = stream_state(st, ev->stream);
+        if (s) {
+            gw_map_put(&st->event_stream, ev->key, (uint64_t)(s - st->streams) + 1);
+            gw_map_put(&st->event_time, ev->key, ev->ts);
+        }
+        return;
+    }
+    if (an_issues_work(ev)) {
+        int idle = st->ever_drained && st->streams_pending == 0;
+        if (idle && ev->ts > st->drained_at) {
+            struct an_split split;
+            an_history_attribute(&st->hist, &m->th, st->drained_at, ev->ts, ev->ts, &split);
+            an_model_add_idle(m, 0, st->drained_at, ev->ts, &split);
+        }
+        int blocking_h2d = ev->kind == AN_COPY && (ev->flags & AN_F_BLOCKING) &&
+                           ev->dir == GW_COPY_HTOD;
+        if (idle && blocking_h2d && ev->end > ev->ts) {
+            /* nothing else queued: the GPU computes nothing until the copy is done */
+            struct an_split split = {{0}};
+            split.ns[AN_CAUSE_H2D] = ev->end - ev->ts;
+            an_model_add_idle(m, 0, ev->ts, ev->end, &split);
+            st->drained_at = ev->end;
+        } else {
+            struct an_stream_state *s = stream_state(st, ev->stream);
+            if (s) {
+                s->last_issue = ev->end;
+                s->issue_epoch = st->drain_epoch;
+                if (!s->pending) {
+                    s->pending = 1;
+                    st->streams_pending++;
+                }
+            }
+        }
+    }
+    if (ev->flags & AN_F_DRAINS)
+        on_drain(m, ev);
+}

@@ -1,0 +1,55 @@
+#include "feeder.h"
+
+#include <string.h>
+
+static void emit_host(void *user, const struct an_ev *ev)
+{
+    struct an_model *m = user;
+    an_model_feed_host(m, ev);
+    an_model_host_progress(m, ev->ts);
+}
+
+static void emit_gpu(void *user, const struct an_ev *ev)
+{
+    an_model_feed_gpu(user, ev);
+}
+
+int an_feeder_init(struct an_feeder *f, struct an_model *m, uint64_t window_ns,
+                   size_t max_waiting)
+{
+    memset(f, 0, sizeof *f);
+    f->m = m;
+    f->host = an_reorder_new(window_ns, max_waiting, emit_host, m);
+    f->gpu = an_reorder_new(window_ns, max_waiting, emit_gpu, m);
+    if (!f->host || !f->gpu) {
+        an_reorder_free(f->host);
+        an_reorder_free(f->gpu);
+        return -1;
+    }
+    return 0;
+}
+
+void an_feeder_push(struct an_feeder *f, const struct an_ev *ev)
+{
+    if (an_is_gpu(ev))
+        an_reorder_push(f->gpu, 1ull << 63 | (uint64_t)ev->tid << 40 | (ev->stream & 0xFFFFFFFFFFull), ev);
+    else
+        an_reorder_push(f->host, ev->tid, ev);
+}
+
+uint64_t an_feeder_late(const struct an_feeder *f)
+{
+    const struct an_reorder_stats *h = an_reorder_stats(f->host), *g = an_reorder_stats(f->gpu);
+    return h->late + g->late;
+}
+
+void an_feeder_finish(struct an_feeder *f)
+{
+    an_reorder_flush(f->host);
+    an_reorder_flush(f->gpu);
+    f->m->late_events += an_feeder_late(f);
+    an_model_finish(f->m);
+    an_reorder_free(f->host);
+    an_reorder_free(f->gpu);
+    f->host = f->gpu = NULL;
+}

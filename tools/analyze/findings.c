@@ -1,0 +1,103 @@
+#include "findings.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct an_finding *an_finding_add(struct an_findings *list, const char *id)
+{
+    if (list->count == list->cap) {
+        size_t cap = list->cap ? list->cap * 2 : 8;
+        struct an_finding *items = realloc(list->items, cap * sizeof *items);
+        if (!items)
+            return NULL;
+        list->items = items;
+        list->cap = cap;
+    }
+    struct an_finding *f = &list->items[list->count++];
+    memset(f, 0, sizeof *f);
+    snprintf(f->id, sizeof f->id, "%s", id);
+    f->rank = -1;
+    f->processes = 1;
+    return f;
+}
+
+void an_finding_fig(struct an_finding *f, const char *key, double value)
+{
+    if (f->nfig == AN_MAX_FIGURES)
+        return;
+    snprintf(f->fig[f->nfig].key, sizeof f->fig[f->nfig].key, "%s", key);
+    f->fig[f->nfig].value = value;
+    f->nfig++;
+}
+
+void an_appendf(char *buf, size_t size, const char *fmt, ...)
+{
+    size_t used = strnlen(buf, size);
+    if (used + 1 >= size)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf + used, size - used, fmt, ap);
+    va_end(ap);
+}
+
+const struct an_finding *an_findings_find(const struct an_findings *list, const char *id)
+{
+    for (size_t i = 0; list && i < list->count; i++)
+        if (!strcmp(list->items[i].id, id))
+            return &list->items[i];
+    return NULL;
+}
+
+static int by_saving(const void *a, const void *b)
+{
+    const struct an_finding *x = a, *y = b;
+    if (x->risk != y->risk)
+        return x->risk - y->risk;
+    if (x->saving_ns != y->saving_ns)
+        return x->saving_ns < y->saving_ns ? 1 : -1;
+    return strcmp(x->id, y->id);
+}
+
+void an_findings_rank(struct an_findings *list)
+{
+    if (list->count > 1)
+        qsort(list->items, list->count, sizeof *list->items, by_saving);
+}
+
+void an_findings_free(struct an_findings *list)
+{
+    free(list->items);
+    memset(list, 0, sizeof *list);
+}
+
+double an_rel_s(const struct an_model *m, uint64_t ts)
+{
+    return ts > m->first_ts ? (double)(ts - m->first_ts) / 1e9 : 0.0;
+}
+
+void an_fmt_bytes(char *buf, size_t size, double bytes)
+{
+    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    int u = 0;
+    while (bytes >= 1024 && u < 4) {
+        bytes /= 1024;
+        u++;
+    }
+    snprintf(buf, size, u == 0 ? "%.0f %s" : bytes < 10 ? "%.2f %s" : "%.1f %s", bytes,
+             units[u]);
+}
+
+void an_fmt_ns(char *buf, size_t size, double ns)
+{
+    if (ns >= 1e9)
+        snprintf(buf, size, "%.2f s", ns / 1e9);
+    else if (ns >= 1e6)
+        snprintf(buf, size, "%.2f ms", ns / 1e6);
+    else if (ns >= 1e3)
+        snprintf(buf, size, "%.1f us", ns / 1e3);
+    else
+        snprintf(buf, size, "%.0f ns", ns);
+}

@@ -1,0 +1,69 @@
+/*
+ * A finding: what wastes the GPU (or puts the run at risk), the evidence, the change in
+ * the user's terms, and an upper bound on the wall time it would save. Rules fill them;
+ * the reports print them ranked by that saving, risks (no time to save) after.
+ */
+#ifndef GPUWATCH_ANALYZE_FINDINGS_H
+#define GPUWATCH_ANALYZE_FINDINGS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model.h"
+
+#define AN_MAX_FIGURES 16
+
+struct an_figure {
+    char key[32];        /* stable JSON key, snake_case, unit in the name (_ns, _bytes) */
+    double value;
+};
+
+struct an_finding {
+    char id[32];             /* rule id: "input_pipeline" ... (stable) */
+    char title[160];
+    char evidence[1024];     /* figures and time ranges, for people */
+    char change[768];        /* what to change, in PyTorch terms */
+    uint64_t saving_ns;      /* upper bound on the wall time saved (0 for risks) */
+    double saving_share;     /* of the process's wall time */
+    int risk;                /* 1: a risk (out of memory), not a time saving */
+    uint64_t first_ts, last_ts;  /* the evidence's time range (trace clock), 0 unknown */
+    struct an_figure fig[AN_MAX_FIGURES];
+    size_t nfig;
+    /* where it was seen (filled by the run: several processes may share a finding) */
+    uint32_t pid;
+    int32_t rank;
+    unsigned processes;      /* how many processes showed it */
+    double gpu_hours_saved;  /* summed over processes */
+};
+
+struct an_findings {
+    struct an_finding *items;
+    size_t count, cap;
+};
+
+/* What the rules know beyond the model. */
+struct an_rule_ctx {
+    unsigned cpus;           /* CPUs of the traced machine when known (0: unknown) */
+    unsigned local_world;    /* processes sharing this machine's GPUs (>= 1) */
+    const struct an_findings *so_far;  /* findings of this process made by earlier rules */
+};
+
+/* A new zeroed finding with this id (NULL when out of memory). */
+struct an_finding *an_finding_add(struct an_findings *list, const char *id);
+void an_finding_fig(struct an_finding *f, const char *key, double value);
+/* Appends printf-style text to a finding field. */
+void an_appendf(char *buf, size_t size, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+const struct an_finding *an_findings_find(const struct an_findings *list, const char *id);
+/* Savings first (largest first), then risks; ties by id. */
+void an_findings_rank(struct an_findings *list);
+void an_findings_free(struct an_findings *list);
+
+/* Time as seconds since the process's first event, for evidence text. */
+double an_rel_s(const struct an_model *m, uint64_t ts);
+/* "1.23 GiB", "512 MiB", "4.0 KiB" */
+void an_fmt_bytes(char *buf, size_t size, double bytes);
+/* "12.3 ms", "4.5 s", "870 us" */
+void an_fmt_ns(char *buf, size_t size, double ns);
+
+#endif

@@ -1,0 +1,375 @@
+/*
+ * The model of one process: dispatches each event to the parts that care (host history,
+ * host-only drains, GPU timeline, memory, transfers, step candidates) and, at the end,
+ * derives the figures the rules read.
+ */
+#include "model.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "feeder.h"
+#include "model_internal.h"
+
+/* Host history entries kept at most (each kind): about 24 MB in all at the cap. */
+#define HISTORY_MAX (1u << 18)
+/* How often (host events) the history is pruned. */
+#define PRUNE_EVERY 1024
+
+const char *an_cause_name(enum an_cause cause)
+{
+    static const char *const names[AN_CAUSE_COUNT] = {
+        "input_pipeline", "h2d_stall", "sync_bubble", "launch_bound", "allocator", "other",
+    };
+    return (unsigned)cause < AN_CAUSE_COUNT ? names[cause] : "unknown";
+}
+
+struct an_model *an_model_new(const struct an_thresholds *th, const struct gw_file_header *h)
+{
+    struct an_model *m = calloc(1, sizeof *m);
+    if (!m)
+        return NULL;
+    m->state = calloc(1, sizeof *m->state);
+    if (!m->state) {
+        free(m);
+        return NULL;
+    }
+    m->th = th ? *th : AN_THRESHOLDS_DEFAULT;
+    an_history_init(&m->state->hist, m->th.host_gap_min_ns, HISTORY_MAX);
+    if (h) {
+        m->header = *h;
+        m->has_header = 1;
+        m->mem.capacity = h->device_total_mem;
+        if (h->device_total_mem && h->device_free_at_start &&
+            h->device_free_at_start <= h->device_total_mem)
+            m->mem.others_at_start = h->device_total_mem - h->device_free_at_start;
+    }
+    return m;
+}
+
+static void note_time(struct an_model *m, const struct an_ev *ev)
+{
+    if (!m->first_ts || ev->ts < m->first_ts)
+        m->first_ts = ev->ts;
+    if (ev->end > m->last_ts)
+        m->last_ts = ev->end;
+}
+
+/* Cumulative totals as of now, GPU periods still open included. */
+static void snapshot(const struct an_model *m, struct an_totals *out)
+{
+    *out = m->total;
+    for (size_t i = 0; i < m->ndev; i++)
+        out->gpu_busy_ns += m->dev[i].open_end - m->dev[i].open_start;
+}
+
+static unsigned log2_bucket(uint64_t bytes)
+{
+    unsigned b = 0;
+    while (bytes >>= 1)
+        b++;
+    return b;
+}
+
+static void step_candidate(struct an_model *m, const struct an_ev *ev)
+{
+    enum an_step_tier tier;
+    uint64_t key, boundary = ev->ts, name = 0;
+    int sub = 0;
+    if (ev->kind == AN_RANGE_PUSH || ev->kind == AN_RANGE_START || ev->kind == AN_MARK) {
+        if (!(ev->flags & AN_F_STEP_NAME))
+            return;
+        tier = AN_TIER_NVTX;
+        key = ev->key;
+        name = ev->bytes;
+    } else if (ev->kind == AN_SYNC) {
+        tier = AN_TIER_DRAIN;
+        key = (uint64_t)ev->api << 48 ^ ev->stream;
+        boundary = ev->end;
+    } else if (ev->kind == AN_COPY && ev->dir == GW_COPY_DTOH && (ev->flags & AN_F_DRAINS)) {
+        tier = AN_TIER_DRAIN;
+        sub = 1;
+        key = (uint64_t)ev->api << 48 ^ (uint64_t)log2_bucket(ev->bytes) << 40 ^ ev->stream;
+        boundary = ev->end;
+    } else if (ev->kind == AN_COPY && ev->dir == GW_COPY_HTOD) {
+        tier = AN_TIER_H2D;
+        key = (uint64_t)ev->api << 48 ^ (uint64_t)log2_bucket(ev->bytes) << 40 ^ ev->stream;
+    } else if (ev->kind == AN_LAUNCH && (ev->flags & AN_F_KERNEL)) {
+        tier = AN_TIER_KERNEL;
+        key = ev->key;
+        name = ev->key;
+    } else {
+        return;
+    }
+    key = key * 0x9E3779B97F4A7C15ull + tier;
+    struct an_totals snap;
+    snapshot(m, &snap);
+    an_steps_occurrence(&m->state->steps, key, tier, sub, ev->api, name, boundary,
+                        m->mem.live_total, &snap);
+}
+
+static void copy_figures(struct an_model *m, const struct an_ev *ev)
+{
+    if (ev->dir >= AN_DIRS || ev->host_kind >= AN_HOST_KINDS)
+        return;
+    struct an_xfer *x = &m->xfer[ev->dir][ev->host_kind];
+    uint64_t ns = ev->end - ev->ts;
+    x->count++;
+    x->bytes += ev->bytes;
+    x->host_ns += ns;
+    x->small += ev->bytes < (64u << 10);
+    x->sync_api += !(ev->flags & AN_F_ASYNC_API);
+    if (ev->flags & AN_F_BLOCKING) {
+        x->blocking++;
+        x->blocking_ns += ns;
+        x->blocking_bytes += ev->bytes;
+        if (ns && ev->bytes >= (256u << 10)) {
+            uint64_t bw = (uint64_t)((double)ev->bytes * 1e9 / (double)ns);
+            if (bw > m->best_bw[ev->dir])
+                m->best_bw[ev->dir] = bw;
+        }
+    }
+}
+
+static void prune(struct an_model *m)
+{
+    struct an_model_state *st = m->state;
+    uint64_t before = st->host_seen;
+    if (st->ever_drained && st->streams_pending == 0 && st->drained_at < before)
+        before = st->drained_at;
+    int expect_gpu = m->gpu_records || m->header.cupti_status == GW_CUPTI_ACTIVE ||
+                     (m->header.feature_flags & GW_FEAT_GPU_ACTIVITY);
+    if (expect_gpu) {
+        if (!m->gpu_records)
+            return;  /* the GPU side has not started: everything may still be needed */
+        if (st->npending && st->pending[st->pending_head].start < before)
+            before = st->pending[st->pending_head].start;
+        for (size_t i = 0; i < m->ndev; i++)
+            if (m->dev[i].open_end < before)
+                before = m->dev[i].open_end;
+    }
+    if (before > m->th.input_gap_ns)
+        an_history_prune(&st->hist, before - m->th.input_gap_ns);
+}
+
+void an_model_feed_host(struct an_model *m, const struct an_ev *ev)
+{
+    struct an_model_state *st = m->state;
+    note_time(m, ev);
+    if (ev->kind == AN_LOST) {
+        m->host_lost += ev->bytes;
+        return;
+    }
+    if (ev->kind >= AN_RANGE_PUSH) {
+        step_candidate(m, ev);
+        return;
+    }
+    m->host_calls++;
+    m->total.calls++;
+    if ((m->host_calls & (PRUNE_EVERY - 1)) == 0)
+        prune(m);
+    uint64_t dur = ev->end - ev->ts;
+    an_drains_call(m, ev);
+    m->total.host_gap_ns += an_history_call(&st->hist, ev);
+    if ((ev->flags & AN_F_DRAINS) && ev->api < GW_API_ID_LIMIT) {
+        m->drains_by_api[ev->api]++;
+        m->drain_ns_by_api[ev->api] += dur;
+        m->scalar_d2h += ev->kind == AN_COPY && ev->dir == GW_COPY_DTOH && ev->bytes <= 64;
+    }
+    if (an_issues_work(ev))
+        m->total.work_calls++;
+    switch (ev->kind) {
+    case AN_LAUNCH:
+        m->total.launches++;
+        m->total.launch_ns += dur;
+        if (ev->flags & AN_F_KERNEL) {
+            uint64_t *n = gw_map_get(&st->kernel_launches, ev->key);
+            if (n)
+                (*n)++;
+            else
+                gw_map_put(&st->kernel_launches, ev->key, 1);
+        }
+        break;
+    case AN_COPY:
+        copy_figures(m, ev);
+        if ((ev->flags & AN_F_BLOCKING) && ev->dir == GW_COPY_HTOD) {
+            m->total.h2d_blocked_ns += dur;
+            m->total.h2d_blocked_calls++;
+            m->total.h2d_blocked_bytes += ev->bytes;
+        }
+        if ((ev->flags & AN_F_DRAINS) && ev->dir == GW_COPY_DTOH) {
+            m->total.sync_wait_ns += dur;
+            m->total.syncs++;
+        }
+        break;
+    case AN_SYNC:
+        m->total.sync_wait_ns += dur;
+        m->total.syncs++;
+        break;
+    case AN_ALLOC:
+    case AN_FREE:
+        m->total.allocs += ev->kind == AN_ALLOC;
+        m->total.frees += ev->kind == AN_FREE;
+        m->total.alloc_ns += dur;
+        an_memory_call(m, ev);
+        break;
+    case AN_HOST_ALLOC:
+    case AN_HOST_FREE:
+    case AN_MEMINFO:
+        an_memory_call(m, ev);
+        break;
+    default:
+        break;
+    }
+    step_candidate(m, ev);
+}
+
+void an_model_feed_gpu(struct an_model *m, const struct an_ev *ev)
+{
+    note_time(m, ev);
+    an_gpu_record(m, ev);
+}
+
+void an_model_host_progress(struct an_model *m, uint64_t ts)
+{
+    if (ts > m->state->host_seen)
+        m->state->host_seen = ts;
+    if (m->state->npending)
+        an_gpu_attribute_ready(m, 0);
+}
+
+void an_model_add_idle(struct an_model *m, int gpu, uint64_t start, uint64_t end,
+                       const struct an_split *split)
+{
+    uint64_t *idle = gpu ? m->total.idle_gpu_ns : m->total.idle_host_ns;
+    int main_cause = 0;
+    for (int c = 0; c < AN_CAUSE_COUNT; c++) {
+        idle[c] += split->ns[c];
+        if (split->ns[c])
+            an_bins_add(&m->state->bins, (gpu ? AN_BIN_IDLE_GPU : AN_BIN_IDLE_HOST) + c, start,
+                        end, (double)split->ns[c]);
+        if (split->ns[c] > split->ns[main_cause])
+            main_cause = c;
+    }
+    /* the largest intervals of each timeline; the one reported is chosen at the end */
+    struct an_interval *keep = m->state->keep[gpu ? 1 : 0];
+    size_t *count = &m->state->nkeep[gpu ? 1 : 0];
+    if (end <= start)
+        return;
+    size_t n = *count, at = n;
+    while (at > 0 && keep[at - 1].end - keep[at - 1].start < end - start)
+        at--;
+    if (at >= AN_KEEP_INTERVALS)
+        return;
+    if (n == AN_KEEP_INTERVALS)
+        n--;
+    memmove(&keep[at + 1], &keep[at], (n - at) * sizeof keep[0]);
+    keep[at] = (struct an_interval){start, end, (uint8_t)main_cause};
+    *count = n + 1;
+}
+
+static int by_launches(const void *a, const void *b)
+{
+    const struct an_kernel_count *x = a, *y = b;
+    return x->launches < y->launches ? 1 : x->launches > y->launches ? -1 : 0;
+}
+
+static void top_kernels(struct an_model *m)
+{
+    const struct gw_map *k = &m->state->kernel_launches;
+    struct an_kernel_count top[AN_KEEP_KERNELS + 1];
+    size_t n = 0;
+    for (size_t i = 0; i < k->cap; i++) {
+        if (!k->used[i])
+            continue;
+        m->kernel_shapes++;
+        top[n] = (struct an_kernel_count){.shape_id = k->keys[i], .launches = k->values[i]};
+        size_t j = n++;
+        while (j > 0 && top[j - 1].launches < top[j].launches) {
+            struct an_kernel_count t = top[j - 1];
+            top[j - 1] = top[j];
+            top[j] = t;
+            j--;
+        }
+        if (n > AN_KEEP_KERNELS)
+            n = AN_KEEP_KERNELS;
+    }
+    qsort(top, n, sizeof top[0], by_launches);
+    for (size_t i = 0; i < n; i++) {
+        const char *name = m->resolve ? m->resolve(m->resolve_user, 1, top[i].shape_id) : NULL;
+        snprintf(top[i].name, sizeof top[i].name, "%s", name && *name ? name : "?");
+        m->top_kernels[i] = top[i];
+    }
+    m->ntop_kernels = n;
+}
+
+/* The steady state's GPU-side figures, by time rather than by snapshot (GPU records are
+ * read long after the host calls they belong with). */
+static void steady_from_bins(struct an_model *m)
+{
+    const struct an_timebins *tb = &m->state->bins;
+    uint64_t a = m->steady_start, b = m->steady_end;
+    if (!m->steps.steady)
+        return;  /* no steps: the steady state is the whole run, totals are exact */
+    for (int c = 0; c < AN_CAUSE_COUNT; c++) {
+        m->steady.idle_gpu_ns[c] = (uint64_t)an_bins_sum(tb, AN_BIN_IDLE_GPU + c, a, b);
+        m->steady.idle_host_ns[c] = (uint64_t)an_bins_sum(tb, AN_BIN_IDLE_HOST + c, a, b);
+    }
+    m->steady.gpu_busy_ns = (uint64_t)an_bins_sum(tb, AN_BIN_BUSY, a, b);
+    m->steady.gpu_kernel_ns = (uint64_t)an_bins_sum(tb, AN_BIN_KERNEL_NS, a, b);
+    m->steady.gpu_kernels = (uint64_t)an_bins_sum(tb, AN_BIN_KERNELS, a, b);
+}
+
+void an_model_finish(struct an_model *m)
+{
+    struct an_model_state *st = m->state;
+    if (!st)
+        return;
+    st->host_seen = UINT64_MAX;
+    an_gpu_close(m);
+    an_memory_finish(m);
+    m->gpu_timeline = m->gpu_records > 0;
+    m->nlargest = st->nkeep[m->gpu_timeline];
+    memcpy(m->largest, st->keep[m->gpu_timeline], sizeof m->largest);
+    m->wall_ns = m->last_ts > m->first_ts ? m->last_ts - m->first_ts : 0;
+    an_steps_choose(m, &st->steps);
+    steady_from_bins(m);
+    top_kernels(m);
+    m->history_dropped = an_history_dropped(&st->hist);
+    an_history_free(&st->hist);
+    an_ptrmap_free(&st->live);
+    an_ptrmap_free(&st->pinned);
+    gw_map_free(&st->stream_index);
+    gw_map_free(&st->event_stream);
+    gw_map_free(&st->event_time);
+    gw_map_free(&st->kernel_launches);
+    an_steps_free(&st->steps);
+    free(st->streams);
+    free(st->pending);
+    free(st);
+    m->state = NULL;
+}
+
+void an_model_free(struct an_model *m)
+{
+    if (!m)
+        return;
+    if (m->state) {
+        m->resolve = NULL;
+        an_model_finish(m);
+    }
+    free(m);
+}
+
+void an_model_feed_all(struct an_model *m, const struct an_ev *events, size_t n)
+{
+    struct an_feeder f;
+    if (an_feeder_init(&f, m, AN_FEEDER_WINDOW_NS, AN_FEEDER_MAX_WAITING) != 0) {
+        an_model_finish(m);
+        return;
+    }
+    for (size_t i = 0; i < n; i++)
+        an_feeder_push(&f, &events[i]);
+    an_feeder_finish(&f);
+}

@@ -1,0 +1,212 @@
+/*
+ * The model of one process's run, built in one streaming pass over its events (time
+ * ordered up to a window, see reorder.h) and read by the rules:
+ *
+ *   an_model_new -> an_model_feed_host / an_model_feed_gpu (any interleaving) ...
+ *                -> an_model_finish -> rules read struct an_model -> an_model_free
+ *
+ * Memory is bounded by live allocations, the reorder windows, the host history the GPU
+ * side still needs, and one small record per step boundary candidate (decimated past a
+ * cap): never by the number of events.
+ */
+#ifndef GPUWATCH_ANALYZE_MODEL_H
+#define GPUWATCH_ANALYZE_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "an_event.h"
+#include "gpuwatch/trace_format.h"
+#include "thresholds.h"
+
+/* Why the GPU sat idle (issue 4, "GPU idle time by cause"). */
+enum an_cause {
+    AN_CAUSE_INPUT = 0,   /* the host made no CUDA call for a long stretch (input pipeline) */
+    AN_CAUSE_H2D,         /* the host was blocked in a synchronous or pageable H2D copy */
+    AN_CAUSE_SYNC,        /* a synchronizing call drained the queue; the host refilled it */
+    AN_CAUSE_LAUNCH,      /* the host was issuing work slower than the GPU ran it */
+    AN_CAUSE_ALLOC,       /* the host was in cuMemFree (waits for the device) / alloc */
+    AN_CAUSE_OTHER,       /* work was queued but waited (events, other streams), unknown */
+    AN_CAUSE_COUNT,
+};
+const char *an_cause_name(enum an_cause cause);   /* "input_pipeline", ... */
+
+/* Cumulative counters; step and steady-state figures are differences of copies. */
+struct an_totals {
+    uint64_t idle_gpu_ns[AN_CAUSE_COUNT];  /* GPU records: idle gaps, attributed */
+    uint64_t idle_host_ns[AN_CAUSE_COUNT]; /* host only: idle proven by drains */
+    uint64_t gpu_busy_ns;                  /* GPU records: union per device, summed */
+    uint64_t sync_wait_ns, syncs;          /* host time in draining calls */
+    uint64_t launches, launch_ns;          /* kernel launches and their host time */
+    uint64_t work_calls;                   /* calls that issue GPU work */
+    uint64_t h2d_blocked_ns, h2d_blocked_calls, h2d_blocked_bytes;
+    uint64_t allocs, frees, alloc_ns;      /* device alloc/free calls, their host time */
+    uint64_t calls;
+    uint64_t host_gap_ns;                  /* stretches with no CUDA call (>= host_gap_min) */
+    uint64_t gpu_kernels, gpu_kernel_ns;
+};
+
+#define AN_MAX_DEVICES 16
+
+struct an_device_busy {
+    int32_t ordinal;
+    uint64_t busy_ns;            /* closed busy periods */
+    uint64_t first, last;        /* first GPU start, latest GPU end */
+    uint64_t open_start, open_end;
+    uint64_t records;
+};
+
+/* An idle interval kept for the report ("largest intervals with times"). */
+struct an_interval {
+    uint64_t start, end;
+    uint8_t cause;
+};
+#define AN_KEEP_INTERVALS 16
+
+/* Transfers by direction (enum gw_copy_dir) and host memory kind (enum gw_host_kind). */
+struct an_xfer {
+    uint64_t count, bytes;
+    uint64_t host_ns;            /* time the host spent in the calls */
+    uint64_t blocking, blocking_ns, blocking_bytes;
+    uint64_t sync_api;           /* non-Async entry points */
+    uint64_t small;              /* copies under 64 KiB */
+    uint64_t gpu_count, gpu_bytes, gpu_ns;  /* CUPTI memcpy records */
+};
+#define AN_DIRS 6
+#define AN_HOST_KINDS 4
+
+struct an_oom {
+    uint64_t ts, request;
+    uint64_t live;               /* device bytes this process held */
+    uint64_t est_free;           /* capacity - others - live (0 unknown) */
+    int fragmented;              /* est_free >= request: failed while enough was free */
+};
+#define AN_KEEP_OOMS 16
+
+struct an_leftover {             /* allocations still held at exit, grouped */
+    uint64_t bytes_each, count, first_ts;
+    uint32_t tid;
+    uint8_t kind;
+};
+#define AN_KEEP_LEFTOVERS 8
+
+struct an_memory {
+    uint64_t capacity;           /* device total bytes (header or cuMemGetInfo), 0 unknown */
+    uint64_t others_at_start;    /* total - free at the first context */
+    uint64_t live[AN_MEM_KINDS], live_total;
+    uint64_t peak_total, peak_ts, peak_by_kind[AN_MEM_KINDS];
+    uint64_t pinned_live, pinned_peak;
+    uint64_t allocs, frees, failed;
+    uint64_t ooms;               /* CUDA_ERROR_OUT_OF_MEMORY from allocations */
+    uint64_t ooms_fragmented;
+    struct an_oom oom[AN_KEEP_OOMS];
+    size_t noom;
+    /* OOM-retry storms: an OOM, a burst of frees, a retried allocation that worked */
+    uint64_t storms, storm_ns, storm_frees, storm_freed_bytes;
+    uint64_t storm_first, storm_last;
+    uint64_t unrecovered_ooms;
+    uint64_t at_exit_bytes, at_exit_count;
+    struct an_leftover leftover[AN_KEEP_LEFTOVERS];
+    size_t nleftover;
+    uint64_t unknown_frees;      /* frees of pointers never seen allocated */
+};
+
+/* Steps, as found after the pass. */
+enum an_step_source { AN_STEPS_NONE = 0, AN_STEPS_NVTX, AN_STEPS_AUTO };
+
+struct an_steps {
+    enum an_step_source source;
+    char marker[96];             /* "NVTX range train_step", "cuStreamSynchronize", ... */
+    uint64_t count;              /* steps (intervals between boundaries) */
+    uint64_t warmup;             /* leading steps counted as warm-up */
+    uint64_t steady;             /* count - warmup */
+    uint64_t median_ns, mean_ns, p90_ns, min_ns, max_ns;   /* steady steps */
+    uint64_t warmup_ns;          /* first event to the first steady boundary */
+    double regularity;
+    /* memory held at each steady boundary: growth figures for leak / fragmentation */
+    uint64_t live_first, live_last, live_min, live_max;
+    uint64_t growth_steps;       /* steady steps in which memory held grew */
+    uint64_t sampled_steps;      /* steady steps with a memory sample */
+};
+
+struct an_kernel_count {
+    uint64_t shape_id, launches;
+    char name[64];
+};
+#define AN_KEEP_KERNELS 4
+
+struct an_model {
+    struct an_thresholds th;
+    struct gw_file_header header;
+    int has_header;
+    char path[256];
+
+    /* the run */
+    uint64_t first_ts, last_ts;  /* first event start, latest event end (host or GPU) */
+    uint64_t wall_ns;
+    int gpu_timeline;            /* 1: GPU records present (CUPTI); 0: inferred from host */
+    uint64_t gpu_records, gpu_lost, host_lost;
+    uint64_t host_calls;
+
+    struct an_totals total;      /* over the whole run */
+    struct an_totals steady;     /* over the steady state (the whole run without steps) */
+    uint64_t steady_start, steady_end;
+
+    struct an_device_busy dev[AN_MAX_DEVICES];
+    size_t ndev;
+
+    struct an_steps steps;
+    struct an_memory mem;
+    struct an_xfer xfer[AN_DIRS][AN_HOST_KINDS];
+    uint64_t best_bw[AN_DIRS];   /* best bytes per second seen per direction */
+
+    struct an_interval largest[AN_KEEP_INTERVALS];  /* longest idle, steady state first */
+    size_t nlargest;
+
+    struct an_kernel_count top_kernels[AN_KEEP_KERNELS];
+    size_t ntop_kernels;
+    uint64_t kernel_shapes;      /* distinct launched kernels */
+
+    /* draining calls by entry point (whole run), and device-to-host copies of a scalar
+     * (<= 64 bytes, what .item() makes) among them */
+    uint64_t drains_by_api[GW_API_ID_LIMIT];
+    uint64_t drain_ns_by_api[GW_API_ID_LIMIT];
+    uint64_t scalar_d2h;
+
+    uint64_t late_events;        /* released after later ones (reorder window too small) */
+    uint64_t history_dropped;    /* host history lost to its cap: attribution is partial */
+
+    /* Names for the report, asked at finish while the trace is still open: what 0 is a
+     * string id (NVTX names), what 1 a launch shape id (kernel names). May be NULL. */
+    const char *(*resolve)(void *user, int what, uint64_t id);
+    void *resolve_user;
+
+    struct an_model_state *state;  /* the pass's working state (model.c), NULL after finish */
+};
+
+/* Derived figures the rules and reports share. */
+double an_idle_ns(const struct an_model *m, const struct an_totals *t, enum an_cause c);
+/* GPU busy over [start, end): exact with GPU records, else end - start minus proven idle
+ * (an upper bound). */
+uint64_t an_busy_ns(const struct an_model *m, const struct an_totals *t, uint64_t span);
+uint64_t an_steady_span(const struct an_model *m);
+double an_gpu_util(const struct an_model *m);          /* whole run */
+double an_steady_util(const struct an_model *m);
+/* steady-state steps, or 1 when no steps were found (figures are then per run) */
+uint64_t an_steady_steps(const struct an_model *m);
+
+struct an_model *an_model_new(const struct an_thresholds *th, const struct gw_file_header *h);
+/* Host events in time order (late ones tolerated), and GPU records in time order. */
+void an_model_feed_host(struct an_model *m, const struct an_ev *ev);
+void an_model_feed_gpu(struct an_model *m, const struct an_ev *ev);
+/* The host side has been seen up to this time (what the host reorder released). */
+void an_model_host_progress(struct an_model *m, uint64_t ts);
+/* Ends the pass: attributes what is pending, finds steps, computes the figures. */
+void an_model_finish(struct an_model *m);
+void an_model_free(struct an_model *m);
+
+/* Convenience for tests and single streams: feeds events (any order within the reorder
+ * window) through both reorders and finishes. */
+void an_model_feed_all(struct an_model *m, const struct an_ev *events, size_t n);
+
+#endif

@@ -1,0 +1,81 @@
+/* The working state of one pass (model.c and its helpers); rules never see it. */
+#ifndef GPUWATCH_ANALYZE_MODEL_INTERNAL_H
+#define GPUWATCH_ANALYZE_MODEL_INTERNAL_H
+
+#include "gw_map.h"
+#include "history.h"
+#include "model.h"
+#include "ptrmap.h"
+#include "reorder.h"
+#include "steps.h"
+#include "timebins.h"
+
+/* A GPU idle interval waiting for the host side to be seen up to its end. */
+struct an_pending_gap {
+    uint64_t start, end;
+};
+
+/* Host-only: which streams hold work not yet proven done. */
+struct an_stream_state {
+    uint64_t last_issue;         /* end of the latest call that issued work on it */
+    uint64_t issue_epoch;        /* drains seen (any stream) when it last got work */
+    int pending;                 /* work issued since its last drain */
+};
+
+struct an_model_state {
+    struct an_history hist;
+    struct an_reorder *host_order, *gpu_order;   /* used by an_model_feed_all */
+    uint64_t host_seen;          /* host side released up to here */
+
+    /* GPU records: pending idle intervals (attributed once the host is seen past them) */
+    struct an_pending_gap *pending;
+    size_t npending, pending_head, pending_cap;
+
+    /* host-only drains */
+    struct gw_map stream_index;  /* stream id -> index in streams */
+    struct an_stream_state *streams;
+    size_t nstreams, streams_cap;
+    size_t streams_pending;      /* how many hold work */
+    uint64_t drained_at;         /* when the last stream was proven done (0: never) */
+    uint64_t drain_epoch;        /* drains seen so far */
+    int ever_drained;
+    struct gw_map event_stream;  /* event handle -> stream index + 1 */
+    struct gw_map event_time;    /* event handle -> time recorded */
+
+    /* memory */
+    struct an_ptrmap live;       /* device allocations: ptr/handle -> size, kind, time */
+    struct an_ptrmap pinned;     /* pinned host memory */
+    uint64_t last_meminfo_free;
+    /* OOM-retry storm in progress */
+    int in_storm;
+    uint64_t storm_start, storm_request, storm_deadline, storm_frees, storm_freed;
+    uint64_t storm_last;         /* end of the storm's latest memory call */
+
+    /* kernels by shape */
+    struct gw_map kernel_launches;   /* shape id -> launches */
+
+    struct an_step_finder steps;
+    struct an_timebins bins;     /* GPU-side figures by time, for the steady state */
+
+    /* the longest idle intervals, host-only [0] and GPU records [1] */
+    struct an_interval keep[2][AN_KEEP_INTERVALS];
+    size_t nkeep[2];
+};
+
+/* gpu_timeline.c */
+void an_gpu_record(struct an_model *m, const struct an_ev *ev);
+void an_gpu_attribute_ready(struct an_model *m, int all);
+void an_gpu_close(struct an_model *m);
+
+/* drains.c */
+void an_drains_call(struct an_model *m, const struct an_ev *ev);
+
+/* memory_model.c */
+void an_memory_call(struct an_model *m, const struct an_ev *ev);
+void an_memory_finish(struct an_model *m);
+
+/* model.c: one idle interval, split by cause, into the totals and the largest list */
+void an_model_add_idle(struct an_model *m, int gpu, uint64_t start, uint64_t end,
+                       const struct an_split *split);
+
+#endif

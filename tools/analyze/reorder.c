@@ -1,0 +1,251 @@
+/* Windowed k-way merge: one FIFO ring per source, a binary heap of sources by head time. */
+#include "reorder.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "gw_map.h"
+
+/* How far back a record that is out of order within its own source is sorted in (CUPTI
+ * writes a stream's kernels and copies from separate buffers). */
+#define SOURCE_SORT_BACK 64
+
+struct source {
+    struct an_ev *ring;
+    size_t cap, head, count;  /* cap is a power of two */
+    size_t heap_pos;          /* index in the heap, or SIZE_MAX when empty */
+};
+
+struct an_reorder {
+    uint64_t window;
+    size_t max_events;
+    an_emit_fn emit;
+    void *user;
+    struct gw_map index;      /* source key -> index */
+    struct source *sources;
+    size_t nsources, sources_cap;
+    uint64_t last_key;
+    size_t last_index;
+    int have_last;
+    size_t *heap;             /* source indices, min head ts first */
+    size_t heap_len;
+    size_t waiting;
+    uint64_t newest, released;
+    struct an_reorder_stats stats;
+};
+
+struct an_reorder *an_reorder_new(uint64_t window_ns, size_t max_events, an_emit_fn emit,
+                                  void *user)
+{
+    struct an_reorder *r = calloc(1, sizeof *r);
+    if (!r)
+        return NULL;
+    r->window = window_ns;
+    r->max_events = max_events ? max_events : 1;
+    r->emit = emit;
+    r->user = user;
+    return r;
+}
+
+static inline uint64_t head_ts(const struct an_reorder *r, size_t s)
+{
+    const struct source *src = &r->sources[s];
+    return src->ring[src->head].ts;
+}
+
+static void heap_swap(struct an_reorder *r, size_t a, size_t b)
+{
+    size_t t = r->heap[a];
+    r->heap[a] = r->heap[b];
+    r->heap[b] = t;
+    r->sources[r->heap[a]].heap_pos = a;
+    r->sources[r->heap[b]].heap_pos = b;
+}
+
+static void sift_up(struct an_reorder *r, size_t i)
+{
+    while (i > 0) {
+        size_t parent = (i - 1) / 2;
+        if (head_ts(r, r->heap[parent]) <= head_ts(r, r->heap[i]))
+            break;
+        heap_swap(r, parent, i);
+        i = parent;
+    }
+}
+
+static void sift_down(struct an_reorder *r, size_t i)
+{
+    for (;;) {
+        size_t l = 2 * i + 1, m = i;
+        if (l < r->heap_len && head_ts(r, r->heap[l]) < head_ts(r, r->heap[m]))
+            m = l;
+        if (l + 1 < r->heap_len && head_ts(r, r->heap[l + 1]) < head_ts(r, r->heap[m]))
+            m = l + 1;
+        if (m == i)
+            return;
+        heap_swap(r, i, m);
+        i = m;
+    }
+}
+
+static void release(struct an_reorder *r, const struct an_ev *ev)
+{
+    if (ev->ts < r->released)
+        r->stats.late++;
+    else
+        r->released = ev->ts;
+    r->stats.emitted++;
+    r->emit(r->user, ev);
+}
+
+/* Pops the earliest head. */
+static void pop_one(struct an_reorder *r)
+{
+    size_t s = r->heap[0];
+    struct source *src = &r->sources[s];
+    struct an_ev ev = src->ring[src->head];
+    src->head = (src->head + 1) & (src->cap - 1);
+    src->count--;
+    r->waiting--;
+    if (src->count) {
+        sift_down(r, 0);
+    } else {
+        src->heap_pos = SIZE_MAX;
+        r->heap_len--;
+        if (r->heap_len) {
+            r->heap[0] = r->heap[r->heap_len];
+            r->sources[r->heap[0]].heap_pos = 0;
+            sift_down(r, 0);
+        }
+    }
+    release(r, &ev);
+}
+
+static int find_source(struct an_reorder *r, uint64_t key, size_t *out)
+{
+    if (r->have_last && r->last_key == key) {
+        *out = r->last_index;
+        return 0;
+    }
+    uint64_t *slot = gw_map_get(&r->index, key);
+    size_t s;
+    if (slot) {
+        s = (size_t)*slot;
+    } else {
+        if (r->nsources == r->sources_cap) {
+            size_t cap = r->sources_cap ? r->sources_cap * 2 : 16;
+            struct source *grown = realloc(r->sources, cap * sizeof *grown);
+            size_t *heap = realloc(r->heap, cap * sizeof *heap);
+            if (grown)
+                r->sources = grown;
+            if (heap)
+                r->heap = heap;
+            if (!grown || !heap)
+                return -1;
+            r->sources_cap = cap;
+        }
+        if (gw_map_put(&r->index, key, r->nsources) != 0)
+            return -1;
+        s = r->nsources++;
+        memset(&r->sources[s], 0, sizeof r->sources[s]);
+        r->sources[s].heap_pos = SIZE_MAX;
+        r->stats.sources = r->nsources;
+    }
+    r->last_key = key;
+    r->last_index = s;
+    r->have_last = 1;
+    *out = s;
+    return 0;
+}
+
+static int grow_ring(struct source *src)
+{
+    size_t cap = src->cap ? src->cap * 2 : 256;
+    struct an_ev *ring = malloc(cap * sizeof *ring);
+    if (!ring)
+        return -1;
+    for (size_t i = 0; i < src->count; i++)
+        ring[i] = src->ring[(src->head + i) & (src->cap - 1)];
+    free(src->ring);
+    src->ring = ring;
+    src->cap = cap;
+    src->head = 0;
+    return 0;
+}
+
+int an_reorder_push(struct an_reorder *r, uint64_t key, const struct an_ev *ev)
+{
+    r->stats.pushed++;
+    size_t s;
+    if (find_source(r, key, &s) != 0) {
+        release(r, ev);
+        return -1;
+    }
+    struct source *src = &r->sources[s];
+    if (src->count == src->cap && grow_ring(src) != 0) {
+        release(r, ev);
+        return -1;
+    }
+    size_t mask = src->cap - 1;
+    /* insert, sorting back a little when this source itself is out of order */
+    size_t at = src->count;
+    while (at > 0 && src->count - at < SOURCE_SORT_BACK &&
+           src->ring[(src->head + at - 1) & mask].ts > ev->ts) {
+        src->ring[(src->head + at) & mask] = src->ring[(src->head + at - 1) & mask];
+        at--;
+    }
+    src->ring[(src->head + at) & mask] = *ev;
+    src->count++;
+    r->waiting++;
+    if (r->waiting > r->stats.max_waiting)
+        r->stats.max_waiting = r->waiting;
+    if (src->heap_pos == SIZE_MAX) {
+        src->heap_pos = r->heap_len;
+        r->heap[r->heap_len++] = s;
+        sift_up(r, src->heap_pos);
+    } else if (at == 0) {
+        sift_up(r, src->heap_pos);  /* a new, earlier head */
+    }
+    if (ev->ts > r->newest)
+        r->newest = ev->ts;
+    while (r->heap_len) {
+        uint64_t t = head_ts(r, r->heap[0]);
+        if (t + r->window <= r->newest) {
+            pop_one(r);
+        } else if (r->waiting > r->max_events) {
+            r->stats.forced++;
+            pop_one(r);
+        } else {
+            break;
+        }
+    }
+    return 0;
+}
+
+void an_reorder_flush(struct an_reorder *r)
+{
+    while (r->heap_len)
+        pop_one(r);
+}
+
+uint64_t an_reorder_released(const struct an_reorder *r)
+{
+    return r->released;
+}
+
+const struct an_reorder_stats *an_reorder_stats(const struct an_reorder *r)
+{
+    return &r->stats;
+}
+
+void an_reorder_free(struct an_reorder *r)
+{
+    if (!r)
+        return;
+    for (size_t i = 0; i < r->nsources; i++)
+        free(r->sources[i].ring);
+    free(r->sources);
+    free(r->heap);
+    gw_map_free(&r->index);
+    free(r);
+}

@@ -1,0 +1,269 @@
+/* --json: one object, keys documented in docs/analyze-json.md (stable; only added to). */
+#include <inttypes.h>
+#include <math.h>
+#include <string.h>
+
+#include "analyze.h"
+#include "text_out.h"
+
+static void str(FILE *out, const char *s)
+{
+    gw_put_json_string(out, s, strlen(s));
+}
+
+static void field_str(FILE *out, const char *key, const char *s, size_t n)
+{
+    fprintf(out, "\"%s\": ", key);
+    gw_put_json_string(out, s, n);
+}
+
+static void num(FILE *out, double v)
+{
+    if (!isfinite(v))
+        fputs("null", out);
+    else if (v == (double)(int64_t)v && fabs(v) < 9e15)
+        fprintf(out, "%" PRId64, (int64_t)v);
+    else
+        fprintf(out, "%.6g", v);
+}
+
+static void rank_field(FILE *out, const char *key, int32_t v)
+{
+    if (v < 0)
+        fprintf(out, "\"%s\": null", key);
+    else
+        fprintf(out, "\"%s\": %" PRId32, key, v);
+}
+
+static const char *timeline(int gpu)
+{
+    return gpu ? "cupti" : "host_inferred";
+}
+
+static void steps(FILE *out, const struct an_model *m)
+{
+    const struct an_steps *s = &m->steps;
+    static const char *const sources[] = {"none", "nvtx", "auto"};
+    fprintf(out, "\"steps\": {\"source\": \"%s\", \"marker\": ", sources[s->source]);
+    str(out, s->marker);
+    fprintf(out, ", \"count\": %" PRIu64 ", \"warmup\": %" PRIu64 ", \"steady\": %" PRIu64
+            ", \"median_ns\": %" PRIu64 ", \"mean_ns\": %" PRIu64 ", \"p90_ns\": %" PRIu64
+            ", \"min_ns\": %" PRIu64 ", \"max_ns\": %" PRIu64 ", \"warmup_ns\": %" PRIu64
+            ", \"steady_start_s\": %.6f, \"steady_end_s\": %.6f}",
+            s->count, s->warmup, s->steady, s->median_ns, s->mean_ns, s->p90_ns, s->min_ns,
+            s->max_ns, s->warmup_ns, an_rel_s(m, m->steady_start), an_rel_s(m, m->steady_end));
+}
+
+static void idle(FILE *out, const struct an_model *m)
+{
+    uint64_t span = an_steady_span(m);
+    fputs("\"idle\": {", out);
+    for (int c = 0; c < AN_CAUSE_COUNT; c++) {
+        double r = an_idle_ns(m, &m->total, (enum an_cause)c);
+        double s = an_idle_ns(m, &m->steady, (enum an_cause)c);
+        fprintf(out, "%s\"%s\": {\"run_ns\": ", c ? ", " : "", an_cause_name((enum an_cause)c));
+        num(out, r);
+        fputs(", \"wall_share\": ", out);
+        num(out, m->wall_ns ? r / (double)m->wall_ns : 0);
+        fputs(", \"steady_ns\": ", out);
+        num(out, s);
+        fputs(", \"step_share\": ", out);
+        num(out, span ? s / (double)span : 0);
+        fputc('}', out);
+    }
+    fputs("}, \"largest_idle\": [", out);
+    for (size_t i = 0; i < m->nlargest; i++) {
+        const struct an_interval *iv = &m->largest[i];
+        fprintf(out, "%s{\"start_s\": %.6f, \"end_s\": %.6f, \"ns\": %" PRIu64 ", \"cause\": \"%s\"}",
+                i ? ", " : "", an_rel_s(m, iv->start), an_rel_s(m, iv->end), iv->end - iv->start,
+                an_cause_name((enum an_cause)iv->cause));
+    }
+    fputc(']', out);
+}
+
+static void transfers(FILE *out, const struct an_model *m)
+{
+    static const char *const dirs[AN_DIRS] = {"unknown", "HtoD", "DtoH", "DtoD", "HtoH", "peer"};
+    static const char *const kinds[AN_HOST_KINDS] = {"device", "pageable", "pinned", "managed"};
+    fputs("\"transfers\": [", out);
+    int first = 1;
+    for (int d = 0; d < AN_DIRS; d++)
+        for (int k = 0; k < AN_HOST_KINDS; k++) {
+            const struct an_xfer *x = &m->xfer[d][k];
+            if (!x->count && !x->gpu_count)
+                continue;
+            fprintf(out, "%s{\"dir\": \"%s\", \"memory\": \"%s\", \"copies\": %" PRIu64
+                    ", \"bytes\": %" PRIu64 ", \"host_ns\": %" PRIu64 ", \"blocking\": %" PRIu64
+                    ", \"blocking_ns\": %" PRIu64 ", \"sync_api\": %" PRIu64 ", \"small\": %" PRIu64
+                    ", \"gpu_copies\": %" PRIu64 ", \"gpu_bytes\": %" PRIu64 ", \"gpu_ns\": %" PRIu64 "}",
+                    first ? "" : ", ", dirs[d], kinds[k], x->count, x->bytes, x->host_ns,
+                    x->blocking, x->blocking_ns, x->sync_api, x->small, x->gpu_count,
+                    x->gpu_bytes, x->gpu_ns);
+            first = 0;
+        }
+    fputs("], \"best_bandwidth_bytes_per_s\": {", out);
+    first = 1;
+    for (int d = 1; d < AN_DIRS; d++)
+        if (m->best_bw[d]) {
+            fprintf(out, "%s\"%s\": %" PRIu64, first ? "" : ", ", dirs[d], m->best_bw[d]);
+            first = 0;
+        }
+    fputc('}', out);
+}
+
+static void memory(FILE *out, const struct an_model *m)
+{
+    const struct an_memory *mem = &m->mem;
+    fprintf(out, "\"memory\": {\"capacity_bytes\": %" PRIu64 ", \"others_at_start_bytes\": %" PRIu64
+            ", \"peak_bytes\": %" PRIu64 ", \"peak_s\": %.6f, \"peak_by_kind\": {\"plain\": %" PRIu64
+            ", \"pool\": %" PRIu64 ", \"vmm\": %" PRIu64 ", \"managed\": %" PRIu64 "}"
+            ", \"pinned_peak_bytes\": %" PRIu64 ", \"allocs\": %" PRIu64 ", \"frees\": %" PRIu64
+            ", \"failed\": %" PRIu64 ", \"ooms\": %" PRIu64 ", \"ooms_fragmented\": %" PRIu64
+            ", \"retry_storms\": %" PRIu64 ", \"retry_storm_ns\": %" PRIu64
+            ", \"held_at_exit_bytes\": %" PRIu64 ", \"held_at_exit_blocks\": %" PRIu64
+            ", \"steady_first_bytes\": %" PRIu64 ", \"steady_last_bytes\": %" PRIu64
+            ", \"steady_growth_steps\": %" PRIu64 "}",
+            mem->capacity, mem->others_at_start, mem->peak_total, an_rel_s(m, mem->peak_ts),
+            mem->peak_by_kind[AN_MEM_PLAIN], mem->peak_by_kind[AN_MEM_POOL],
+            mem->peak_by_kind[AN_MEM_VMM], mem->peak_by_kind[AN_MEM_MANAGED], mem->pinned_peak,
+            mem->allocs, mem->frees, mem->failed, mem->ooms, mem->ooms_fragmented, mem->storms,
+            mem->storm_ns, mem->at_exit_bytes, mem->at_exit_count, m->steps.live_first,
+            m->steps.live_last, m->steps.growth_steps);
+}
+
+static void process(FILE *out, const struct an_trace *t)
+{
+    const struct an_model *m = t->model;
+    const struct gw_file_header *h = &t->hdr;
+    fprintf(out, "  {\"pid\": %" PRIu32 ", ", h->pid);
+    rank_field(out, "rank", h->rank);
+    fputs(", \"path\": ", out);
+    str(out, t->path);
+    fputs(", \"device\": {", out);
+    field_str(out, "name", h->device_name, an_field_len(h->device_name, sizeof h->device_name));
+    fprintf(out, ", \"ordinal\": %" PRId32 "}, \"gpu_timeline\": \"%s\", \"wall_ns\": %" PRIu64
+            ", \"gpu_busy_ns\": %" PRIu64 ", \"gpu_util\": ",
+            h->device_ordinal, timeline(m->gpu_timeline), m->wall_ns,
+            an_busy_ns(m, &m->total, m->wall_ns));
+    num(out, an_gpu_util(m));
+    fputs(", \"steady_util\": ", out);
+    num(out, an_steady_util(m));
+    fprintf(out, ", \"host_calls\": %" PRIu64 ", \"gpu_records\": %" PRIu64
+            ", \"kernel_launches\": %" PRIu64 ", \"late_events\": %" PRIu64 ",\n   ",
+            m->host_calls, m->gpu_records, m->total.launches, m->late_events);
+    steps(out, m);
+    fputs(",\n   ", out);
+    idle(out, m);
+    fputs(",\n   ", out);
+    transfers(out, m);
+    fputs(",\n   ", out);
+    memory(out, m);
+    fputc('}', out);
+}
+
+static void finding(FILE *out, const struct an_run *run, size_t i)
+{
+    const struct an_finding *f = &run->findings.items[i];
+    const struct an_model *m = run->traces[run->primary].model;
+    for (size_t k = 0; k < run->ntraces; k++)  /* times relative to the finding's process */
+        if (run->traces[k].model && run->traces[k].active && run->traces[k].hdr.pid == f->pid)
+            m = run->traces[k].model;
+    fprintf(out, "  {\"rank\": %zu, \"id\": ", i + 1);
+    str(out, f->id);
+    fputs(", \"title\": ", out);
+    str(out, f->title);
+    fputs(", \"evidence\": ", out);
+    str(out, f->evidence);
+    fputs(", \"change\": ", out);
+    str(out, f->change);
+    fprintf(out, ", \"risk\": %s, \"saving_ns\": %" PRIu64 ", \"saving_share\": ",
+            f->risk ? "true" : "false", f->saving_ns);
+    num(out, f->saving_share);
+    fputs(", \"gpu_hours_saved\": ", out);
+    num(out, f->gpu_hours_saved);
+    fputs(", \"saving_usd\": ", out);
+    if (run->opt.gpu_price > 0)
+        num(out, f->gpu_hours_saved * run->opt.gpu_price);
+    else
+        fputs("null", out);
+    fprintf(out, ", \"pid\": %" PRIu32 ", ", f->pid);
+    rank_field(out, "process_rank", f->rank);
+    fprintf(out, ", \"processes\": %u, \"first_s\": %.6f, \"last_s\": %.6f, \"figures\": {",
+            f->processes, m && f->first_ts ? an_rel_s(m, f->first_ts) : 0.0,
+            m && f->last_ts ? an_rel_s(m, f->last_ts) : 0.0);
+    for (size_t k = 0; k < f->nfig; k++) {
+        fprintf(out, "%s\"%s\": ", k ? ", " : "", f->fig[k].key);
+        num(out, f->fig[k].value);
+    }
+    fputs("}}", out);
+}
+
+static void trace(FILE *out, const struct an_trace *t)
+{
+    fputs("  {\"path\": ", out);
+    str(out, t->path);
+    if (!t->readable) {
+        fputs(", \"readable\": false, \"error\": ", out);
+        str(out, t->error);
+        fputc('}', out);
+        return;
+    }
+    fprintf(out, ", \"readable\": true, \"bytes\": %" PRIu64 ", \"pid\": %" PRIu32
+            ", \"ppid\": %" PRIu32 ", ", t->bytes, t->hdr.pid, t->hdr.ppid);
+    field_str(out, "host", t->hdr.hostname, an_field_len(t->hdr.hostname, sizeof t->hdr.hostname));
+    fprintf(out, ", \"active\": %s, \"events\": %" PRIu64 ", \"lost_events\": %" PRIu64
+            ", \"lost_chunks\": %" PRIu64 ", \"damaged_bytes\": %" PRIu64 ", \"damage\": [",
+            t->active ? "true" : "false", t->rs.calls, t->rs.lost_events, t->rs.lost_chunks,
+            t->rs.damaged_bytes);
+    for (size_t k = 0; k < t->ndamage; k++) {
+        const struct gw_damage *d = &t->damage[k];
+        fprintf(out, "%s{\"kind\": \"%s\", \"offset\": %" PRIu64 ", \"end\": %" PRIu64
+                ", \"lost_bytes\": %" PRIu64 ", \"message\": ",
+                k ? ", " : "", gw_damage_kind_name(d->kind), d->offset,
+                d->offset + d->lost_bytes, d->lost_bytes);
+        str(out, d->message);
+        fputc('}', out);
+    }
+    fputs("]}", out);
+}
+
+void an_report_json(FILE *out, const struct an_run *run)
+{
+    fputs("{\n\"format\": \"gpuwatch-analyze\",\n\"version\": 1,\n\"gpu_price_per_hour\": ", out);
+    if (run->opt.gpu_price > 0)
+        num(out, run->opt.gpu_price);
+    else
+        fputs("null", out);
+    fputs(",\n\"cpus\": ", out);
+    if (run->cpus)
+        fprintf(out, "%u", run->cpus);
+    else
+        fputs("null", out);
+    fprintf(out, ",\n\"run\": {\"traces\": %zu, \"processes\": %zu, \"wall_ns\": %" PRIu64
+            ", \"gpu_busy_ns\": %" PRIu64 ", \"gpu_util\": ",
+            run->ntraces, run->active, run->wall_ns, run->busy_ns);
+    num(out, an_run_util(run));
+    fprintf(out, ", \"gpu_timeline\": \"%s\", \"findings\": %zu, \"unreadable\": %" PRIu64
+            ", \"damage_reports\": %" PRIu64 ", \"damaged_bytes\": %" PRIu64 "},\n\"traces\": [",
+            timeline(run->gpu_timeline), run->findings.count, run->unreadable,
+            run->damage_reports, run->damaged_bytes);
+    for (size_t i = 0; i < run->ntraces; i++) {
+        fputs(i ? ",\n" : "\n", out);
+        trace(out, &run->traces[i]);
+    }
+    fputs("\n],\n\"processes\": [", out);
+    int first = 1;
+    for (size_t i = 0; i < run->ntraces; i++) {
+        if (!run->traces[i].model || !run->traces[i].active)
+            continue;
+        fputs(first ? "\n" : ",\n", out);
+        process(out, &run->traces[i]);
+        first = 0;
+    }
+    fputs("\n],\n\"findings\": [", out);
+    for (size_t i = 0; i < run->findings.count; i++) {
+        fputs(i ? ",\n" : "\n", out);
+        finding(out, run, i);
+    }
+    fputs(run->findings.count ? "\n]\n}\n" : "]\n}\n", out);
+}

@@ -1,0 +1,184 @@
+/* The report for people: a short summary, the findings ranked, then the details. */
+#include <inttypes.h>
+#include <string.h>
+
+#include "analyze.h"
+#include "text_out.h"
+
+#define WIDTH 96
+
+/* Writes text wrapped at WIDTH columns; the first line starts at column col, the others
+ * are indented by `indent` spaces. */
+static void wrap(FILE *out, const char *text, size_t col, size_t indent)
+{
+    int first = 1;
+    for (const char *p = text;;) {
+        while (*p == ' ')
+            p++;
+        if (!*p)
+            break;
+        const char *w = p;
+        while (*p && *p != ' ')
+            p++;
+        size_t len = (size_t)(p - w);
+        if (!first) {
+            if (col + 1 + len > WIDTH) {
+                fprintf(out, "\n%*s", (int)indent, "");
+                col = indent;
+            } else {
+                fputc(' ', out);
+                col++;
+            }
+        }
+        fwrite(w, 1, len, out);
+        col += len;
+        first = 0;
+    }
+    fputc('\n', out);
+}
+
+static const struct an_model *primary(const struct an_run *run)
+{
+    if (!run->active)
+        return NULL;
+    return run->traces[run->primary].model;
+}
+
+static void header_line(FILE *out, const struct an_run *run)
+{
+    size_t readable = run->ntraces - run->unreadable;
+    fprintf(out, "gpuwatch analyze: %zu trace%s, %zu process%s with GPU work", run->ntraces,
+            run->ntraces == 1 ? "" : "s", run->active, run->active == 1 ? "" : "es");
+    const struct an_model *m = primary(run);
+    if (m) {
+        const struct gw_file_header *h = &m->header;
+        char cap[32];
+        an_fmt_bytes(cap, sizeof cap, (double)m->mem.capacity);
+        fprintf(out, " (main: pid %" PRIu32 " on ", h->pid);
+        gw_put_escaped(out, h->hostname, an_field_len(h->hostname, sizeof h->hostname));
+        fputs(", ", out);
+        gw_put_escaped(out, h->device_name, an_field_len(h->device_name, sizeof h->device_name));
+        fprintf(out, ", %s)", cap);
+    }
+    fputc('\n', out);
+    if (readable < run->ntraces)
+        fprintf(out, "  %zu trace%s could not be read (see below)\n", run->ntraces - readable,
+                run->ntraces - readable == 1 ? "" : "s");
+    if (!m)
+        return;
+    if (run->gpu_timeline) {
+        fprintf(out, "GPU timeline: from CUPTI activity records\n");
+    } else {
+        const char *why = gw_cupti_status_name(m->header.cupti_status);
+        fprintf(out, "GPU timeline: inferred from host calls (CUPTI %s", why ? why : "?");
+        size_t rl = an_field_len(m->header.cupti_reason, sizeof m->header.cupti_reason);
+        if (rl) {
+            fputs(": ", out);
+            gw_put_escaped(out, m->header.cupti_reason, rl);
+        }
+        fprintf(out, "): idle time is what synchronizing calls prove, GPU busy an upper bound\n");
+    }
+}
+
+static void summary(FILE *out, const struct an_run *run)
+{
+    const struct an_model *m = primary(run);
+    char buf[32], buf2[32];
+    fprintf(out, "\nSummary\n");
+    if (!m) {
+        fprintf(out, "  no process issued GPU work: nothing to analyze\n");
+        return;
+    }
+    an_fmt_ns(buf, sizeof buf, (double)m->wall_ns);
+    fprintf(out, "  wall          %s", buf);
+    if (run->active > 1) {
+        an_fmt_ns(buf, sizeof buf, (double)run->wall_ns);
+        fprintf(out, " (main process; %s for all %zu)", buf, run->active);
+    }
+    uint64_t busy = an_busy_ns(m, &m->total, m->wall_ns);
+    an_fmt_ns(buf, sizeof buf, (double)busy);
+    fprintf(out, "\n  GPU busy      %s%s, utilization %.0f%%%s", m->gpu_timeline ? "" : "at most ",
+            buf, an_gpu_util(m) * 100, m->gpu_timeline ? "" : " at most");
+    if (m->steps.steady)
+        fprintf(out, " (steady state %.0f%%)", an_steady_util(m) * 100);
+    fputc('\n', out);
+    const struct an_steps *s = &m->steps;
+    if (s->steady) {
+        an_fmt_ns(buf, sizeof buf, (double)s->median_ns);
+        an_fmt_ns(buf2, sizeof buf2, (double)s->p90_ns);
+        fprintf(out, "  steps         %" PRIu64 " (%" PRIu64 " warm-up, %" PRIu64
+                " steady), step time %s median, %s p90; marked by %s\n",
+                s->count, s->warmup, s->steady, buf, buf2, s->marker);
+        an_fmt_ns(buf, sizeof buf, (double)s->warmup_ns);
+        fprintf(out, "  warm-up       %s before the steady state\n", buf);
+    } else {
+        fprintf(out, "  steps         none found (no NVTX step range, no repeating pattern): "
+                     "figures are over the whole run\n");
+    }
+    uint64_t total = 0;
+    double hours = 0;
+    for (size_t i = 0; i < run->findings.count; i++) {
+        if (!run->findings.items[i].risk && run->findings.items[i].saving_ns > total)
+            total = run->findings.items[i].saving_ns;
+        hours += run->findings.items[i].gpu_hours_saved;
+    }
+    if (!run->findings.count) {
+        fprintf(out, "  findings      none\n");
+        return;
+    }
+    an_fmt_ns(buf, sizeof buf, (double)total);
+    fprintf(out, "  findings      %zu; the largest would save up to %s", run->findings.count, buf);
+    if (m->wall_ns)
+        fprintf(out, " (%.0f%% of wall)", 100.0 * (double)total / (double)m->wall_ns);
+    if (run->opt.gpu_price > 0)
+        fprintf(out, "; $%.4f at $%.2f per GPU-hour", hours * run->opt.gpu_price,
+                run->opt.gpu_price);
+    fputc('\n', out);
+}
+
+static void findings(FILE *out, const struct an_run *run)
+{
+    if (!run->active)
+        return;
+    if (!run->findings.count) {
+        fprintf(out, "\nNo findings: nothing in this run wastes the GPU by the thresholds in "
+                     "docs/analyze.md.\n");
+        return;
+    }
+    fprintf(out, "\nFindings, ranked by the time they would save (upper bounds)\n");
+    for (size_t i = 0; i < run->findings.count; i++) {
+        const struct an_finding *f = &run->findings.items[i];
+        fprintf(out, "%2zu. %s: ", i + 1, f->id);
+        wrap(out, f->title, 6 + strlen(f->id), 6);
+        fprintf(out, "    evidence: ");
+        wrap(out, f->evidence, 14, 14);
+        fprintf(out, "    change:   ");
+        wrap(out, f->change, 14, 14);
+        char buf[32];
+        if (f->risk) {
+            fprintf(out, "    saves:    no time; a risk to the run\n");
+        } else {
+            an_fmt_ns(buf, sizeof buf, (double)f->saving_ns);
+            fprintf(out, "    saves:    up to %s (%.1f%% of wall)", buf, f->saving_share * 100);
+            if (run->opt.gpu_price > 0)
+                fprintf(out, ", $%.4f at $%.2f per GPU-hour",
+                        f->gpu_hours_saved * run->opt.gpu_price, run->opt.gpu_price);
+            fputc('\n', out);
+        }
+        if (run->active > 1)
+            fprintf(out, "    seen in:  %u of %zu processes (evidence from pid %" PRIu32 ")\n",
+                    f->processes, run->active, f->pid);
+    }
+}
+
+/* The details: idle by cause, largest intervals, transfers, memory (main process). */
+void an_report_details(FILE *out, const struct an_run *run);
+
+void an_report_text(FILE *out, const struct an_run *run, int details)
+{
+    header_line(out, run);
+    summary(out, run);
+    findings(out, run);
+    if (details)
+        an_report_details(out, run);
+}

@@ -1,0 +1,76 @@
+/*
+ * input_pipeline: the GPU sat idle while the host made no CUDA call for long stretches
+ * (>= input_gap_ns at a time). In a PyTorch loop that is the DataLoader producing the next
+ * batch in the main process (num_workers=0) or workers that cannot keep up.
+ * Saving (upper bound): all of that idle time, as if the batch were always ready.
+ */
+#include <stdio.h>
+
+#include "rules.h"
+
+void an_rule_input_pipeline(const struct an_model *m, const struct an_rule_ctx *ctx,
+                            struct an_findings *out)
+{
+    double share = an_steady_share(m, AN_CAUSE_INPUT);
+    if (share < m->th.min_share)
+        return;
+    struct an_finding *f = an_finding_add(out, "input_pipeline");
+    if (!f)
+        return;
+    char phrase[128], per_step[32], step[32], run[32], gap[32];
+    an_steady_phrase(m, phrase, sizeof phrase);
+    double steady_idle = an_idle_ns(m, &m->steady, AN_CAUSE_INPUT);
+    an_fmt_ns(per_step, sizeof per_step, an_per_step(m, steady_idle));
+    an_fmt_ns(step, sizeof step, (double)m->steps.median_ns);
+    an_fmt_ns(run, sizeof run, (double)an_run_idle(m, AN_CAUSE_INPUT));
+    an_fmt_ns(gap, sizeof gap, (double)m->th.input_gap_ns);
+    snprintf(f->title, sizeof f->title,
+             "The GPU waits for input: the host makes no CUDA call for long stretches");
+    if (m->steps.steady)
+        an_appendf(f->evidence, sizeof f->evidence,
+                   "In the %s the GPU sat idle %s per step (%.0f%% of the %s median step) "
+                   "while the host made no CUDA call for %s or more at a time.",
+                   phrase, per_step, share * 100, step, gap);
+    else
+        an_appendf(f->evidence, sizeof f->evidence,
+                   "Over the %s the GPU sat idle %.0f%% of the time while the host made no "
+                   "CUDA call for %s or more at a time.", phrase, share * 100, gap);
+    const struct an_interval *longest = an_longest(m, AN_CAUSE_INPUT);
+    if (longest) {
+        char len[32];
+        an_fmt_ns(len, sizeof len, (double)(longest->end - longest->start));
+        an_appendf(f->evidence, sizeof f->evidence, " Longest: %s at %.3f s.", len,
+                   an_rel_s(m, longest->start));
+    }
+    an_appendf(f->evidence, sizeof f->evidence, " Whole run: %s idle for input.", run);
+
+    unsigned local = ctx->local_world ? ctx->local_world : 1;
+    unsigned workers = 0;
+    if (ctx->cpus) {
+        workers = ctx->cpus / local > 1 ? ctx->cpus / local - 1 : 1;
+        an_appendf(f->change, sizeof f->change,
+                   "Load batches in parallel and ahead of the GPU: DataLoader(num_workers=%u, "
+                   "pin_memory=True, prefetch_factor=2, persistent_workers=True) "
+                   "(num_workers = max(1, %u CPUs // %u local rank%s - 1)).",
+                   workers, ctx->cpus, local, local == 1 ? "" : "s");
+    } else {
+        an_appendf(f->change, sizeof f->change,
+                   "Load batches in parallel and ahead of the GPU: DataLoader(num_workers=N, "
+                   "pin_memory=True, prefetch_factor=2, persistent_workers=True) with "
+                   "N = max(1, os.cpu_count() // local_world_size - 1) (the trace does not "
+                   "record the machine's CPU count).");
+    }
+    an_appendf(f->change, sizeof f->change,
+               " Raise prefetch_factor to 4 if the GPU still waits between steps. If "
+               "num_workers is already %s%u, the input itself is too slow: cache the "
+               "decoded/preprocessed samples, or move the transforms to the GPU (NVIDIA DALI).",
+               workers ? "" : "about ", workers ? workers : m->th.input_many_workers);
+    an_set_saving(m, f, an_run_idle(m, AN_CAUSE_INPUT));
+    f->first_ts = m->steady_start;
+    f->last_ts = m->steady_end;
+    an_finding_fig(f, "idle_share_steady", share);
+    an_finding_fig(f, "idle_per_step_ns", an_per_step(m, steady_idle));
+    an_finding_fig(f, "idle_run_ns", (double)an_run_idle(m, AN_CAUSE_INPUT));
+    an_finding_fig(f, "suggested_workers", workers);
+    an_finding_fig(f, "cpus", ctx->cpus);
+}

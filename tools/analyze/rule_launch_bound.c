@@ -1,0 +1,81 @@
+/*
+ * launch_bound: many small kernels, issued slower than the GPU runs them, so the GPU idles
+ * between them. With the GPU timeline: the idle gaps during which the host was issuing
+ * work, and kernels shorter than the time between launches. Host-only: many launches per
+ * step, the host busy issuing most of the step and hardly ever waiting for the GPU (it
+ * finished each step's work about as soon as it was queued).
+ * Saving (upper bound): that idle time; host-only, the issuing time beyond the waits (the
+ * kernels' own time is unknown there, so the bound takes it as nil).
+ */
+#include <stdio.h>
+
+#include "rules.h"
+
+void an_rule_launch_bound(const struct an_model *m, const struct an_rule_ctx *ctx,
+                          struct an_findings *out)
+{
+    (void)ctx;
+    uint64_t steps = an_steady_steps(m);
+    uint64_t span = an_steady_span(m);
+    double launches_per_step = (double)m->steady.launches / (double)steps;
+    if (!span || launches_per_step < m->th.launch_min_per_step)
+        return;
+    double share, issue_share = 0, wait_share = 0;
+    uint64_t saving;
+    if (m->gpu_timeline) {
+        share = an_steady_share(m, AN_CAUSE_LAUNCH);
+        if (share < m->th.min_share)
+            return;
+        saving = an_run_idle(m, AN_CAUSE_LAUNCH);
+    } else {
+        wait_share = (double)m->steady.sync_wait_ns / (double)span;
+        double gap_share = (double)m->steady.host_gap_ns / (double)span;
+        issue_share = 1 - wait_share - gap_share;
+        if (wait_share > m->th.launch_wait_share || issue_share < m->th.launch_issue_share)
+            return;
+        share = issue_share;
+        saving = (uint64_t)(issue_share * (double)m->wall_ns);
+    }
+    struct an_finding *f = an_finding_add(out, "launch_bound");
+    if (!f)
+        return;
+    char phrase[128], step[32];
+    an_steady_phrase(m, phrase, sizeof phrase);
+    an_fmt_ns(step, sizeof step, (double)m->steps.median_ns);
+    snprintf(f->title, sizeof f->title,
+             "Launch-bound: many tiny kernels, queued slower than the GPU runs them");
+    an_appendf(f->evidence, sizeof f->evidence, "In the %s the host launched %.0f kernels %s",
+               phrase, launches_per_step, m->steps.steady ? "per step" : "in all");
+    if (m->ntop_kernels)
+        an_appendf(f->evidence, sizeof f->evidence, " (most launched: %s, %llu times)",
+                   m->top_kernels[0].name, (unsigned long long)m->top_kernels[0].launches);
+    if (m->gpu_timeline) {
+        char kernel[32], interval[32];
+        double mean_kernel = m->steady.gpu_kernels
+                                 ? (double)m->steady.gpu_kernel_ns / (double)m->steady.gpu_kernels
+                                 : 0;
+        an_fmt_ns(kernel, sizeof kernel, mean_kernel);
+        an_fmt_ns(interval, sizeof interval, (double)span / (double)m->steady.launches);
+        an_appendf(f->evidence, sizeof f->evidence,
+                   ". Kernels ran %s on average but were launched one every %s: the GPU "
+                   "idled between them %.0f%% of the time.", kernel, interval, share * 100);
+    } else {
+        an_appendf(f->evidence, sizeof f->evidence,
+                   ". The host spent %.0f%% of the time issuing work and only %.0f%% waiting "
+                   "for the GPU: the GPU finished each step's work about as soon as it was "
+                   "queued (host-only trace: kernel durations not recorded).",
+                   issue_share * 100, wait_share * 100);
+    }
+    snprintf(f->change, sizeof f->change,
+             "Cut the cost per kernel launch: capture the step in a CUDA graph "
+             "(torch.compile(mode=\"reduce-overhead\"), or torch.cuda.CUDAGraph by hand), let "
+             "torch.compile fuse the small ops, or raise the batch size so each kernel does "
+             "more work.");
+    an_set_saving(m, f, saving);
+    f->first_ts = m->steady_start;
+    f->last_ts = m->steady_end;
+    an_finding_fig(f, "launches_per_step", launches_per_step);
+    an_finding_fig(f, "idle_share_steady", m->gpu_timeline ? share : 0);
+    an_finding_fig(f, "issue_share", issue_share);
+    an_finding_fig(f, "wait_share", wait_share);
+}

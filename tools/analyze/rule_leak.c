@@ -1,0 +1,75 @@
+/*
+ * leak: memory held grows in (nearly) every steady step, by at least growth_min_bytes in
+ * all: tensors kept alive across steps (a list of losses that still hold their graphs,
+ * a cache of outputs). At the rate seen, the run runs out of memory after so many more
+ * steps. What is still held at exit is listed, grouped, with when it was first taken.
+ * A risk: no time saving.
+ */
+#include <stdio.h>
+
+#include "rules.h"
+
+void an_rule_leak(const struct an_model *m, const struct an_rule_ctx *ctx,
+                  struct an_findings *out)
+{
+    (void)ctx;
+    const struct an_steps *s = &m->steps;
+    const struct an_memory *mem = &m->mem;
+    if (!s->sampled_steps || s->live_last <= s->live_first)
+        return;
+    uint64_t growth = s->live_last - s->live_first;
+    double grew_share = (double)s->growth_steps / (double)s->sampled_steps;
+    if (growth < m->th.growth_min_bytes || grew_share < m->th.growth_steps_share)
+        return;
+    struct an_finding *f = an_finding_add(out, "leak");
+    if (!f)
+        return;
+    double per_step = (double)growth / (double)s->sampled_steps;
+    char g[32], ps[32];
+    an_fmt_bytes(g, sizeof g, (double)growth);
+    an_fmt_bytes(ps, sizeof ps, per_step);
+    snprintf(f->title, sizeof f->title, "Memory leak: memory held grows every step (%s a step)",
+             ps);
+    an_appendf(f->evidence, sizeof f->evidence,
+               "Device memory held by this process grew in %.0f%% of the steady steps, by %s "
+               "in all (%.3f-%.3f s).", grew_share * 100, g, an_rel_s(m, m->steady_start),
+               an_rel_s(m, m->steady_end));
+    double steps_left = -1;
+    if (mem->capacity > mem->others_at_start + mem->peak_total) {
+        steps_left = (double)(mem->capacity - mem->others_at_start - mem->peak_total) / per_step;
+        char t[32];
+        an_fmt_ns(t, sizeof t, steps_left * (double)s->median_ns);
+        an_appendf(f->evidence, sizeof f->evidence,
+                   " At this rate the device is full after about %.0f more steps (%s).",
+                   steps_left, t);
+    }
+    if (mem->at_exit_count) {
+        char held[32];
+        an_fmt_bytes(held, sizeof held, (double)mem->at_exit_bytes);
+        an_appendf(f->evidence, sizeof f->evidence, " Still held at exit: %s in %llu blocks",
+                   held, (unsigned long long)mem->at_exit_count);
+        for (size_t i = 0; i < mem->nleftover && i < 3; i++) {
+            const struct an_leftover *l = &mem->leftover[i];
+            char each[32];
+            an_fmt_bytes(each, sizeof each, (double)l->bytes_each);
+            an_appendf(f->evidence, sizeof f->evidence,
+                       "%s %llu x %s (thread %u, first at %.3f s)", i ? ";" : ":",
+                       (unsigned long long)l->count, each, l->tid, an_rel_s(m, l->first_ts));
+        }
+        an_appendf(f->evidence, sizeof f->evidence, ".");
+    }
+    snprintf(f->change, sizeof f->change,
+             "Find what keeps tensors alive across steps: store loss.item() or "
+             "loss.detach() rather than loss (which holds the graph), clear lists and caches "
+             "of outputs, del large temporaries; torch.cuda.memory_snapshot() shows who holds "
+             "what. Between jobs sharing a GPU, release cached memory with "
+             "torch.cuda.empty_cache().");
+    f->risk = 1;
+    f->first_ts = m->steady_start;
+    f->last_ts = m->steady_end;
+    an_finding_fig(f, "growth_bytes", (double)growth);
+    an_finding_fig(f, "growth_per_step_bytes", per_step);
+    an_finding_fig(f, "grew_share", grew_share);
+    an_finding_fig(f, "steps_to_full", steps_left);
+    an_finding_fig(f, "held_at_exit_bytes", (double)mem->at_exit_bytes);
+}

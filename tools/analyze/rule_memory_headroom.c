@@ -1,0 +1,106 @@
+/*
+ * memory_headroom: device memory at its peak (this process + what others held) against
+ * the capacity.
+ *  - Low (< mem_low_share) while the GPU is underused and per-step fixed costs showed up
+ *    (sync bubbles, launch-bound): a larger batch fits and amortizes them. How much larger
+ *    is estimated from the memory one step adds on top of what is held between steps.
+ *    Saving (upper bound): the larger per-step cost x (1 - 1/k) for a batch k times larger.
+ *  - High (>= mem_high_share): the run is near capacity; a risk, no time saving.
+ */
+#include <stdio.h>
+
+#include "rules.h"
+
+static void near_capacity(const struct an_model *m, struct an_findings *out, double share)
+{
+    struct an_finding *f = an_finding_add(out, "memory_headroom");
+    if (!f)
+        return;
+    char peak[32], cap[32], others[32];
+    an_fmt_bytes(peak, sizeof peak, (double)m->mem.peak_total);
+    an_fmt_bytes(cap, sizeof cap, (double)m->mem.capacity);
+    an_fmt_bytes(others, sizeof others, (double)m->mem.others_at_start);
+    snprintf(f->title, sizeof f->title, "Device memory is near capacity (%.0f%% at the peak)",
+             share * 100);
+    an_appendf(f->evidence, sizeof f->evidence,
+               "This process peaked at %s at %.3f s; with %s held by others at start that is "
+               "%.0f%% of the %s device.", peak, an_rel_s(m, m->mem.peak_ts), others,
+               share * 100, cap);
+    snprintf(f->change, sizeof f->change,
+             "Make room before a larger input or another process tips it over: mixed precision "
+             "(torch.autocast(\"cuda\", dtype=torch.bfloat16)), gradient checkpointing "
+             "(torch.utils.checkpoint), or gradient accumulation over smaller micro-batches.");
+    f->risk = 1;
+    f->first_ts = f->last_ts = m->mem.peak_ts;
+    an_finding_fig(f, "peak_share", share);
+    an_finding_fig(f, "peak_bytes", (double)m->mem.peak_total);
+    an_finding_fig(f, "capacity_bytes", (double)m->mem.capacity);
+}
+
+void an_rule_memory_headroom(const struct an_model *m, const struct an_rule_ctx *ctx,
+                             struct an_findings *out)
+{
+    const struct an_memory *mem = &m->mem;
+    if (!mem->capacity || !mem->peak_total)
+        return;
+    double used = (double)(mem->peak_total + mem->others_at_start);
+    double share = used / (double)mem->capacity;
+    if (share >= m->th.mem_high_share) {
+        near_capacity(m, out, share);
+        return;
+    }
+    if (share >= m->th.mem_low_share || an_steady_util(m) >= m->th.mem_low_util)
+        return;
+    /* the per-step fixed cost a larger batch would spread: the larger of the sync and
+     * launch findings (fixing that cause directly saves at least as much, so this finding
+     * ranks below it) */
+    uint64_t fixed = 0;
+    const struct an_finding *sync = an_findings_find(ctx->so_far, "sync_bubble");
+    const struct an_finding *launch = an_findings_find(ctx->so_far, "launch_bound");
+    if (sync)
+        fixed = sync->saving_ns;
+    if (launch && launch->saving_ns > fixed)
+        fixed = launch->saving_ns;
+    if (!fixed)
+        return;
+    double baseline = m->steps.steady ? (double)m->steps.live_min : 0;
+    double transient = (double)mem->peak_total - baseline;
+    if (transient <= 0)
+        transient = (double)mem->peak_total;
+    double room = m->th.mem_batch_target * (double)mem->capacity -
+                  (double)mem->others_at_start - baseline;
+    double k = room / transient;
+    if (k < 1.5)
+        return;
+    /* what fits is reported; the step taken (and saved by) is at most 4x: past that,
+     * convergence and the learning rate, not memory, limit the batch */
+    double step = k < 4 ? k : 4;
+    uint64_t saving = (uint64_t)((double)fixed * (1 - 1 / step));
+    if (!m->wall_ns || (double)saving / (double)m->wall_ns < m->th.min_share)
+        return;
+    struct an_finding *f = an_finding_add(out, "memory_headroom");
+    if (!f)
+        return;
+    char peak[32], cap[32], step[32];
+    an_fmt_bytes(peak, sizeof peak, (double)mem->peak_total);
+    an_fmt_bytes(cap, sizeof cap, (double)mem->capacity);
+    an_fmt_bytes(step, sizeof step, transient);
+    snprintf(f->title, sizeof f->title,
+             "Memory to spare while the GPU is underused: a %.1fx larger batch fits", k);
+    char factor[64];
+    snprintf(factor, sizeof factor, k <= 4 ? "about %.1fx" : "2-4x (%.0fx would fit)", k);
+    an_appendf(f->evidence, sizeof f->evidence,
+               "Peak device memory %s (%.0f%% of %s with other processes' share), of which "
+               "about %s comes and goes with each step; GPU utilization in the steady state "
+               "%.0f%%%s.", peak, share * 100, cap, step, an_steady_util(m) * 100,
+               m->gpu_timeline ? "" : " at most (host-only trace)");
+    snprintf(f->change, sizeof f->change,
+             "Raise the batch size %s (keeping %.0f%% of the device as margin), and scale the "
+             "learning rate with it; per-step costs (synchronization, launches) are then "
+             "spread over more samples.", factor, (1 - m->th.mem_batch_target) * 100);
+    an_set_saving(m, f, saving);
+    f->first_ts = f->last_ts = mem->peak_ts;
+    an_finding_fig(f, "peak_share", share);
+    an_finding_fig(f, "peak_bytes", (double)mem->peak_total);
+    an_finding_fig(f, "batch_factor", k);
+}

@@ -1,0 +1,93 @@
+/* The rule table and the helpers rules share. */
+#include "rules.h"
+
+#include <stdio.h>
+
+const struct an_rule an_rules[] = {
+    {"input_pipeline", an_rule_input_pipeline,
+     "GPU idle while the host made no CUDA call: the DataLoader is the bottleneck"},
+    {"pageable_h2d", an_rule_pageable_h2d,
+     "GPU idle while the host was blocked in pageable or synchronous H2D copies"},
+    {"sync_bubble", an_rule_sync_bubble,
+     "the queue drained by a per-step synchronization, then refilled by the host"},
+    {"launch_bound", an_rule_launch_bound,
+     "many small kernels issued slower than the GPU runs them"},
+    {"oom_retry", an_rule_oom_retry,
+     "out-of-memory errors followed by frees and a retried allocation"},
+    {"fragmentation", an_rule_fragmentation,
+     "allocation failed while enough was free; allocator churn or growth per step"},
+    {"memory_headroom", an_rule_memory_headroom,
+     "low peak memory with idle GPU time: a larger batch fits; or near capacity"},
+    {"leak", an_rule_leak, "memory held grows every step"},
+    {"shared_gpu", an_rule_shared_gpu, "memory used by other processes when this one started"},
+};
+const size_t an_nrules = sizeof an_rules / sizeof an_rules[0];
+
+void an_run_rules(const struct an_model *m, const struct an_rule_ctx *ctx,
+                  struct an_findings *out)
+{
+    struct an_rule_ctx local = *ctx;
+    size_t first = out->count;
+    struct an_findings mine = {0};
+    for (size_t i = 0; i < an_nrules; i++) {
+        /* rules see this process's findings so far, not other processes' */
+        mine.items = out->items + first;
+        mine.count = out->count - first;
+        local.so_far = &mine;
+        an_rules[i].fn(m, &local, out);
+    }
+}
+
+double an_steady_share(const struct an_model *m, enum an_cause c)
+{
+    uint64_t span = an_steady_span(m);
+    return span ? an_idle_ns(m, &m->steady, c) / (double)span : 0;
+}
+
+uint64_t an_run_idle(const struct an_model *m, enum an_cause c)
+{
+    if (!m->steps.steady)
+        return (uint64_t)an_idle_ns(m, &m->total, c);
+    /* per steady step, over every step: start-up and teardown are not the loop's */
+    return (uint64_t)(an_idle_ns(m, &m->steady, c) * (double)m->steps.count /
+                      (double)m->steps.steady);
+}
+
+void an_set_saving(const struct an_model *m, struct an_finding *f, uint64_t saving_ns)
+{
+    if (m->wall_ns && saving_ns > m->wall_ns)
+        saving_ns = m->wall_ns;
+    f->saving_ns = saving_ns;
+    f->saving_share = m->wall_ns ? (double)saving_ns / (double)m->wall_ns : 0;
+}
+
+void an_steady_phrase(const struct an_model *m, char *buf, size_t size)
+{
+    if (m->steps.steady)
+        snprintf(buf, size, "steady state (steps %llu-%llu, %.2f-%.2f s)",
+                 (unsigned long long)m->steps.warmup + 1, (unsigned long long)m->steps.count,
+                 an_rel_s(m, m->steady_start), an_rel_s(m, m->steady_end));
+    else
+        snprintf(buf, size, "whole run (%.2f-%.2f s; no repeating step found)",
+                 an_rel_s(m, m->steady_start), an_rel_s(m, m->steady_end));
+}
+
+double an_per_step(const struct an_model *m, double steady_ns)
+{
+    return steady_ns / (double)an_steady_steps(m);
+}
+
+const struct an_interval *an_longest(const struct an_model *m, enum an_cause c)
+{
+    const struct an_interval *fallback = NULL;
+    for (size_t i = 0; i < m->nlargest; i++) {
+        const struct an_interval *iv = &m->largest[i];
+        if (iv->cause != c)
+            continue;
+        if (iv->start >= m->steady_start && iv->end <= m->steady_end)
+            return iv;
+        if (!fallback)
+            fallback = iv;
+    }
+    return fallback;
+}

@@ -1,0 +1,64 @@
+/*
+ * The rules: each reads one process's model and adds at most one finding. One file each
+ * (rule_<id>.c), one unit test each (tests/analyze/test_rule_<id>.c); thresholds are in
+ * thresholds.h. The order of the table is the order they run in: a rule may look at the
+ * findings of the ones before it (memory_headroom looks at sync and launch findings).
+ */
+#ifndef GPUWATCH_ANALYZE_RULES_H
+#define GPUWATCH_ANALYZE_RULES_H
+
+#include "findings.h"
+#include "model.h"
+
+typedef void (*an_rule_fn)(const struct an_model *m, const struct an_rule_ctx *ctx,
+                           struct an_findings *out);
+
+struct an_rule {
+    const char *id;
+    an_rule_fn fn;
+    const char *summary;     /* one line, for docs and --list-rules */
+};
+
+extern const struct an_rule an_rules[];
+extern const size_t an_nrules;
+
+/* Runs every rule on one process; findings are appended to out (not ranked). */
+void an_run_rules(const struct an_model *m, const struct an_rule_ctx *ctx,
+                  struct an_findings *out);
+
+void an_rule_input_pipeline(const struct an_model *m, const struct an_rule_ctx *ctx,
+                            struct an_findings *out);
+void an_rule_pageable_h2d(const struct an_model *m, const struct an_rule_ctx *ctx,
+                          struct an_findings *out);
+void an_rule_sync_bubble(const struct an_model *m, const struct an_rule_ctx *ctx,
+                         struct an_findings *out);
+void an_rule_launch_bound(const struct an_model *m, const struct an_rule_ctx *ctx,
+                          struct an_findings *out);
+void an_rule_memory_headroom(const struct an_model *m, const struct an_rule_ctx *ctx,
+                             struct an_findings *out);
+void an_rule_oom_retry(const struct an_model *m, const struct an_rule_ctx *ctx,
+                       struct an_findings *out);
+void an_rule_fragmentation(const struct an_model *m, const struct an_rule_ctx *ctx,
+                           struct an_findings *out);
+void an_rule_shared_gpu(const struct an_model *m, const struct an_rule_ctx *ctx,
+                        struct an_findings *out);
+void an_rule_leak(const struct an_model *m, const struct an_rule_ctx *ctx,
+                  struct an_findings *out);
+
+/* ---- helpers shared by the rules (rules.c) ---- */
+
+/* Steady-state idle of one cause, as a share of the steady span. */
+double an_steady_share(const struct an_model *m, enum an_cause c);
+/* Idle of one cause over the run's steps (steady idle per step x all steps; without steps
+ * the whole run), ns: what the savings are based on. */
+uint64_t an_run_idle(const struct an_model *m, enum an_cause c);
+/* Sets saving_ns and saving_share (capped at the wall time). */
+void an_set_saving(const struct an_model *m, struct an_finding *f, uint64_t saving_ns);
+/* "steady state (steps 6-100, 0.52-10.31 s)" or "the whole run (0.00-10.31 s)" */
+void an_steady_phrase(const struct an_model *m, char *buf, size_t size);
+/* Per steady step (or per run without steps), ns. */
+double an_per_step(const struct an_model *m, double steady_ns);
+/* The longest kept idle interval of a cause in the steady state, or NULL. */
+const struct an_interval *an_longest(const struct an_model *m, enum an_cause c);
+
+#endif

@@ -1,0 +1,286 @@
+/*
+ * One run: every trace file (a directory = every *.gwt in it, the processes of one run) is
+ * read once, in file order, through the feeder into its own model; damage is kept to be
+ * reported (which file, which bytes); then the rules run per process and findings with
+ * the same id are merged across processes.
+ */
+#include "analyze.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "feeder.h"
+#include "rules.h"
+
+void an_options_default(struct an_options *opt)
+{
+    memset(opt, 0, sizeof *opt);
+    opt->th = AN_THRESHOLDS_DEFAULT;
+    opt->window_ns = AN_FEEDER_WINDOW_NS;
+}
+
+static int ends_with(const char *s, const char *suffix)
+{
+    size_t a = strlen(s), b = strlen(suffix);
+    return a >= b && !strcmp(s + a - b, suffix);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int add_path(struct an_run *run, size_t *cap, const char *path)
+{
+    if (run->ntraces == *cap) {
+        size_t ncap = *cap ? *cap * 2 : 8;
+        struct an_trace *t = realloc(run->traces, ncap * sizeof *t);
+        if (!t)
+            return -1;
+        run->traces = t;
+        *cap = ncap;
+    }
+    struct an_trace *t = &run->traces[run->ntraces];
+    memset(t, 0, sizeof *t);
+    t->path = strdup(path);
+    if (!t->path)
+        return -1;
+    run->ntraces++;
+    return 0;
+}
+
+/* Every *.gwt directly in dir, sorted by name. */
+static int add_dir(struct an_run *run, size_t *cap, const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d) {
+        fprintf(stderr, "gpuwatch analyze: %s: %s\n", dir, strerror(errno));
+        return -1;
+    }
+    char **names = NULL;
+    size_t n = 0, ncap = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.' || !ends_with(e->d_name, GW_TRACE_SUFFIX))
+            continue;
+        if (n == ncap) {
+            ncap = ncap ? ncap * 2 : 16;
+            char **grown = realloc(names, ncap * sizeof *grown);
+            if (!grown)
+                break;
+            names = grown;
+        }
+        names[n] = strdup(e->d_name);
+        if (names[n])
+            n++;
+    }
+    closedir(d);
+    if (n)
+        qsort(names, n, sizeof *names, cmp_str);
+    int rc = 0;
+    for (size_t i = 0; i < n; i++) {
+        char path[PATH_MAX];
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        if (add_path(run, cap, path) != 0)
+            rc = -1;
+        free(names[i]);
+    }
+    free(names);
+    if (!n)
+        fprintf(stderr, "gpuwatch analyze: %s: no %s files in this directory\n", dir,
+                GW_TRACE_SUFFIX);
+    return rc;
+}
+
+static const char *resolve(void *user, int what, uint64_t id)
+{
+    struct gw_reader *r = user;
+    if (what == 0) {
+        size_t len;
+        return gw_reader_string(r, id, &len);
+    }
+    return gw_reader_kernel_name(r, id);
+}
+
+static void analyze_trace(struct an_run *run, struct an_trace *t)
+{
+    struct gw_reader *r;
+    if (gw_reader_open(t->path, &r, t->error, sizeof t->error) != 0) {
+        run->unreadable++;
+        return;
+    }
+    t->readable = 1;
+    t->bytes = gw_reader_file_size(r);
+    t->hdr = *gw_reader_header(r);
+    t->model = an_model_new(&run->opt.th, &t->hdr);
+    struct an_feeder feeder;
+    if (!t->model || an_feeder_init(&feeder, t->model, run->opt.window_ns,
+                                    AN_FEEDER_MAX_WAITING) != 0) {
+        snprintf(t->error, sizeof t->error, "%s: out of memory", t->path);
+        an_model_free(t->model);
+        t->model = NULL;
+        gw_reader_close(r);
+        return;
+    }
+    snprintf(t->model->path, sizeof t->model->path, "%s", t->path);
+    t->model->resolve = resolve;
+    t->model->resolve_user = r;
+    struct gw_event ev;
+    struct an_ev a;
+    while (gw_reader_next(r, &ev) > 0)
+        if (an_event_from_gw(&ev, r, &a))
+            an_feeder_push(&feeder, &a);
+    an_feeder_finish(&feeder);
+    t->model->resolve = NULL;
+    t->rs = *gw_reader_stats(r);
+    const struct gw_damage *list;
+    size_t n = gw_reader_damage(r, &list);
+    t->ndamage = n < AN_KEEP_DAMAGE ? n : AN_KEEP_DAMAGE;
+    memcpy(t->damage, list, t->ndamage * sizeof *list);
+    run->damage_reports += t->rs.damage_reports;
+    run->damaged_bytes += t->rs.damaged_bytes;
+    t->active = t->model->total.work_calls > 0 || t->model->gpu_records > 0;
+    gw_reader_close(r);
+}
+
+/* Processes of the run on the same host with a local rank: they share its CPUs. */
+static unsigned local_world(const struct an_run *run, const struct an_trace *t)
+{
+    if (t->hdr.local_rank < 0)
+        return 1;
+    unsigned n = 0;
+    for (size_t i = 0; i < run->ntraces; i++) {
+        const struct an_trace *o = &run->traces[i];
+        n += o->readable && o->active && o->hdr.local_rank >= 0 &&
+             !strncmp(o->hdr.hostname, t->hdr.hostname, sizeof o->hdr.hostname);
+    }
+    return n ? n : 1;
+}
+
+static void cpu_count(struct an_run *run, const struct an_trace *t)
+{
+    if (run->opt.cpus) {
+        run->cpus = run->opt.cpus;
+        return;
+    }
+    char here[256] = "";
+    if (gethostname(here, sizeof here - 1) != 0)
+        return;
+    if (strncmp(here, t->hdr.hostname, sizeof t->hdr.hostname) != 0)
+        return;
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    if (n > 0) {
+        run->cpus = (unsigned)n;
+        run->cpus_from_here = 1;
+    }
+}
+
+/* Keeps one finding per id: the evidence of the process where it saves most. */
+static void merge(struct an_run *run, const struct an_trace *t, struct an_finding *f)
+{
+    f->pid = t->hdr.pid;
+    f->rank = t->hdr.rank;
+    f->gpu_hours_saved = (double)f->saving_ns / 3.6e12;
+    for (size_t i = 0; i < run->findings.count; i++) {
+        struct an_finding *g = &run->findings.items[i];
+        if (strcmp(g->id, f->id))
+            continue;
+        unsigned processes = g->processes + 1;
+        double hours = g->gpu_hours_saved + f->gpu_hours_saved;
+        if (f->saving_ns > g->saving_ns)
+            *g = *f;
+        g->processes = processes;
+        g->gpu_hours_saved = hours;
+        return;
+    }
+    struct an_finding *g = an_finding_add(&run->findings, f->id);
+    if (g)
+        *g = *f;
+}
+
+static void run_figures(struct an_run *run)
+{
+    int64_t first = 0, last = 0;
+    int any = 0, all_gpu = 1;
+    uint64_t best = 0;
+    for (size_t i = 0; i < run->ntraces; i++) {
+        const struct an_trace *t = &run->traces[i];
+        if (!t->model || !t->active)
+            continue;
+        const struct an_model *m = t->model;
+        run->busy_ns += an_busy_ns(m, &m->total, m->wall_ns);
+        run->span_ns += m->wall_ns;
+        all_gpu &= m->gpu_timeline;
+        uint64_t work = m->total.work_calls + m->gpu_records;
+        if (work > best) {
+            best = work;
+            run->primary = i;
+        }
+        int64_t a = (int64_t)m->first_ts + t->hdr.realtime_minus_trace_ns;
+        int64_t b = (int64_t)m->last_ts + t->hdr.realtime_minus_trace_ns;
+        if (!any || a < first)
+            first = a;
+        if (!any || b > last)
+            last = b;
+        any = 1;
+    }
+    run->gpu_timeline = any && all_gpu;
+    run->wall_ns = any && last > first ? (uint64_t)(last - first) : 0;
+}
+
+double an_run_util(const struct an_run *run)
+{
+    return run->span_ns ? (double)run->busy_ns / (double)run->span_ns : 0;
+}
+
+int an_run_paths(struct an_run *run, char *const *paths, int npaths,
+                 const struct an_options *opt)
+{
+    memset(run, 0, sizeof *run);
+    run->opt = *opt;
+    size_t cap = 0;
+    for (int i = 0; i < npaths; i++) {
+        struct stat st;
+        if (stat(paths[i], &st) == 0 && S_ISDIR(st.st_mode))
+            add_dir(run, &cap, paths[i]);
+        else
+            add_path(run, &cap, paths[i]);
+    }
+    if (!run->ntraces)
+        return -1;
+    for (size_t i = 0; i < run->ntraces; i++)
+        analyze_trace(run, &run->traces[i]);
+    run_figures(run);
+    for (size_t i = 0; i < run->ntraces; i++) {
+        struct an_trace *t = &run->traces[i];
+        if (!t->model || !t->active)
+            continue;
+        run->active++;
+        if (!run->cpus)
+            cpu_count(run, t);
+        struct an_rule_ctx ctx = {.cpus = run->cpus, .local_world = local_world(run, t)};
+        struct an_findings mine = {0};
+        an_run_rules(t->model, &ctx, &mine);
+        for (size_t k = 0; k < mine.count; k++)
+            merge(run, t, &mine.items[k]);
+        an_findings_free(&mine);
+    }
+    an_findings_rank(&run->findings);
+    return 0;
+}
+
+void an_run_free(struct an_run *run)
+{
+    for (size_t i = 0; i < run->ntraces; i++) {
+        free(run->traces[i].path);
+        an_model_free(run->traces[i].model);
+    }
+    free(run->traces);
+    an_findings_free(&run->findings);
+    memset(run, 0, sizeof *run);
+}

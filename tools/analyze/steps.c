@@ -1,0 +1,277 @@
+/* Step boundary candidates during the pass, and the choice of the step after it. */
+#include "steps.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "trace_reader.h"
+
+static struct an_step_key *key_for(struct an_step_finder *f, uint64_t key,
+                                   enum an_step_tier tier, int sub, uint16_t api,
+                                   uint64_t name)
+{
+    uint64_t *slot = gw_map_get(&f->index, key);
+    if (slot)
+        return &f->keys[*slot];
+    if (f->nkeys >= AN_STEP_MAX_KEYS)
+        return NULL;
+    if (f->nkeys == f->cap) {
+        size_t cap = f->cap ? f->cap * 2 : 16;
+        struct an_step_key *keys = realloc(f->keys, cap * sizeof *keys);
+        if (!keys)
+            return NULL;
+        f->keys = keys;
+        f->cap = cap;
+    }
+    if (gw_map_put(&f->index, key, f->nkeys) != 0)
+        return NULL;
+    struct an_step_key *k = &f->keys[f->nkeys++];
+    memset(k, 0, offsetof(struct an_step_key, early));
+    k->key = key;
+    k->tier = tier;
+    k->sub = sub;
+    k->api = api;
+    k->name = name;
+    k->stride = 1;
+    k->nearly = 0;
+    return k;
+}
+
+/* Keeps every other sample and doubles the stride: bounded memory for frequent keys. */
+static void decimate(struct an_step_key *k)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < k->nsamples; i += 2, n++) {
+        k->ts[n] = k->ts[i];
+        k->live[n] = k->live[i];
+    }
+    k->nsamples = n;
+    k->stride *= 2;
+}
+
+void an_steps_occurrence(struct an_step_finder *f, uint64_t key, enum an_step_tier tier,
+                         int sub, uint16_t api, uint64_t name, uint64_t boundary,
+                         uint64_t live, const struct an_totals *snapshot)
+{
+    struct an_step_key *k = key_for(f, key, tier, sub, api, name);
+    if (!k) {
+        f->refused++;
+        return;
+    }
+    if (k->count < AN_STEP_EARLY)
+        k->early[k->nearly++] = *snapshot;
+    k->last_snap = *snapshot;
+    if (k->count == 0)
+        k->first = boundary;
+    k->last = boundary;
+    if (k->count % k->stride == 0) {
+        if (k->nsamples == k->cap) {
+            if (k->cap >= AN_STEP_MAX_SAMPLES) {
+                decimate(k);
+            } else {
+                size_t cap = k->cap ? k->cap * 2 : 64;
+                uint64_t *ts = realloc(k->ts, cap * sizeof *ts);
+                if (ts)
+                    k->ts = ts;
+                uint64_t *lv = ts ? realloc(k->live, cap * sizeof *lv) : NULL;
+                if (lv)
+                    k->live = lv;
+                if (!ts || !lv) {
+                    k->count++;
+                    return;
+                }
+                k->cap = cap;
+            }
+        }
+        if (k->count % k->stride == 0) {
+            k->ts[k->nsamples] = boundary;
+            k->live[k->nsamples] = live;
+            k->nsamples++;
+        }
+    }
+    k->count++;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Intervals between samples [from, nsamples), sorted into out; returns how many. */
+static size_t sorted_intervals(const struct an_step_key *k, size_t from, uint64_t *out)
+{
+    size_t n = 0;
+    for (size_t i = from; i + 1 < k->nsamples; i++)
+        out[n++] = k->ts[i + 1] > k->ts[i] ? k->ts[i + 1] - k->ts[i] : 0;
+    qsort(out, n, sizeof *out, cmp_u64);
+    return n;
+}
+
+static double regularity(const uint64_t *sorted, size_t n)
+{
+    if (!n)
+        return 0;
+    uint64_t median = sorted[n / 2];
+    size_t ok = 0;
+    for (size_t i = 0; i < n; i++)
+        ok += sorted[i] * 2 >= median && sorted[i] * 2 <= median * 3;
+    return (double)ok / (double)n;
+}
+
+/* 1 when a is a better step marker than b. */
+static int better(const struct an_step_key *a, const struct an_step_key *b)
+{
+    if (a->tier != b->tier)
+        return a->tier < b->tier;
+    if (a->count != b->count) {
+        /* finest regular pattern for marks and drains; coarsest for uploads and kernels
+         * (a kernel launched evenly many times a step is regular too) */
+        int more = a->count > b->count;
+        return a->tier <= AN_TIER_DRAIN ? more : !more;
+    }
+    return a->sub < b->sub;
+}
+
+/* Warm-up: the leading steps before the first run of WARM_RUN steps that are all within
+ * warmup_factor x the median (an isolated slow step later on is not warm-up). Returns the
+ * index of the first steady step. */
+#define WARM_RUN 3
+static size_t find_warmup(const struct an_model *m, const struct an_step_key *k,
+                          uint64_t median)
+{
+    size_t intervals = k->nsamples - 1;
+    size_t limit = (size_t)((double)intervals * m->th.warmup_max_share);
+    size_t w = 0, normal = 0;
+    for (size_t i = 0; i < intervals && w <= limit; i++) {
+        uint64_t d = k->ts[i + 1] - k->ts[i];
+        if ((double)d > m->th.warmup_factor * (double)median) {
+            normal = 0;
+            w = i + 1;
+        } else if (++normal == WARM_RUN) {
+            break;
+        }
+    }
+    if (w > limit)
+        w = limit;
+    /* the steady snapshot must exist: warm-up ends within the early occurrences */
+    while (w > 0 && w * k->stride >= k->nearly)
+        w--;
+    return w;
+}
+
+static void subtract(struct an_totals *out, const struct an_totals *a,
+                     const struct an_totals *b)
+{
+    const uint64_t *x = (const uint64_t *)a, *y = (const uint64_t *)b;
+    uint64_t *o = (uint64_t *)out;
+    for (size_t i = 0; i < sizeof *out / sizeof(uint64_t); i++)
+        o[i] = x[i] >= y[i] ? x[i] - y[i] : 0;
+}
+
+static void label(struct an_model *m, const struct an_step_key *k)
+{
+    const char *name = NULL;
+    switch (k->tier) {
+    case AN_TIER_NVTX:
+        name = m->resolve ? m->resolve(m->resolve_user, 0, k->name) : NULL;
+        snprintf(m->steps.marker, sizeof m->steps.marker, "NVTX %s", name ? name : "range");
+        break;
+    case AN_TIER_KERNEL:
+        name = m->resolve ? m->resolve(m->resolve_user, 1, k->name) : NULL;
+        snprintf(m->steps.marker, sizeof m->steps.marker, "launch of %s",
+                 name ? name : "one kernel");
+        break;
+    default:
+        name = gw_api_name(k->api);
+        snprintf(m->steps.marker, sizeof m->steps.marker, "%s", name ? name : "a call");
+    }
+}
+
+static void memory_growth(struct an_model *m, const struct an_step_key *k, size_t w)
+{
+    struct an_steps *s = &m->steps;
+    s->live_first = s->live_min = s->live_max = k->live[w];
+    for (size_t i = w; i < k->nsamples; i++) {
+        uint64_t v = k->live[i];
+        s->live_last = v;
+        if (v < s->live_min)
+            s->live_min = v;
+        if (v > s->live_max)
+            s->live_max = v;
+        if (i > w) {
+            s->sampled_steps++;
+            s->growth_steps += v > k->live[i - 1];
+        }
+    }
+}
+
+void an_steps_choose(struct an_model *m, struct an_step_finder *f)
+{
+    memset(&m->steps, 0, sizeof m->steps);
+    m->steady = m->total;
+    m->steady_start = m->first_ts;
+    m->steady_end = m->last_ts;
+    const struct an_step_key *best = NULL;
+    double best_reg = 0;
+    uint64_t *buf = malloc(AN_STEP_MAX_SAMPLES * sizeof *buf);
+    if (!buf)
+        return;
+    for (size_t i = 0; i < f->nkeys; i++) {
+        const struct an_step_key *k = &f->keys[i];
+        if (k->count < (uint64_t)m->th.min_steps + 1 || k->nsamples < 3)
+            continue;
+        double cover = m->wall_ns ? (double)(k->last - k->first) / (double)m->wall_ns : 0;
+        if (cover < m->th.step_coverage)
+            continue;
+        size_t n = sorted_intervals(k, 0, buf);
+        double reg = regularity(buf, n);
+        if (reg < m->th.step_regularity || buf[n / 2] == 0)
+            continue;
+        if (!best || better(k, best)) {
+            best = k;
+            best_reg = reg;
+        }
+    }
+    if (!best) {
+        free(buf);
+        return;
+    }
+    size_t n = sorted_intervals(best, 0, buf);
+    size_t w = find_warmup(m, best, buf[n / 2]);
+    n = sorted_intervals(best, w, buf);
+    struct an_steps *s = &m->steps;
+    s->source = best->tier == AN_TIER_NVTX ? AN_STEPS_NVTX : AN_STEPS_AUTO;
+    label(m, best);
+    s->count = best->count - 1;
+    s->warmup = w * best->stride;
+    s->steady = s->count - s->warmup;
+    s->regularity = best_reg;
+    uint64_t sum = 0;
+    for (size_t i = 0; i < n; i++)
+        sum += buf[i];
+    s->median_ns = buf[n / 2] / best->stride;
+    s->p90_ns = buf[(n * 9) / 10 < n ? (n * 9) / 10 : n - 1] / best->stride;
+    s->min_ns = buf[0] / best->stride;
+    s->max_ns = buf[n - 1] / best->stride;
+    s->mean_ns = n ? sum / n / best->stride : 0;
+    m->steady_start = best->ts[w];
+    m->steady_end = best->last;
+    s->warmup_ns = m->steady_start > m->first_ts ? m->steady_start - m->first_ts : 0;
+    size_t snap = w * best->stride < best->nearly ? w * best->stride : best->nearly - 1;
+    subtract(&m->steady, &best->last_snap, &best->early[snap]);
+    memory_growth(m, best, w);
+    free(buf);
+}
+
+void an_steps_free(struct an_step_finder *f)
+{
+    for (size_t i = 0; i < f->nkeys; i++) {
+        free(f->keys[i].ts);
+        free(f->keys[i].live);
+    }
+    free(f->keys);
+    gw_map_free(&f->index);
+    memset(f, 0, sizeof *f);
+}

@@ -1,0 +1,54 @@
+/*
+ * Finding the training step in one pass: every event that could mark a step boundary
+ * (an NVTX range named like a step; a synchronizing call or blocking device-to-host copy;
+ * a host-to-device copy; a launch of one kernel) is a candidate key. Per key we keep the
+ * boundary times (decimated past a cap), memory held at each, and snapshots of the
+ * cumulative totals at its first occurrences (warm-up is early) and its last. After the
+ * pass the most regular, best covering key wins; see an_steps_choose.
+ */
+#ifndef GPUWATCH_ANALYZE_STEPS_H
+#define GPUWATCH_ANALYZE_STEPS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gw_map.h"
+#include "model.h"
+
+#define AN_STEP_EARLY 64          /* snapshots kept per key: warm-up is within these */
+#define AN_STEP_MAX_KEYS 256
+#define AN_STEP_MAX_SAMPLES 65536 /* boundary times kept per key before decimating */
+
+/* Tiers, best first: a marked step, a drain, an upload, a kernel. */
+enum an_step_tier { AN_TIER_NVTX = 0, AN_TIER_DRAIN, AN_TIER_H2D, AN_TIER_KERNEL };
+
+struct an_step_key {
+    uint64_t key;
+    enum an_step_tier tier;
+    int sub;                      /* within a tier: lower wins a tie (syncs before copies) */
+    uint16_t api;
+    uint64_t name;                /* NVTX name string id, or kernel shape id */
+    uint64_t count, first, last;
+    uint64_t *ts, *live;          /* every stride-th occurrence */
+    size_t nsamples, cap;
+    uint64_t stride;
+    struct an_totals early[AN_STEP_EARLY];
+    size_t nearly;
+    struct an_totals last_snap;
+};
+
+struct an_step_finder {
+    struct gw_map index;          /* key -> index in keys */
+    struct an_step_key *keys;
+    size_t nkeys, cap;
+    uint64_t refused;             /* occurrences of keys past AN_STEP_MAX_KEYS */
+};
+
+void an_steps_occurrence(struct an_step_finder *f, uint64_t key, enum an_step_tier tier,
+                         int sub, uint16_t api, uint64_t name, uint64_t boundary,
+                         uint64_t live, const struct an_totals *snapshot);
+/* Picks the step marker and fills m->steps, m->steady, m->steady_start/end. */
+void an_steps_choose(struct an_model *m, struct an_step_finder *f);
+void an_steps_free(struct an_step_finder *f);
+
+#endif

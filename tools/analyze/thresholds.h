@@ -1,0 +1,97 @@
+/*
+ * Every threshold the analyzer uses, in one place. docs/analyze.md explains each one and
+ * why it has its value; the rule unit tests (tests/analyze/test_rule_*.c) feed event
+ * streams just below and just above them.
+ *
+ * Times are nanoseconds, shares are fractions of a time (0.05 = 5 %).
+ */
+#ifndef GPUWATCH_ANALYZE_THRESHOLDS_H
+#define GPUWATCH_ANALYZE_THRESHOLDS_H
+
+#include <stdint.h>
+
+struct an_thresholds {
+    /* ---- timeline ---- */
+    /* A stretch with no CUDA call on any thread shorter than this is host "busy" (the
+     * interpreter between two calls), not a gap worth keeping. */
+    uint64_t host_gap_min_ns;
+    /* A GPU-idle interval whose host side holds a no-call gap at least this long is
+     * charged to the input pipeline (a DataLoader batch takes milliseconds; the Python
+     * between two steps' calls takes tens of microseconds). */
+    uint64_t input_gap_ns;
+    /* Slack when deciding that a synchronizing call was waiting when the GPU went idle
+     * (host and GPU clocks agree to about this). */
+    uint64_t drain_slack_ns;
+    /* An idle gap the host filled with calls that issued work is launch-bound only up to
+     * this long (kernel-to-kernel gaps); longer ones are something else (start-up). */
+    uint64_t launch_gap_max_ns;
+
+    /* ---- steps ---- */
+    unsigned min_steps;           /* fewer repetitions than this: no step pattern */
+    double step_regularity;       /* share of intervals within 0.5x..1.5x of the median */
+    double step_coverage;         /* the pattern must span this share of the run */
+    double warmup_factor;         /* a step this many times the median is warm-up */
+    double warmup_max_share;      /* warm-up is at most this share of the steps */
+
+    /* ---- findings: a time-saving finding needs at least this share of the steady state */
+    double min_share;
+
+    /* input_pipeline: also advises DALI / caching when this many workers are suggested
+     * already (the input is heavy, not merely serial) */
+    unsigned input_many_workers;
+
+    /* pageable_h2d: copies that count (smaller ones are noise) */
+    uint64_t h2d_min_bytes;
+
+    /* sync_bubble: share of steady steps that drain the queue */
+    double sync_steps_share;
+
+    /* launch_bound: per steady step */
+    unsigned launch_min_per_step;     /* at least this many kernel launches */
+    double launch_issue_share;        /* host-only: the step spends this share issuing work */
+    double launch_wait_share;         /* host-only: ... and at most this share waiting */
+
+    /* memory */
+    double mem_low_share;         /* peak (ours + others) below this share: room to grow */
+    double mem_high_share;        /* peak at or above this share: near capacity */
+    double mem_low_util;          /* larger batch only when GPU utilization is below this */
+    double mem_batch_target;      /* a larger batch may fill the device up to this share */
+    double others_min_share;      /* memory held by others at start, share of capacity */
+    uint64_t others_min_bytes;    /* ... and at least this much */
+    uint64_t retry_window_ns;     /* frees and a retried alloc within this after an OOM */
+    double churn_per_step;        /* steady device alloc+free calls per step */
+    uint64_t growth_min_bytes;    /* steady growth of memory held that counts */
+    double growth_steps_share;    /* share of steady steps in which memory held grew */
+};
+
+#define AN_THRESHOLDS_DEFAULT                                                             \
+    ((struct an_thresholds){                                                              \
+        .host_gap_min_ns = 50000,                                                         \
+        .input_gap_ns = 1000000,                                                          \
+        .drain_slack_ns = 50000,                                                          \
+        .launch_gap_max_ns = 1000000,                                                     \
+        .min_steps = 4,                                                                   \
+        .step_regularity = 0.7,                                                           \
+        .step_coverage = 0.5,                                                             \
+        .warmup_factor = 1.5,                                                             \
+        .warmup_max_share = 0.34,                                                         \
+        .min_share = 0.03,                                                                \
+        .input_many_workers = 8,                                                          \
+        .h2d_min_bytes = 64 * 1024,                                                       \
+        .sync_steps_share = 0.5,                                                          \
+        .launch_min_per_step = 100,                                                       \
+        .launch_issue_share = 0.5,                                                        \
+        .launch_wait_share = 0.2,                                                         \
+        .mem_low_share = 0.5,                                                             \
+        .mem_high_share = 0.9,                                                            \
+        .mem_low_util = 0.8,                                                              \
+        .mem_batch_target = 0.85,                                                         \
+        .others_min_share = 0.05,                                                         \
+        .others_min_bytes = 256ull << 20,                                                 \
+        .retry_window_ns = 100000000,                                                     \
+        .churn_per_step = 1.0,                                                            \
+        .growth_min_bytes = 16ull << 20,                                                  \
+        .growth_steps_share = 0.75,                                                       \
+    })
+
+#endif
