@@ -4,7 +4,8 @@
  * Runs CMD with GPUWATCH_OUTPUT=DIR (absolute; created when missing) and the shim first in
  * LD_PRELOAD, forwards SIGINT/SIGTERM/SIGHUP sent to gpuwatch itself to the child (a
  * terminal's Ctrl-C already reaches the whole foreground group, so it is not sent twice),
- * then lists the trace files that appeared in DIR on stderr and exits with the child's
+ * then lists the trace files that appeared in DIR on stderr, prints their analysis (as
+ * `gpuwatch analyze`, text) on stderr unless --no-analyze, and exits with the child's
  * status (128 + signal when it was killed).
  *
  * The shim is found at: $GPUWATCH_LIB; else next to this executable,
@@ -24,6 +25,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "analyze/analyze.h"
 #include "cli.h"
 #include "trace_reader.h"
 
@@ -236,11 +238,46 @@ static void report_traces(const char *dir, const struct name_list *before, const
     free_list(&after);
 }
 
+/* The analysis of the trace files that appeared in dir since `before` (the run's). */
+static void analyze_traces(const char *dir, const struct name_list *before)
+{
+    struct name_list after = {0};
+    list_dir(dir, &after);
+    sort_list(&after);
+    char **paths = calloc(after.count + 1, sizeof *paths);
+    int n = 0;
+    for (size_t i = 0; paths && i < after.count; i++) {
+        size_t len = strlen(after.names[i]);
+        if (in_list(before, after.names[i]) || len < 4 ||
+            strcmp(after.names[i] + len - 4, GW_TRACE_SUFFIX))
+            continue;
+        char path[PATH_MAX + 256];
+        snprintf(path, sizeof path, "%s/%s", dir, after.names[i]);
+        if ((paths[n] = strdup(path)) != NULL)
+            n++;
+    }
+    struct an_options opt;
+    an_options_default(&opt);
+    struct an_run run;
+    if (n && an_run_paths(&run, paths, n, &opt) == 0) {
+        fputc('\n', stderr);
+        an_report_text(stderr, &run, 0);
+        fprintf(stderr, "(details: gpuwatch analyze %s)\n", dir);
+    }
+    if (n)
+        an_run_free(&run);
+    for (int i = 0; i < n; i++)
+        free(paths[i]);
+    free(paths);
+    free_list(&after);
+}
+
 static void help(FILE *out)
 {
     fprintf(out,
             "usage: gpuwatch run [--output DIR] [--no-analyze] -- CMD [ARGS...]\n"
-            "Runs CMD with libgpuwatch.so preloaded, then lists the trace files it wrote.\n"
+            "Runs CMD with libgpuwatch.so preloaded, then lists the trace files it wrote\n"
+            "and prints their analysis (gpuwatch analyze) on stderr.\n"
             "Exits with CMD's exit status (128 + signal number when it was killed).\n\n"
             "  -o, --output DIR  trace directory (default: $GPUWATCH_OUTPUT, else\n"
             "                    " DEFAULT_OUTPUT "); created when missing\n"
@@ -258,11 +295,11 @@ int gw_cmd_run(int argc, char **argv)
         {NULL, 0, NULL, 0},
     };
     const char *output = NULL;
-    int c;
+    int c, analyze = 1;
     while ((c = getopt_long(argc, argv, "+o:h", options, NULL)) != -1) {
         switch (c) {
         case 'o': output = optarg; break;
-        case 'N': break;  /* analysis is not part of run yet */
+        case 'N': analyze = 0; break;
         case 'h': help(stdout); return GW_EXIT_OK;
         default: return gw_usage_error("run", "unknown option");
         }
@@ -343,6 +380,8 @@ int gw_cmd_run(int argc, char **argv)
         sigaction(forwarded[i], &old_sa[i], NULL);
 
     report_traces(dir, &before, shim);
+    if (analyze)
+        analyze_traces(dir, &before);
     free(preload);
     free_list(&before);
     if (WIFSIGNALED(status))

@@ -42,7 +42,11 @@ void an_rule_input_pipeline(const struct an_model *m, const struct an_rule_ctx *
         an_appendf(f->evidence, sizeof f->evidence, " Longest: %s at %.3f s.", len,
                    an_rel_s(m, longest->start));
     }
-    an_appendf(f->evidence, sizeof f->evidence, " Whole run: %s idle for input.", run);
+    if (m->steps.steady)
+        an_appendf(f->evidence, sizeof f->evidence, " Over all %llu steps: %s.",
+                   (unsigned long long)m->steps.count, run);
+    else
+        an_appendf(f->evidence, sizeof f->evidence, " In all: %s.", run);
 
     unsigned local = ctx->local_world ? ctx->local_world : 1;
     unsigned workers = 0;
