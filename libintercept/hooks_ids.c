@@ -29,7 +29,7 @@ struct id_cache {
 static GW_TLS struct id_cache *tls_ids;
 
 /* The cache, emptied when a fork made its ids belong to the parent's file. */
-static struct id_cache *cache(void)
+static inline struct id_cache *cache(void)
 {
     struct id_cache *ids = tls_ids;
     unsigned generation = gw_recorder_generation();

@@ -38,6 +38,8 @@ static inline size_t gw_encode_record(uint8_t *out, uint8_t type, const uint64_t
     size_t n = 0;
     for (unsigned i = 0; i < nwords && i < 16; i++)
         n += gw_put_uvarint(body_head + n, words[i]);
+    if (n > sizeof body_head) /* cannot happen; tells the compiler what the loop bounds */
+        n = sizeof body_head;
     size_t at = 0;
     out[at++] = type;
     at += gw_put_uvarint(out + at, n + tail_len);

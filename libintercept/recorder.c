@@ -151,11 +151,32 @@ void gw_rec_call(unsigned api_id, uint64_t start_ns, uint64_t end_ns, int result
     struct gw_ring *ring = thread_ring();
     if (GW_UNLIKELY(!ring))
         return;
+    ring->calls++;
+    uint64_t head = ring->head;
+    uint64_t offset = head & ring->mask;
+    uint64_t used = head - __atomic_load_n(&ring->tail, __ATOMIC_ACQUIRE);
+    /* The common case: nothing lost, room for the largest call record without wrapping.
+     * Encode in place: no staging copy, no libc call for a ten-byte record. */
+    if (GW_LIKELY(!ring->lost && ring->mask + 1 - offset >= GW_MAX_CALL_RECORD &&
+                  used + GW_MAX_CALL_RECORD <= ring->mask + 1)) {
+        size_t len = gw_encode_call(ring->data + offset, (int64_t)(start_ns - ring->producer_last_ts),
+                                    api_id, end_ns - start_ns, result, words, nwords);
+        ring->producer_last_ts = start_ns;
+        __atomic_store_n(&ring->head, head + len, __ATOMIC_RELEASE);
+        if (GW_UNLIKELY(used + len > (ring->mask + 1) / 2)) {
+            if (!ring->wake_sent) {
+                ring->wake_sent = 1;
+                gw_writer_wake();
+            }
+        } else {
+            ring->wake_sent = 0;
+        }
+        return;
+    }
     uint8_t record[2 * GW_MAX_CALL_RECORD];
     size_t len = encode_pending_lost(ring, start_ns, record);
     int64_t dt = len ? 0 : (int64_t)(start_ns - ring->producer_last_ts);
     len += gw_encode_call(record + len, dt, api_id, end_ns - start_ns, result, words, nwords);
-    ring->calls++;
     if (ring_commit(ring, record, len, 1))
         ring->producer_last_ts = start_ns;
 }

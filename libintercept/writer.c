@@ -71,20 +71,19 @@ static struct chunk_walk walk_chunk(const uint8_t *buf, size_t len, uint64_t sta
     struct gw_record_view rec;
     while (gw_next_record(buf, len, &offset, &rec) == 0) {
         walk.records++;
-        uint64_t words[3] = {0, 0, 0};
-        size_t at = 0;
-        for (int i = 0; i < 3 && at < rec.body_len; i++) {
-            size_t n = gw_get_uvarint(rec.body + at, rec.body_len - at, &words[i]);
-            if (!n)
-                break;
-            at += n;
-        }
-        if (rec.type >= 1 && rec.type <= GW_REC_TIMED_MAX)
-            walk.last_ts += (uint64_t)gw_unzigzag(words[0]);
-        if (rec.type == GW_REC_CALL || rec.type == GW_REC_CALL_ERR)
+        if (rec.type < 1 || rec.type > GW_REC_TIMED_MAX)
+            continue;
+        uint64_t dt = 0;
+        size_t at = gw_get_uvarint(rec.body, rec.body_len, &dt);
+        walk.last_ts += (uint64_t)gw_unzigzag(dt);
+        if (rec.type == GW_REC_CALL || rec.type == GW_REC_CALL_ERR) {
             walk.calls++;
-        else if (rec.type == GW_REC_LOST)
-            walk.calls += words[2];
+        } else if (rec.type == GW_REC_LOST && at) {
+            uint64_t count = 0, calls = 0;
+            size_t n = gw_get_uvarint(rec.body + at, rec.body_len - at, &count);
+            if (n && gw_get_uvarint(rec.body + at + n, rec.body_len - at - n, &calls))
+                walk.calls += calls;
+        }
     }
     return walk;
 }

@@ -9,6 +9,16 @@
 
 static inline size_t gw_put_uvarint(uint8_t *out, uint64_t value)
 {
+    /* Most fields (ids, small deltas) take one or two bytes: spell those out. */
+    if (value < 0x80) {
+        out[0] = (uint8_t)value;
+        return 1;
+    }
+    if (value < 0x4000) {
+        out[0] = (uint8_t)(value | 0x80);
+        out[1] = (uint8_t)(value >> 7);
+        return 2;
+    }
     size_t n = 0;
     while (value >= 0x80) {
         out[n++] = (uint8_t)(value | 0x80);
@@ -31,6 +41,10 @@ static inline int64_t gw_unzigzag(uint64_t value)
 /* Returns bytes consumed, or 0 when the input ends early or the varint is over-long. */
 static inline size_t gw_get_uvarint(const uint8_t *in, size_t avail, uint64_t *value)
 {
+    if (avail && in[0] < 0x80) {
+        *value = in[0];
+        return 1;
+    }
     uint64_t result = 0;
     for (size_t i = 0; i < avail && i < GW_VARINT_MAX; i++) {
         result |= (uint64_t)(in[i] & 0x7F) << (7 * i);
