@@ -142,30 +142,34 @@ static uint64_t classify_sides(int dst_dev, uint64_t dst, int src_dev, uint64_t 
 
 struct copy_shape { uint64_t bytes, kind, dst, src; };
 
-static struct copy_shape shape_2d(const CUDA_MEMCPY2D *p)
+/* The 2D and 3D descriptors are different structs with the same field names. */
+static struct copy_shape shape_sides(CUmemorytype dst_type, const void *dst_host,
+                                     CUdeviceptr dst_device, CUmemorytype src_type,
+                                     const void *src_host, CUdeviceptr src_device, uint64_t bytes)
 {
-    struct copy_shape shape = {0};
-    if (!p)
-        return shape;
+    struct copy_shape shape = {.bytes = bytes};
     int dst_dev, src_dev;
-    shape.dst = side_pointer(p->dstMemoryType, p->dstHost, p->dstDevice, &dst_dev);
-    shape.src = side_pointer(p->srcMemoryType, p->srcHost, p->srcDevice, &src_dev);
-    shape.bytes = (uint64_t)p->WidthInBytes * p->Height;
+    shape.dst = side_pointer(dst_type, dst_host, dst_device, &dst_dev);
+    shape.src = side_pointer(src_type, src_host, src_device, &src_dev);
     shape.kind = classify_sides(dst_dev, shape.dst, src_dev, shape.src);
     return shape;
 }
 
+static struct copy_shape shape_2d(const CUDA_MEMCPY2D *p)
+{
+    if (!p)
+        return (struct copy_shape){0};
+    return shape_sides(p->dstMemoryType, p->dstHost, p->dstDevice, p->srcMemoryType, p->srcHost,
+                       p->srcDevice, (uint64_t)p->WidthInBytes * p->Height);
+}
+
 static struct copy_shape shape_3d(const CUDA_MEMCPY3D *p)
 {
-    struct copy_shape shape = {0};
     if (!p)
-        return shape;
-    int dst_dev, src_dev;
-    shape.dst = side_pointer(p->dstMemoryType, p->dstHost, p->dstDevice, &dst_dev);
-    shape.src = side_pointer(p->srcMemoryType, p->srcHost, p->srcDevice, &src_dev);
-    shape.bytes = (uint64_t)p->WidthInBytes * p->Height * (p->Depth ? p->Depth : 1);
-    shape.kind = classify_sides(dst_dev, shape.dst, src_dev, shape.src);
-    return shape;
+        return (struct copy_shape){0};
+    return shape_sides(p->dstMemoryType, p->dstHost, p->dstDevice, p->srcMemoryType, p->srcHost,
+                       p->srcDevice,
+                       (uint64_t)p->WidthInBytes * p->Height * (p->Depth ? p->Depth : 1));
 }
 
 #define COPY_2D(name, type, shaper)                                                 \
