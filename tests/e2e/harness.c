@@ -272,6 +272,10 @@ static void tally_file(const char *path, struct file_tally *file)
         file->total_calls++;
         if (ev.result)
             file->errors[ev.api_id]++;
+        if (ev.family == GW_FAM_COPY && ev.u.copy.dir < 6 && ev.u.copy.host_kind < 4) {
+            file->copies[ev.u.copy.dir][ev.u.copy.host_kind]++;
+            file->copy_bytes += ev.u.copy.bytes;
+        }
         if (ev.family == GW_FAM_COPY && ev.u.copy.dir == GW_COPY_HTOD) {
             file->htod_pinned += ev.u.copy.host_kind == GW_HOST_PINNED;
             file->htod_pageable += ev.u.copy.host_kind == GW_HOST_PAGEABLE;

@@ -274,6 +274,25 @@ static void test_disabled_leaves_no_trace(void **state)
     finish();
 }
 
+static void test_every_copy_shape_classified(void **state)
+{
+    (void)state;
+    run((const char *[]){"--mode", "copies", NULL}, NULL);
+    assert_int_equal(result.status, 0);
+    const struct file_tally *f = only_file();
+    assert_int_equal(f->calls[API(cuMemcpy2D_v2)], 1);
+    assert_int_equal(f->calls[API(cuMemcpy2DAsync_v2)], 1);
+    assert_int_equal(f->calls[API(cuMemcpy3D_v2)], 1);
+    assert_int_equal(f->calls[API(cuMemcpy)], 1);
+    assert_int_equal(f->calls[API(cuMemcpyAsync)], 1);
+    assert_int_equal(f->calls[API(cuMemcpyDtoDAsync_v2)], 1);
+    assert_int_equal(f->copies[GW_COPY_HTOD][GW_HOST_PAGEABLE], 2); /* 2D, unified */
+    assert_int_equal(f->copies[GW_COPY_DTOH][GW_HOST_PINNED], 2);   /* 2D async, unified */
+    assert_int_equal(f->copies[GW_COPY_DTOD][GW_HOST_NONE], 2);     /* 3D, DtoD async */
+    assert_int_equal(f->copy_bytes, 512 + 512 + 512 + 4096 + 4096 + 4096);
+    finish();
+}
+
 static void test_bad_settings_warn_and_fall_back(void **state)
 {
     (void)state;
@@ -327,6 +346,7 @@ int main(void)
         cmocka_unit_test(test_unwritable_output_changes_nothing),
         cmocka_unit_test(test_exec_child_gets_own_file),
         cmocka_unit_test(test_disabled_leaves_no_trace),
+        cmocka_unit_test(test_every_copy_shape_classified),
         cmocka_unit_test(test_bad_settings_warn_and_fall_back),
         cmocka_unit_test(test_header_identifies_process),
     };

@@ -371,6 +371,43 @@ static void run_timeline(void)
     free(pageable);
 }
 
+/* Every copy shape the shim classifies, once each, with known directions and host kinds. */
+static void run_copies(void)
+{
+    CUfunction kernel;
+    setup_direct(&kernel);
+    const size_t bytes = 4096;
+    CUdeviceptr a, b;
+    void *pinned;
+    unsigned char *pageable = calloc(1, bytes);
+    CHECK(cuMemAlloc_v2(&a, bytes));
+    CHECK(cuMemAlloc_v2(&b, bytes));
+    CHECK(cuMemAllocHost_v2(&pinned, bytes));
+    CUDA_MEMCPY2D two = {0};
+    two.srcMemoryType = CU_MEMORYTYPE_HOST, two.srcHost = pageable, two.srcPitch = 64;
+    two.dstMemoryType = CU_MEMORYTYPE_DEVICE, two.dstDevice = a, two.dstPitch = 64;
+    two.WidthInBytes = 64, two.Height = 8;
+    CHECK(cuMemcpy2D_v2(&two));                                /* HtoD pageable, 512 B */
+    two.srcMemoryType = CU_MEMORYTYPE_DEVICE, two.srcDevice = a, two.srcHost = NULL;
+    two.dstMemoryType = CU_MEMORYTYPE_HOST, two.dstHost = pinned, two.dstDevice = 0;
+    CHECK(cuMemcpy2DAsync_v2(&two, NULL));                     /* DtoH pinned */
+    CUDA_MEMCPY3D three = {0};
+    three.srcMemoryType = CU_MEMORYTYPE_DEVICE, three.srcDevice = a, three.srcPitch = 64;
+    three.srcHeight = 4;
+    three.dstMemoryType = CU_MEMORYTYPE_DEVICE, three.dstDevice = b, three.dstPitch = 64;
+    three.dstHeight = 4;
+    three.WidthInBytes = 64, three.Height = 4, three.Depth = 2;
+    CHECK(cuMemcpy3D_v2(&three));                              /* DtoD, 512 B */
+    CHECK(cuMemcpy((CUdeviceptr)(uintptr_t)pinned, a, bytes)); /* unified: DtoH pinned */
+    CHECK(cuMemcpyAsync(b, (CUdeviceptr)(uintptr_t)pageable, bytes, NULL)); /* HtoD pageable */
+    CHECK(cuMemcpyDtoDAsync_v2(b, a, bytes, NULL));            /* DtoD */
+    CHECK(cuCtxSynchronize());
+    CHECK(cuMemFree_v2(a));
+    CHECK(cuMemFree_v2(b));
+    CHECK(cuMemFreeHost(pinned));
+    free(pageable);
+}
+
 /* NVTX as PyTorch uses it: nested push/pop per thread, plus a named domain, a mark and a
  * start/end range. */
 static void *nvtx_thread(void *arg)
@@ -493,6 +530,8 @@ int main(int argc, char **argv)
         run_oom();
     } else if (strcmp(mode, "timeline") == 0) {
         run_timeline();
+    } else if (strcmp(mode, "copies") == 0) {
+        run_copies();
     } else if (strcmp(mode, "nvtx") == 0) {
         run_nvtx();
     } else if (strcmp(mode, "exec") == 0) {
