@@ -63,6 +63,7 @@ static int is_record_api(unsigned api)
 static void on_drain(struct an_model *m, const struct an_ev *ev)
 {
     struct an_model_state *st = m->state;
+    int had_work = st->streams_pending > 0;
     if ((ev->flags & AN_F_ALL_STREAMS) || (ev->kind == AN_SYNC && !is_event_api(ev->api) &&
                                            ev->stream == 0)) {
         /* a context sync, a synchronous copy, or the legacy stream (which waits for the
@@ -84,6 +85,8 @@ static void on_drain(struct an_model *m, const struct an_ev *ev)
         if (st->streams[i].pending && st->drain_epoch >= st->streams[i].issue_epoch + 2)
             drain_one(st, &st->streams[i]);
     if (st->streams_pending == 0) {
+        if (!st->ever_drained || had_work)
+            m->total.drains++;
         st->drained_at = ev->end;
         st->ever_drained = 1;
     }

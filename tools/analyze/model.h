@@ -37,6 +37,7 @@ struct an_totals {
     uint64_t idle_host_ns[AN_CAUSE_COUNT]; /* host only: idle proven by drains */
     uint64_t gpu_busy_ns;                  /* GPU records: union per device, summed */
     uint64_t sync_wait_ns, syncs;          /* host time in draining calls */
+    uint64_t drains;                       /* calls after which no stream held work */
     uint64_t launches, launch_ns;          /* kernel launches and their host time */
     uint64_t work_calls;                   /* calls that issue GPU work */
     uint64_t h2d_blocked_ns, h2d_blocked_calls, h2d_blocked_bytes;

@@ -6,8 +6,9 @@
  *    blocks: churn means shapes keep changing or the cache is emptied);
  *  - memory held still growing in the steady state, in jumps rather than every step (the
  *    "every step" pattern is the leak rule's).
- * Saving (upper bound): host time in alloc/free calls outside OOM-retry storms (cudaFree
- * waits for the device). Only the first kind of evidence: a risk.
+ * Saving (upper bound): host time in alloc/free calls and the GPU idle charged to the
+ * allocator, outside OOM-retry storms (cudaFree waits for the device). Only the first
+ * kind of evidence: a risk.
  */
 #include <stdio.h>
 
@@ -28,7 +29,9 @@ void an_rule_fragmentation(const struct an_model *m, const struct an_rule_ctx *c
     int growing = growth >= m->th.growth_min_bytes && !every_step;
     if (!mem->ooms_fragmented && !churning && !growing)
         return;
-    uint64_t saving = m->total.alloc_ns > mem->storm_ns ? m->total.alloc_ns - mem->storm_ns : 0;
+    /* host time in allocation calls, and GPU idle they caused, outside retry storms */
+    uint64_t spent = m->total.alloc_ns + an_run_idle(m, AN_CAUSE_ALLOC);
+    uint64_t saving = spent > mem->storm_ns ? spent - mem->storm_ns : 0;
     int risk = !churning && !growing;
     if (!risk && (!m->wall_ns || (double)saving / (double)m->wall_ns < m->th.min_share) &&
         !mem->ooms_fragmented)
@@ -63,10 +66,11 @@ void an_rule_fragmentation(const struct an_model *m, const struct an_rule_ctx *c
         an_appendf(f->evidence, sizeof f->evidence,
                    "Memory held grew %s over the steady state, in jumps. ", g);
     }
-    char spent[32];
-    an_fmt_ns(spent, sizeof spent, (double)saving);
+    char spent_text[32];
+    an_fmt_ns(spent_text, sizeof spent_text, (double)saving);
     an_appendf(f->evidence, sizeof f->evidence,
-               "Host time in allocation calls outside retry storms: %s.", spent);
+               "Time in allocation calls and the GPU idle they caused, outside retry "
+               "storms: %s.", spent_text);
     snprintf(f->change, sizeof f->change,
              "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True,garbage_collection_threshold:0.8; "
              "keep tensor shapes steady (pad or bucket variable lengths), allocate persistent "

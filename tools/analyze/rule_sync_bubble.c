@@ -32,7 +32,7 @@ void an_rule_sync_bubble(const struct an_model *m, const struct an_rule_ctx *ctx
     if (share < m->th.min_share)
         return;
     uint64_t steps = an_steady_steps(m);
-    double syncs_per_step = (double)m->steady.syncs / (double)steps;
+    double syncs_per_step = (double)m->steady.drains / (double)steps;
     if (m->steps.steady && syncs_per_step < m->th.sync_steps_share)
         return;  /* drains now and then are not the loop's rhythm */
     struct an_finding *f = an_finding_add(out, "sync_bubble");

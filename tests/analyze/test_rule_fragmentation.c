@@ -1,0 +1,81 @@
+/* fragmentation: an allocation failing while enough was free in total; churn of
+ * churn_per_step (1) alloc/free calls per steady step and more. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <cmocka.h>
+
+#include "synth.h"
+
+static struct an_model *churn(unsigned every)
+{
+    struct synth s = {0};
+    struct loop L = {.steps = 40, .kernels = 3, .kernel_ns = 1 * MS, .launch_ns = 5 * US,
+                     .item = 1, .churn_every = every};
+    synth_loop(&s, &L);
+    struct an_model *m = synth_model(&s, NULL, 1ull << 30, 0);
+    synth_free(&s);
+    return m;
+}
+
+/* One alloc + free each step = 2 calls a step: churn; every 4th step = 0.5: none. */
+static void churn_around_threshold(void **state)
+{
+    (void)state;
+    for (int k = 0; k < 2; k++) {
+        struct an_model *m = churn(k ? 1 : 4);
+        struct an_findings out = {0};
+        /* the free waits for the device every step: well over min_share */
+        struct an_thresholds th = m->th;
+        (void)th;
+        const struct an_finding *f = synth_rule(m, an_rule_fragmentation, &out, 8);
+        if (k) {
+            assert_non_null(f);
+            assert_non_null(strstr(f->evidence, "alloc/free calls per steady step"));
+            assert_non_null(strstr(f->change, "expandable_segments:True"));
+        } else {
+            assert_null(f);
+        }
+        an_findings_free(&out);
+        an_model_free(m);
+    }
+}
+
+/* 200 MiB requested while 1 GiB - 500 MiB held was free: fragmented. A 600 MiB request
+ * in the same state is simply too large. */
+static void failed_while_free(void **state)
+{
+    (void)state;
+    for (int k = 0; k < 2; k++) {
+        struct synth s = {0};
+        synth_alloc(&s, 500u << 20, 0);
+        struct loop L = {.steps = 10, .kernels = 3, .kernel_ns = 1 * MS, .launch_ns = 5 * US,
+                         .item = 1};
+        synth_loop(&s, &L);
+        synth_alloc(&s, k ? 200u << 20 : 600u << 20, 1);
+        struct an_model *m = synth_model(&s, NULL, 1ull << 30, 0);
+        synth_free(&s);
+        assert_int_equal(m->mem.ooms_fragmented, k ? 1 : 0);
+        struct an_findings out = {0};
+        const struct an_finding *f = synth_rule(m, an_rule_fragmentation, &out, 8);
+        if (k) {
+            assert_non_null(f);
+            assert_true(f->risk);
+            assert_non_null(strstr(f->evidence, "enough memory was free"));
+        } else {
+            assert_null(f);
+        }
+        an_findings_free(&out);
+        an_model_free(m);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(churn_around_threshold),
+        cmocka_unit_test(failed_while_free),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

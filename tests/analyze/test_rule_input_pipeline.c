@@ -1,0 +1,94 @@
+/* input_pipeline at and around its thresholds: input_gap_ns (1 ms) and min_share (3 %). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <cmocka.h>
+
+#include "synth.h"
+
+static const struct an_finding *run(struct synth *s, struct an_model **m,
+                                    struct an_findings *out, unsigned cpus)
+{
+    *m = synth_model(s, NULL, 1ull << 30, 0);
+    return synth_rule(*m, an_rule_input_pipeline, out, cpus);
+}
+
+static void loader_bound(void **state, int gpu)
+{
+    (void)state;
+    struct synth s = {.gpu_records = gpu};
+    struct loop L = {.steps = 40, .input_ns = 4 * MS, .kernels = 3, .kernel_ns = 1 * MS,
+                     .launch_ns = 5 * US, .item = 1};
+    synth_loop(&s, &L);
+    struct an_model *m;
+    struct an_findings out = {0};
+    const struct an_finding *f = run(&s, &m, &out, 8);
+    assert_non_null(f);
+    assert_string_equal(f->id, "input_pipeline");
+    assert_int_equal(m->steps.count, 39);
+    /* about 4 ms of input per step over 39 steps */
+    assert_true(f->saving_ns > 39 * 3900 * US && f->saving_ns < 39 * 4300 * US);
+    assert_non_null(strstr(f->change, "num_workers=7"));
+    assert_non_null(strstr(f->change, "pin_memory=True"));
+    assert_non_null(strstr(f->change, "persistent_workers=True"));
+    an_findings_free(&out);
+    an_model_free(m);
+    synth_free(&s);
+}
+
+static void loader_bound_host_only(void **state) { loader_bound(state, 0); }
+static void loader_bound_gpu_records(void **state) { loader_bound(state, 1); }
+
+/* 0.9 ms with no call is under input_gap_ns: the idle is someone else's (sync bubble). */
+static void gap_under_threshold(void **state)
+{
+    (void)state;
+    struct synth s = {0};
+    struct loop L = {.steps = 40, .input_ns = 900 * US, .kernels = 3, .kernel_ns = 1 * MS,
+                     .launch_ns = 5 * US, .item = 1};
+    synth_loop(&s, &L);
+    struct an_model *m;
+    struct an_findings out = {0};
+    assert_null(run(&s, &m, &out, 8));
+    assert_true(an_idle_ns(m, &m->steady, AN_CAUSE_SYNC) > 30 * 800 * US);
+    an_findings_free(&out);
+    an_model_free(m);
+    synth_free(&s);
+}
+
+/* 1.2 ms gaps: 2.3 % of a 51 ms step (no finding), 3.8 % of a 31 ms step (finding). */
+static void share_around_threshold(void **state)
+{
+    (void)state;
+    for (int k = 0; k < 2; k++) {
+        struct synth s = {0};
+        struct loop L = {.steps = 20, .input_ns = 1200 * US, .kernels = k ? 30 : 50,
+                         .kernel_ns = 1 * MS, .launch_ns = 5 * US, .item = 1};
+        synth_loop(&s, &L);
+        struct an_model *m;
+        struct an_findings out = {0};
+        const struct an_finding *f = run(&s, &m, &out, 0);
+        if (k) {
+            assert_non_null(f);
+            /* without the CPU count, the formula */
+            assert_non_null(strstr(f->change, "os.cpu_count() // local_world_size - 1"));
+        } else {
+            assert_null(f);
+        }
+        an_findings_free(&out);
+        an_model_free(m);
+        synth_free(&s);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(loader_bound_host_only),
+        cmocka_unit_test(loader_bound_gpu_records),
+        cmocka_unit_test(gap_under_threshold),
+        cmocka_unit_test(share_around_threshold),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

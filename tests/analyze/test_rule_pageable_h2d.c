@@ -1,0 +1,86 @@
+/* pageable_h2d around its thresholds: blocking copies of h2d_min_bytes (64 KiB) and more,
+ * H2D-stall idle at min_share (3 %) and more. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <cmocka.h>
+
+#include "synth.h"
+
+static const struct an_finding *with(uint64_t bytes, uint64_t copy_ns, int pageable, int gpu,
+                                     struct an_findings *out, struct an_model **m)
+{
+    struct synth s = {.gpu_records = gpu};
+    struct loop L = {.steps = 30, .h2d_bytes = bytes, .h2d_ns = copy_ns,
+                     .h2d_pageable = pageable, .kernels = 3, .kernel_ns = 1 * MS,
+                     .launch_ns = 5 * US, .item = 1};
+    synth_loop(&s, &L);
+    *m = synth_model(&s, NULL, 1ull << 30, 0);
+    synth_free(&s);
+    return synth_rule(*m, an_rule_pageable_h2d, out, 8);
+}
+
+static void pageable_copies(void **state)
+{
+    (void)state;
+    for (int gpu = 0; gpu < 2; gpu++) {
+        struct an_findings out = {0};
+        struct an_model *m;
+        const struct an_finding *f = with(16u << 20, 3 * MS, 1, gpu, &out, &m);
+        assert_non_null(f);
+        assert_string_equal(f->id, "pageable_h2d");
+        assert_non_null(strstr(f->change, "pin_memory=True"));
+        assert_non_null(strstr(f->change, "non_blocking=True"));
+        /* ~3 ms stalled per step, 29 steps */
+        assert_true(f->saving_ns > 29 * 2900 * US && f->saving_ns < 29 * 3300 * US);
+        an_findings_free(&out);
+        an_model_free(m);
+    }
+}
+
+static void pinned_async_copies(void **state)
+{
+    (void)state;
+    struct an_findings out = {0};
+    struct an_model *m;
+    assert_null(with(16u << 20, 3 * MS, 0, 0, &out, &m));
+    an_findings_free(&out);
+    an_model_free(m);
+}
+
+/* 32 KiB copies are under h2d_min_bytes even when they stall: not this rule's business. */
+static void small_copies(void **state)
+{
+    (void)state;
+    struct an_findings out = {0};
+    struct an_model *m;
+    assert_null(with(32u << 10, 300 * US, 1, 0, &out, &m));
+    an_findings_free(&out);
+    an_model_free(m);
+}
+
+/* Stalls of 60 us in a 3 ms step (2 %) are under min_share; 150 us (4.8 %) are over. */
+static void share_around_threshold(void **state)
+{
+    (void)state;
+    struct an_findings out = {0};
+    struct an_model *m;
+    assert_null(with(1u << 20, 60 * US, 1, 0, &out, &m));
+    an_findings_free(&out);
+    an_model_free(m);
+    assert_non_null(with(1u << 20, 150 * US, 1, 0, &out, &m));
+    an_findings_free(&out);
+    an_model_free(m);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(pageable_copies),
+        cmocka_unit_test(pinned_async_copies),
+        cmocka_unit_test(small_copies),
+        cmocka_unit_test(share_around_threshold),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
