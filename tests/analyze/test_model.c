@@ -1,0 +1,291 @@
+/* The analyzer's model underneath the rules: reorder window, allocation table, time bins,
+ * attribution of idle intervals, steps and warm-up, GPU records read late. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <cmocka.h>
+
+#include "history.h"
+#include "ptrmap.h"
+#include "reorder.h"
+#include "synth.h"
+#include "timebins.h"
+
+/* ---- reorder ---- */
+
+struct collected {
+    uint64_t ts[4096];
+    size_t n;
+};
+
+static void collect(void *user, const struct an_ev *ev)
+{
+    struct collected *c = user;
+    if (c->n < 4096)
+        c->ts[c->n++] = ev->ts;
+}
+
+/* Three threads, their chunks written in turns as a writer flushing every 50 ms does:
+ * each chunk holds 50 ms of one thread, so the file is only roughly in time order. */
+static void reorder_interleaved_chunks(void **state)
+{
+    (void)state;
+    static struct collected c;
+    c.n = 0;
+    struct an_reorder *r = an_reorder_new(200 * MS, 1u << 20, collect, &c);
+    assert_non_null(r);
+    for (uint64_t chunk = 0; chunk < 20; chunk++)
+        for (uint32_t tid = 1; tid <= 3; tid++)
+            for (uint64_t i = 0; i < 50; i++) {
+                struct an_ev e = {.ts = chunk * 50 * MS + i * MS + tid, .tid = tid};
+                e.end = e.ts;
+                an_reorder_push(r, tid, &e);
+            }
+    an_reorder_flush(r);
+    assert_int_equal(c.n, 3000);
+    for (size_t i = 1; i < c.n; i++)
+        assert_true(c.ts[i - 1] <= c.ts[i]);
+    assert_int_equal(an_reorder_stats(r)->late, 0);
+    an_reorder_free(r);
+}
+
+/* An event older than the window is still released, and counted late. */
+static void reorder_late_event(void **state)
+{
+    (void)state;
+    static struct collected c;
+    c.n = 0;
+    struct an_reorder *r = an_reorder_new(10 * MS, 1u << 20, collect, &c);
+    for (uint64_t i = 0; i < 100; i++) {
+        struct an_ev e = {.ts = 1000 * MS + i * MS};
+        an_reorder_push(r, 1, &e);
+    }
+    struct an_ev old = {.ts = 1000 * MS + 5 * MS};
+    an_reorder_push(r, 2, &old);
+    an_reorder_flush(r);
+    assert_int_equal(c.n, 101);
+    assert_int_equal(an_reorder_stats(r)->late, 1);
+    an_reorder_free(r);
+}
+
+/* The cap on waiting events releases early rather than growing. */
+static void reorder_cap(void **state)
+{
+    (void)state;
+    static struct collected c;
+    c.n = 0;
+    struct an_reorder *r = an_reorder_new(UINT64_MAX / 4, 100, collect, &c);
+    for (uint64_t i = 0; i < 1000; i++) {
+        struct an_ev e = {.ts = i};
+        an_reorder_push(r, i % 3, &e);
+    }
+    assert_true(an_reorder_stats(r)->max_waiting <= 101);
+    an_reorder_flush(r);
+    assert_int_equal(c.n, 1000);
+    an_reorder_free(r);
+}
+
+/* ---- allocation table ---- */
+
+static void ptrmap_put_take(void **state)
+{
+    (void)state;
+    struct an_ptrmap m = {0};
+    for (uint64_t i = 1; i <= 20000; i++) {
+        struct an_alloc a = {.key = i * 0x200000, .bytes = i};
+        assert_int_equal(an_ptrmap_put(&m, &a), 0);
+    }
+    for (uint64_t i = 1; i <= 20000; i += 2) {
+        struct an_alloc a;
+        assert_int_equal(an_ptrmap_take(&m, i * 0x200000, &a), 1);
+        assert_int_equal(a.bytes, i);
+    }
+    assert_int_equal(m.count, 10000);
+    for (uint64_t i = 1; i <= 20000; i++) {
+        const struct an_alloc *a = an_ptrmap_get(&m, i * 0x200000);
+        if (i % 2)
+            assert_null(a);
+        else
+            assert_true(a && a->bytes == i);
+    }
+    assert_int_equal(an_ptrmap_take(&m, 12345, NULL), 0);
+    an_ptrmap_free(&m);
+}
+
+/* ---- time bins ---- */
+
+static void timebins_sum(void **state)
+{
+    (void)state;
+    static struct an_timebins tb;
+    memset(&tb, 0, sizeof tb);
+    /* 10 s of 1 ms busy every 2 ms, far past the first width (doublings) */
+    for (uint64_t t = 0; t < 10000; t += 2)
+        an_bins_add(&tb, AN_BIN_BUSY, 5 * MS + t * MS, 6 * MS + t * MS, (double)MS);
+    double all = an_bins_sum(&tb, AN_BIN_BUSY, 0, UINT64_MAX / 2);
+    assert_true(all > 4999.0 * MS && all < 5001.0 * MS);
+    double half = an_bins_sum(&tb, AN_BIN_BUSY, 5 * MS, 5005 * MS);
+    assert_true(half > 2490.0 * MS && half < 2510.0 * MS);
+}
+
+/* ---- attribution of one idle interval ---- */
+
+static void call(struct an_history *h, uint8_t kind, uint64_t ts, uint64_t dur, uint8_t flags,
+                 uint8_t dir)
+{
+    struct an_ev e = {.ts = ts, .end = ts + dur, .kind = kind, .flags = flags, .dir = dir};
+    an_history_call(h, &e);
+}
+
+static void attribution(void **state)
+{
+    (void)state;
+    struct an_thresholds th = AN_THRESHOLDS_DEFAULT;
+    struct an_history h;
+    an_history_init(&h, th.host_gap_min_ns, 1024);
+    /* a sync returning at 10 ms, 3 ms without a call, a 2 ms blocking H2D, a launch */
+    call(&h, AN_SYNC, 5 * MS, 5 * MS, AN_F_DRAINS, 0);
+    call(&h, AN_COPY, 13 * MS, 2 * MS, AN_F_BLOCKING, GW_COPY_HTOD);
+    call(&h, AN_LAUNCH, 15 * MS + 10 * US, 5 * US, AN_F_KERNEL, 0);
+    struct an_split split;
+    an_history_attribute(&h, &th, 10 * MS, 15 * MS + 20 * US, 16 * MS, &split);
+    assert_int_equal(split.ns[AN_CAUSE_INPUT], 3 * MS);
+    assert_int_equal(split.ns[AN_CAUSE_H2D], 2 * MS);
+    assert_int_equal(split.ns[AN_CAUSE_SYNC], 20 * US);  /* drained by the sync */
+    /* a short gap inside a run of launches: launch-bound */
+    for (uint64_t t = 20 * MS; t < 21 * MS; t += 4 * US)
+        call(&h, AN_LAUNCH, t, 3 * US, AN_F_KERNEL, 0);
+    an_history_attribute(&h, &th, 20 * MS + 100 * US, 20 * MS + 103 * US, 21 * MS, &split);
+    assert_int_equal(split.ns[AN_CAUSE_LAUNCH], 3 * US);
+    an_history_free(&h);
+}
+
+/* ---- steps ---- */
+
+/* Three slow warm-up steps, then steady ones; the sync that ends each step marks them, so
+ * the first step is before the first boundary (start-up) and two slow intervals remain. */
+static void steps_and_warmup(void **state)
+{
+    (void)state;
+    struct synth s = {0};
+    struct loop slow = {.steps = 3, .kernels = 3, .kernel_ns = 5 * MS, .launch_ns = 5 * US,
+                        .item = 1};
+    struct loop fast = {.steps = 30, .kernels = 3, .kernel_ns = 1 * MS, .launch_ns = 5 * US,
+                        .item = 1};
+    synth_loop(&s, &slow);
+    synth_loop(&s, &fast);
+    struct an_model *m = synth_model(&s, NULL, 1ull << 30, 0);
+    assert_int_equal(m->steps.source, AN_STEPS_AUTO);
+    assert_int_equal(m->steps.count, 32);
+    assert_int_equal(m->steps.warmup, 2);
+    assert_true(m->steps.median_ns > 3 * MS && m->steps.median_ns < 3100 * US);
+    assert_string_equal(m->steps.marker, "cuMemcpyDtoHAsync_v2");
+    an_model_free(m);
+    synth_free(&s);
+}
+
+/* NVTX ranges named like steps win over any other pattern, whatever their counter. */
+static void nvtx_steps(void **state)
+{
+    (void)state;
+    struct synth s = {0};
+    struct loop one = {.steps = 1, .kernels = 3, .kernel_ns = 1 * MS, .launch_ns = 5 * US,
+                       .item = 1};
+    for (int i = 0; i < 20; i++) {
+        struct an_ev *e = synth_call(&s, AN_RANGE_PUSH, 0, 0, AN_F_STEP_NAME);
+        e->key = 0xABC;  /* what event_convert gives "ProfilerStep#N" for any N */
+        synth_loop(&s, &one);
+        synth_call(&s, AN_RANGE_POP, 0, 0, 0);
+    }
+    struct an_model *m = synth_model(&s, NULL, 1ull << 30, 0);
+    assert_int_equal(m->steps.source, AN_STEPS_NVTX);
+    assert_int_equal(m->steps.count, 19);
+    an_model_free(m);
+    synth_free(&s);
+    assert_true(an_is_step_name("ProfilerStep#12", 15));
+    assert_true(an_is_step_name("train_step", 10));
+    assert_false(an_is_step_name("Optimizer.step#SGD.step", 23));
+    assert_false(an_is_step_name("aten::add", 9));
+}
+
+static void no_pattern(void **state)
+{
+    (void)state;
+    struct synth s = {0};
+    for (int i = 0; i < 20; i++) {
+        synth_launch(&s, 5 * US, 1 * MS);
+        synth_idle(&s, (uint64_t)(i * i) * MS);
+        synth_stream_sync(&s);
+    }
+    struct an_model *m = synth_model(&s, NULL, 1ull << 30, 0);
+    assert_int_equal(m->steps.source, AN_STEPS_NONE);
+    assert_int_equal(m->steady_start, m->first_ts);
+    an_model_free(m);
+    synth_free(&s);
+}
+
+/* ---- GPU records read after all host events (CUPTI buffers flushed at exit) ---- */
+
+static void gpu_records_late(void **state)
+{
+    (void)state;
+    struct synth a = {.gpu_records = 1};
+    struct loop L = {.steps = 30, .input_ns = 2 * MS, .kernels = 3, .kernel_ns = 1 * MS,
+                     .launch_ns = 5 * US, .item = 1};
+    synth_loop(&a, &L);
+    struct an_model *in_order = synth_model(&a, NULL, 1ull << 30, 0);
+    /* the same events, GPU records moved to the end */
+    struct synth b = {.gpu_records = 1};
+    for (size_t i = 0; i < a.n; i++)
+        if (!an_is_gpu(&a.ev[i]))
+            synth_push(&b, &a.ev[i]);
+    for (size_t i = 0; i < a.n; i++)
+        if (an_is_gpu(&a.ev[i]))
+            synth_push(&b, &a.ev[i]);
+    struct an_model *late = synth_model(&b, NULL, 1ull << 30, 0);
+    assert_true(in_order->gpu_timeline && late->gpu_timeline);
+    for (int c = 0; c < AN_CAUSE_COUNT; c++)
+        assert_int_equal(in_order->total.idle_gpu_ns[c], late->total.idle_gpu_ns[c]);
+    assert_true(an_steady_share(late, AN_CAUSE_INPUT) > 0.35);  /* 2 of ~5 ms */
+    an_model_free(in_order);
+    an_model_free(late);
+    synth_free(&a);
+    synth_free(&b);
+}
+
+/* Host-only: a memset on the legacy stream at start-up that nothing ever syncs does not
+ * hide the idle time of the loop's own stream for ever. */
+static void host_only_two_streams(void **state)
+{
+    (void)state;
+    struct synth s = {0};
+    struct an_ev *e = synth_call(&s, AN_SET, GW_API_cuMemsetD8_v2, 5 * US, 0);
+    e->stream = 0;
+    struct loop L = {.steps = 20, .input_ns = 2 * MS, .kernels = 3, .kernel_ns = 1 * MS,
+                     .launch_ns = 5 * US, .item = 1};
+    synth_loop(&s, &L);
+    struct an_model *m = synth_model(&s, NULL, 1ull << 30, 0);
+    assert_false(m->gpu_timeline);
+    assert_true(an_steady_share(m, AN_CAUSE_INPUT) > 0.3);
+    an_model_free(m);
+    synth_free(&s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(reorder_interleaved_chunks),
+        cmocka_unit_test(reorder_late_event),
+        cmocka_unit_test(reorder_cap),
+        cmocka_unit_test(ptrmap_put_take),
+        cmocka_unit_test(timebins_sum),
+        cmocka_unit_test(attribution),
+        cmocka_unit_test(steps_and_warmup),
+        cmocka_unit_test(nvtx_steps),
+        cmocka_unit_test(no_pattern),
+        cmocka_unit_test(gpu_records_late),
+        cmocka_unit_test(host_only_two_streams),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
