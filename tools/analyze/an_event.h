@@ -72,7 +72,9 @@ struct an_ev {
     uint8_t flags;      /* AN_F_* */
     uint8_t dir;        /* copies: enum gw_copy_dir */
     uint8_t host_kind;  /* copies: enum gw_host_kind; allocs: enum an_mem_kind */
-    uint8_t pad[6];
+    uint8_t after_hole; /* records were lost just before this one (damage, LOST): the time
+                           since the previous one proves nothing */
+    uint8_t pad[5];
 };
 _Static_assert(sizeof(struct an_ev) == 64, "an_ev is one cache line");
 

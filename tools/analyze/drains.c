@@ -133,3 +133,10 @@ void an_drains_call(struct an_model *m, const struct an_ev *ev)
     if (ev->flags & AN_F_DRAINS)
         on_drain(m, ev);
 }
+
+void an_drains_forget(struct an_model *m)
+{
+    struct an_model_state *st = m->state;
+    drain_all(st);
+    st->ever_drained = 0;
+}

@@ -117,6 +117,10 @@ void an_gpu_record(struct an_model *m, const struct an_ev *ev)
     if (d->records++ == 0) {
         d->first = d->open_start = ev->ts;
         d->open_end = ev->end;
+    } else if (ev->after_hole && ev->ts > d->open_end) {
+        close_period(m, d);  /* records were lost: the time between is unknown, not idle */
+        d->open_start = ev->ts;
+        d->open_end = ev->end;
     } else if (ev->ts <= d->open_end) {
         if (ev->ts < d->open_start)
             m->late_events++;  /* belongs to a closed period: its time may count twice */

@@ -106,7 +106,7 @@ uint64_t an_history_call(struct an_history *h, const struct an_ev *ev)
 {
     uint32_t work = an_issues_work(ev) ? 1u : 0u;
     uint64_t work_ns = work ? ev->end - ev->ts : 0, gap = 0;
-    if (h->have_cur && ev->ts <= h->cur.end + h->gap_min) {
+    if (h->have_cur && ev->ts <= h->cur.end + h->gap_min && !ev->after_hole) {
         if (ev->end > h->cur.end)
             h->cur.end = ev->end;
         h->cur.work += work;
@@ -117,7 +117,9 @@ uint64_t an_history_call(struct an_history *h, const struct an_ev *ev)
             gap = ev->ts - h->cur.end;
         }
         h->cur = (struct an_span){.start = ev->ts, .end = ev->end, .work = work,
-                                  .work_ns = work_ns};
+                                  .work_ns = work_ns, .type = ev->after_hole ? 1u : 0u};
+        if (ev->after_hole)
+            gap = 0;  /* not a gap: records are missing */
         h->have_cur = 1;
     }
     if (ev->kind == AN_COPY && (ev->flags & AN_F_BLOCKING) && ev->dir == GW_COPY_HTOD) {
@@ -151,7 +153,7 @@ static void scan_segments(const struct an_history *h, const struct an_thresholds
         const struct an_span *s = i < r->count ? span_at(r, i) : &h->cur;
         /* the gap before this segment; before the first one kept, it reaches back to g0 */
         uint64_t gap_start = have_prev ? prev_end : (s->start > g0 ? g0 : s->start);
-        if (s->start > gap_start && s->start - gap_start >= th->input_gap_ns)
+        if (!s->type && s->start > gap_start && s->start - gap_start >= th->input_gap_ns)
             *input += overlap(gap_start, s->start, g0, g1);
         if (s->start <= g1 && s->end > g0) {
             *work += s->work;

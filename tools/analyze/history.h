@@ -22,7 +22,8 @@ struct an_ring {
 struct an_span {
     uint64_t start, end;
     uint32_t work;               /* segments: calls that issued GPU work */
-    uint32_t type;               /* waits: AN_WAIT_* */
+    uint32_t type;               /* waits: AN_WAIT_*; segments: 1 when records were lost
+                                    just before it (the gap before it is unknown) */
     uint64_t work_ns;            /* segments: host time inside those calls */
 };
 

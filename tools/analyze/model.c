@@ -157,6 +157,8 @@ void an_model_feed_host(struct an_model *m, const struct an_ev *ev)
 {
     struct an_model_state *st = m->state;
     note_time(m, ev);
+    if (ev->kind == AN_LOST || ev->after_hole)
+        an_drains_forget(m);  /* what the lost records did is unknown */
     if (ev->kind == AN_LOST) {
         m->host_lost += ev->bytes;
         return;

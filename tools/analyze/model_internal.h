@@ -69,6 +69,8 @@ void an_gpu_close(struct an_model *m);
 
 /* drains.c */
 void an_drains_call(struct an_model *m, const struct an_ev *ev);
+/* Records were lost: nothing is proven drained until the next drain. */
+void an_drains_forget(struct an_model *m);
 
 /* memory_model.c */
 void an_memory_call(struct an_model *m, const struct an_ev *ev);

@@ -41,7 +41,8 @@ static void largest(FILE *out, const struct an_model *m)
         const struct an_interval *iv = &m->largest[i];
         char len[32];
         an_fmt_ns(len, sizeof len, (double)(iv->end - iv->start));
-        int warm = iv->start < m->steady_start || iv->end > m->steady_end;
+        int warm = iv->start + m->th.drain_slack_ns < m->steady_start ||
+                   iv->end > m->steady_end + m->th.drain_slack_ns;
         fprintf(out, "    %10s  %.6f-%.6f s  %s%s\n", len, an_rel_s(m, iv->start),
                 an_rel_s(m, iv->end), an_cause_name((enum an_cause)iv->cause),
                 warm ? " (outside the steady state)" : "");

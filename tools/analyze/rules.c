@@ -84,7 +84,8 @@ const struct an_interval *an_longest(const struct an_model *m, enum an_cause c)
         const struct an_interval *iv = &m->largest[i];
         if (iv->cause != c)
             continue;
-        if (iv->start >= m->steady_start && iv->end <= m->steady_end)
+        if (iv->start + m->th.drain_slack_ns >= m->steady_start &&
+            iv->end <= m->steady_end + m->th.drain_slack_ns)
             return iv;
         if (!fallback)
             fallback = iv;

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "feeder.h"
+#include "gw_map.h"
 #include "rules.h"
 
 void an_options_default(struct an_options *opt)
@@ -107,6 +108,28 @@ static const char *resolve(void *user, int what, uint64_t id)
     return gw_reader_kernel_name(r, id);
 }
 
+/* Damage makes the next record of every thread "after a hole": the time since that
+ * thread's previous record proves nothing (see an_ev.after_hole). */
+struct holes {
+    uint64_t generation;         /* damage reports so far */
+    struct gw_map seen;          /* tid -> generation its last record saw */
+};
+
+static void on_damage(const struct gw_damage *damage, void *user)
+{
+    (void)damage;
+    ((struct holes *)user)->generation++;
+}
+
+static void mark_hole(struct holes *h, const struct gw_event *ev, struct an_ev *a)
+{
+    uint64_t *seen = gw_map_get(&h->seen, ev->tid);
+    if ((seen ? *seen : 0) != h->generation) {
+        a->after_hole = 1;
+        gw_map_put(&h->seen, ev->tid, h->generation);
+    }
+}
+
 static void analyze_trace(struct an_run *run, struct an_trace *t)
 {
     struct gw_reader *r;
@@ -130,11 +153,18 @@ static void analyze_trace(struct an_run *run, struct an_trace *t)
     snprintf(t->model->path, sizeof t->model->path, "%s", t->path);
     t->model->resolve = resolve;
     t->model->resolve_user = r;
+    struct holes holes = {0};
+    gw_reader_on_damage(r, on_damage, &holes);
     struct gw_event ev;
     struct an_ev a;
-    while (gw_reader_next(r, &ev) > 0)
-        if (an_event_from_gw(&ev, r, &a))
-            an_feeder_push(&feeder, &a);
+    while (gw_reader_next(r, &ev) > 0) {
+        if (!an_event_from_gw(&ev, r, &a))
+            continue;
+        if (holes.generation)  /* (no cost at all in an undamaged trace) */
+            mark_hole(&holes, &ev, &a);
+        an_feeder_push(&feeder, &a);
+    }
+    gw_map_free(&holes.seen);
     an_feeder_finish(&feeder);
     t->model->resolve = NULL;
     t->rs = *gw_reader_stats(r);

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Golden-file tests of `gpuwatch analyze`: text and JSON reports of traces written by
+# make_analyze_trace (deterministic), compared with tests/analyze/golden/. Also --fail-if
+# exit statuses, damaged traces and directories.
+#   test_golden.sh GPUWATCH MAKE_ANALYZE_TRACE GOLDEN_DIR [--update]
+set -u
+GPUWATCH=${1:?usage: test_golden.sh GPUWATCH MAKE_ANALYZE_TRACE GOLDEN_DIR [--update]}
+MAKE=${2:?}
+GOLDEN=${3:?}
+UPDATE=${4:-}
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/test_golden.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+failures=0
+
+fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
+
+# golden NAME ARGS...: runs analyze in $WORK (relative paths) and compares stdout
+golden() {
+    local name=$1
+    shift
+    (cd "$WORK" && "$GPUWATCH" analyze "$@" >"$WORK/$name.out" 2>"$WORK/$name.err")
+    if [ -n "$UPDATE" ]; then
+        cp "$WORK/$name.out" "$GOLDEN/$name"
+    elif ! diff -u "$GOLDEN/$name" "$WORK/$name.out" >"$WORK/$name.diff"; then
+        fail "$name differs from $GOLDEN/$name:"
+        head -40 "$WORK/$name.diff" >&2
+    fi
+}
+
+# expect_rc WHAT STATUS ARGS...
+expect_rc() {
+    local what=$1 want=$2
+    shift 2
+    (cd "$WORK" && "$GPUWATCH" analyze "$@" >/dev/null 2>"$WORK/rc.err")
+    local rc=$?
+    [ "$rc" == "$want" ] || fail "$what: exit status $rc, expected $want"
+}
+
+"$MAKE" "$WORK/input.gwt" || fail "make_analyze_trace input"
+"$MAKE" "$WORK/input-gpu.gwt" --gpu || fail "make_analyze_trace --gpu"
+"$MAKE" "$WORK/damaged.gwt" --damage || fail "make_analyze_trace --damage"
+mkdir -p "$WORK/run"
+"$MAKE" "$WORK/run/rank0.gwt" --gpu --rank 0 || fail "rank 0"
+"$MAKE" "$WORK/run/rank1.gwt" --gpu --rank 1 --leak || fail "rank 1"
+
+golden input.txt --cpus 8 input.gwt
+golden input.json --cpus 8 --json input.gwt
+golden input-gpu.txt --cpus 8 --gpu-price 2.50 input-gpu.gwt
+golden input-gpu.json --cpus 8 --gpu-price 2.50 --json input-gpu.gwt
+golden damaged.txt --cpus 8 damaged.gwt
+golden run.txt --cpus 8 run
+golden run.json --cpus 8 --json run
+
+# the CI gate and usage errors
+expect_rc "no condition" 0 --cpus 8 input.gwt
+expect_rc "gpu_util<0.6 holds" 3 --fail-if 'gpu_util<0.6' input.gwt
+expect_rc "gpu_util<0.1 does not" 0 --fail-if 'gpu_util<0.1' input.gwt
+expect_rc "finding=input_pipeline" 3 --fail-if finding=input_pipeline input.gwt
+expect_rc "finding=leak" 0 --fail-if finding=leak input.gwt
+expect_rc "any of two" 3 --fail-if finding=leak --fail-if 'steps>=20' input.gwt
+expect_rc "bad expression" 2 --fail-if 'gpu_util<<0.6' input.gwt
+expect_rc "unknown finding" 2 --fail-if finding=nope input.gwt
+expect_rc "no trace" 2
+expect_rc "unknown option" 2 --bogus input.gwt
+expect_rc "damaged: status 1" 1 damaged.gwt
+expect_rc "damaged: condition wins" 3 --fail-if finding=input_pipeline damaged.gwt
+expect_rc "missing file" 1 missing.gwt
+grep -q "missing.gwt" "$WORK/rc.err" || fail "missing file: not named on stderr"
+head -c 3000 "$WORK/input.gwt" >"$WORK/truncated.gwt"
+expect_rc "truncated: status 1" 1 truncated.gwt
+head -c 100 "$WORK/input.gwt" >"$WORK/short.gwt"
+expect_rc "no header: status 1" 1 short.gwt
+
+if [ -z "$UPDATE" ] && command -v python3 >/dev/null; then
+    for f in input.json input-gpu.json run.json; do
+        python3 -m json.tool "$GOLDEN/$f" >/dev/null || fail "$f is not valid JSON"
+    done
+fi
+[ "$failures" == 0 ] && echo "test_golden: all checks passed" || echo "test_golden: $failures failed"
+exit $((failures > 0))
