@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# The planted-waste examples under the shim and the simulated driver, with and without the
+# simulated CUPTI: each one's top finding must be the planted cause, its estimated saving in
+# a sensible range; the healthy example gets no finding. Then `gpuwatch run` prints the
+# analysis (and does not with --no-analyze).
+#   test_examples.sh BUILD_DIR
+set -u
+BUILD=${1:?usage: test_examples.sh BUILD_DIR}
+GPUWATCH=$BUILD/tools/gpuwatch
+SHIM=$BUILD/libintercept/libgpuwatch.so
+FAKE=$BUILD/tests/fakecuda
+CUPTI=$BUILD/tests/fakecupti/libcupti.so.13
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/test_examples.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+failures=0
+fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
+
+# example NAME MODE EXPECTED_ID MIN_SHARE MAX_SHARE [ENV...]
+example() {
+    local name=$1 mode=$2 want=$3 lo=$4 hi=$5
+    shift 5
+    local out="$WORK/$name-$mode" cupti=0
+    [ "$mode" == cupti ] && cupti=$CUPTI
+    if ! env "$@" LD_LIBRARY_PATH="$FAKE" GPUWATCH_CUPTI="$cupti" LD_PRELOAD="$SHIM" \
+        GPUWATCH_OUTPUT="$out" "$BUILD/examples/example_$name" >"$out.log" 2>&1; then
+        fail "$name ($mode) did not run: $(tail -3 "$out.log")"
+        return
+    fi
+    "$GPUWATCH" analyze --json "$out" >"$out.json" 2>"$out.err"
+    "$GPUWATCH" analyze "$out" >"$out.txt" 2>&1
+    local top id share
+    top=$(grep -m1 '^  {"rank": 1, "id": ' "$out.json")
+    id=$(sed -n 's/^  {"rank": 1, "id": "\([a-z_0-9]*\)".*/\1/p' <<<"$top")
+    share=$(sed -n 's/.*"saving_share": \([0-9.e-]*\),.*/\1/p' <<<"$top")
+    if [ "$want" == none ]; then
+        [ -z "$top" ] || fail "$name ($mode): expected no finding, got $id"
+        grep -q "^No findings" "$out.txt" || fail "$name ($mode): 'No findings' not said"
+        echo "  $name ($mode): no finding"
+        return
+    fi
+    if [ "$id" != "$want" ]; then
+        fail "$name ($mode): top finding '$id', expected '$want'"
+        sed -n '/^Findings/,/^Details/p' "$out.txt" | head -30 >&2
+        return
+    fi
+    if ! awk -v s="$share" -v lo="$lo" -v hi="$hi" 'BEGIN { exit !(s >= lo && s <= hi) }'; then
+        fail "$name ($mode): saving share $share outside [$lo, $hi]"
+    fi
+    echo "  $name ($mode): $id, saves up to $(awk -v s="$share" 'BEGIN{printf "%.0f%%", s*100}') of wall"
+}
+
+for mode in host cupti; do
+    example healthy "$mode" none 0 0
+    example dataloader_bound "$mode" input_pipeline 0.40 0.85
+    example pageable_h2d "$mode" pageable_h2d 0.25 0.75
+    example per_step_sync "$mode" sync_bubble 0.10 0.50
+    example launch_bound "$mode" launch_bound 0.30 1.00
+    example oom_retry "$mode" oom_retry 0.01 0.50 FAKECUDA_MEM_MB=256
+    example leak "$mode" leak 0 0
+done
+grep -q '"growth_per_step_bytes": 4194304' "$WORK/leak-host.json" ||
+    fail "leak: growth per step is not the planted 4 MiB"
+grep -q '"suggested_workers"' "$WORK/dataloader_bound-host.json" ||
+    fail "dataloader_bound: no suggested_workers figure"
+
+# gpuwatch run: the analysis when the command ends, not with --no-analyze
+LD_LIBRARY_PATH="$FAKE" GPUWATCH_CUPTI=0 "$GPUWATCH" run --output "$WORK/run1" -- \
+    "$BUILD/examples/example_per_step_sync" --steps 40 >"$WORK/run1.out" 2>"$WORK/run1.err" ||
+    fail "gpuwatch run failed"
+grep -q "sync_bubble" "$WORK/run1.err" || fail "gpuwatch run: no analysis printed"
+LD_LIBRARY_PATH="$FAKE" GPUWATCH_CUPTI=0 "$GPUWATCH" run --no-analyze --output "$WORK/run2" -- \
+    "$BUILD/examples/example_per_step_sync" --steps 40 >"$WORK/run2.out" 2>"$WORK/run2.err" ||
+    fail "gpuwatch run --no-analyze failed"
+grep -q "Findings\|No findings" "$WORK/run2.err" && fail "gpuwatch run --no-analyze analyzed"
+
+[ "$failures" == 0 ] && echo "test_examples: all checks passed" || echo "test_examples: $failures failed"
+exit $((failures > 0))
