@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Quick start: install what is missing, build, and trace the demo training loop. Without a
-# GPU the demo runs on the simulated driver built under tests/fakecuda.
+# Quick start: install what is missing, build, and trace the demo training loop; end with the
+# analysis of an example that plants a waste. Without a GPU the demos run on the simulated
+# driver built under tests/fakecuda.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/deps.sh
@@ -17,3 +18,8 @@ out=$(mktemp -d /tmp/gpuwatch-demo-XXXXXX)
 "$build/tools/gpuwatch" run --output "$out" -- "$build/examples/example_train_loop" --steps 20
 echo "== what was captured"
 "$build/tools/gpuwatch" stats "$out"/*.gwt
+echo "== what wastes the GPU: an example whose host loads every batch itself (examples/dataloader_bound.c)"
+planted=$(mktemp -d /tmp/gpuwatch-planted-XXXXXX)
+"$build/tools/gpuwatch" run --no-analyze --output "$planted" -- \
+  "$build/examples/example_dataloader_bound" --steps 40 >/dev/null 2>&1
+"$build/tools/gpuwatch" analyze --brief "$planted"
