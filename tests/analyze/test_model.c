@@ -33,7 +33,7 @@ static void reorder_interleaved_chunks(void **state)
     (void)state;
     static struct collected c;
     c.n = 0;
-    struct an_reorder *r = an_reorder_new(200 * MS, 1u << 20, collect, &c);
+    struct an_reorder *r = an_reorder_new(200 * MS, 200 * MS, 1u << 20, collect, &c);
     assert_non_null(r);
     for (uint64_t chunk = 0; chunk < 20; chunk++)
         for (uint32_t tid = 1; tid <= 3; tid++)
@@ -56,7 +56,7 @@ static void reorder_late_event(void **state)
     (void)state;
     static struct collected c;
     c.n = 0;
-    struct an_reorder *r = an_reorder_new(10 * MS, 1u << 20, collect, &c);
+    struct an_reorder *r = an_reorder_new(10 * MS, 10 * MS, 1u << 20, collect, &c);
     for (uint64_t i = 0; i < 100; i++) {
         struct an_ev e = {.ts = 1000 * MS + i * MS};
         an_reorder_push(r, 1, &e);
@@ -75,7 +75,7 @@ static void reorder_cap(void **state)
     (void)state;
     static struct collected c;
     c.n = 0;
-    struct an_reorder *r = an_reorder_new(UINT64_MAX / 4, 100, collect, &c);
+    struct an_reorder *r = an_reorder_new(UINT64_MAX / 4, UINT64_MAX / 4, 100, collect, &c);
     for (uint64_t i = 0; i < 1000; i++) {
         struct an_ev e = {.ts = i};
         an_reorder_push(r, i % 3, &e);

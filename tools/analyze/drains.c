@@ -17,9 +17,14 @@
 
 static struct an_stream_state *stream_state(struct an_model_state *st, uint64_t id)
 {
+    if (st->last_stream_plus1 && st->last_stream_id == id)
+        return &st->streams[st->last_stream_plus1 - 1];
     uint64_t *slot = gw_map_get(&st->stream_index, id);
-    if (slot)
+    if (slot) {
+        st->last_stream_id = id;
+        st->last_stream_plus1 = (size_t)*slot + 1;
         return &st->streams[*slot];
+    }
     if (st->nstreams == st->streams_cap) {
         size_t cap = st->streams_cap ? st->streams_cap * 2 : 16;
         struct an_stream_state *grown = realloc(st->streams, cap * sizeof *grown);

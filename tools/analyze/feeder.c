@@ -14,13 +14,13 @@ static void emit_gpu(void *user, const struct an_ev *ev)
     an_model_feed_gpu(user, ev);
 }
 
-int an_feeder_init(struct an_feeder *f, struct an_model *m, uint64_t window_ns,
+int an_feeder_init(struct an_feeder *f, struct an_model *m, uint64_t max_window_ns,
                    size_t max_waiting)
 {
     memset(f, 0, sizeof *f);
     f->m = m;
-    f->host = an_reorder_new(window_ns, max_waiting, emit_host, m);
-    f->gpu = an_reorder_new(window_ns, max_waiting, emit_gpu, m);
+    f->host = an_reorder_new(AN_FEEDER_WINDOW_NS, max_window_ns, max_waiting, emit_host, m);
+    f->gpu = an_reorder_new(AN_FEEDER_WINDOW_NS, max_window_ns, max_waiting, emit_gpu, m);
     if (!f->host || !f->gpu) {
         an_reorder_free(f->host);
         an_reorder_free(f->gpu);

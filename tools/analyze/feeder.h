@@ -10,9 +10,11 @@
 #include "reorder.h"
 
 /* Host chunks are flushed every 50 ms by default (GPUWATCH_FLUSH_MS up to 1 s): a window of
- * 2 s covers the disorder with room; the cap bounds memory (64 B an event) whatever the
- * event rate. */
-#define AN_FEEDER_WINDOW_NS 2000000000ull
+ * 250 ms covers the default's disorder, and grows (to the maximum, 2 s by default) when an
+ * event arrives later than it; the cap bounds memory (64 B an event) whatever the event
+ * rate. */
+#define AN_FEEDER_WINDOW_NS 250000000ull
+#define AN_FEEDER_MAX_WINDOW_NS 2000000000ull
 #define AN_FEEDER_MAX_WAITING (1u << 20)
 
 struct an_feeder {
@@ -20,7 +22,7 @@ struct an_feeder {
     struct an_reorder *host, *gpu;
 };
 
-int an_feeder_init(struct an_feeder *f, struct an_model *m, uint64_t window_ns,
+int an_feeder_init(struct an_feeder *f, struct an_model *m, uint64_t max_window_ns,
                    size_t max_waiting);
 void an_feeder_push(struct an_feeder *f, const struct an_ev *ev);
 /* Releases what waits, finishes the model and frees the reorders. */

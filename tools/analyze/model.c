@@ -57,7 +57,7 @@ static void note_time(struct an_model *m, const struct an_ev *ev)
 }
 
 /* Cumulative totals as of now, GPU periods still open included. */
-static void snapshot(const struct an_model *m, struct an_totals *out)
+void an_model_snapshot(const struct an_model *m, struct an_totals *out)
 {
     *out = m->total;
     for (size_t i = 0; i < m->ndev; i++)
@@ -103,10 +103,8 @@ static void step_candidate(struct an_model *m, const struct an_ev *ev)
         return;
     }
     key = key * 0x9E3779B97F4A7C15ull + tier;
-    struct an_totals snap;
-    snapshot(m, &snap);
-    an_steps_occurrence(&m->state->steps, key, tier, sub, ev->api, name, boundary,
-                        m->mem.live_total, &snap);
+    an_steps_occurrence(&m->state->steps, m, key, tier, sub, ev->api, name, boundary,
+                        m->mem.live_total);
 }
 
 static void copy_figures(struct an_model *m, const struct an_ev *ev)
@@ -185,13 +183,6 @@ void an_model_feed_host(struct an_model *m, const struct an_ev *ev)
     case AN_LAUNCH:
         m->total.launches++;
         m->total.launch_ns += dur;
-        if (ev->flags & AN_F_KERNEL) {
-            uint64_t *n = gw_map_get(&st->kernel_launches, ev->key);
-            if (n)
-                (*n)++;
-            else
-                gw_map_put(&st->kernel_launches, ev->key, 1);
-        }
         break;
     case AN_COPY:
         copy_figures(m, ev);
@@ -271,41 +262,6 @@ void an_model_add_idle(struct an_model *m, int gpu, uint64_t start, uint64_t end
     *count = n + 1;
 }
 
-static int by_launches(const void *a, const void *b)
-{
-    const struct an_kernel_count *x = a, *y = b;
-    return x->launches < y->launches ? 1 : x->launches > y->launches ? -1 : 0;
-}
-
-static void top_kernels(struct an_model *m)
-{
-    const struct gw_map *k = &m->state->kernel_launches;
-    struct an_kernel_count top[AN_KEEP_KERNELS + 1];
-    size_t n = 0;
-    for (size_t i = 0; i < k->cap; i++) {
-        if (!k->used[i])
-            continue;
-        m->kernel_shapes++;
-        top[n] = (struct an_kernel_count){.shape_id = k->keys[i], .launches = k->values[i]};
-        size_t j = n++;
-        while (j > 0 && top[j - 1].launches < top[j].launches) {
-            struct an_kernel_count t = top[j - 1];
-            top[j - 1] = top[j];
-            top[j] = t;
-            j--;
-        }
-        if (n > AN_KEEP_KERNELS)
-            n = AN_KEEP_KERNELS;
-    }
-    qsort(top, n, sizeof top[0], by_launches);
-    for (size_t i = 0; i < n; i++) {
-        const char *name = m->resolve ? m->resolve(m->resolve_user, 1, top[i].shape_id) : NULL;
-        snprintf(top[i].name, sizeof top[i].name, "%s", name && *name ? name : "?");
-        m->top_kernels[i] = top[i];
-    }
-    m->ntop_kernels = n;
-}
-
 /* The steady state's GPU-side figures, by time rather than by snapshot (GPU records are
  * read long after the host calls they belong with). */
 static void steady_from_bins(struct an_model *m)
@@ -337,7 +293,7 @@ void an_model_finish(struct an_model *m)
     m->wall_ns = m->last_ts > m->first_ts ? m->last_ts - m->first_ts : 0;
     an_steps_choose(m, &st->steps);
     steady_from_bins(m);
-    top_kernels(m);
+    an_steps_top_kernels(m, &st->steps);
     m->history_dropped = an_history_dropped(&st->hist);
     an_history_free(&st->hist);
     an_ptrmap_free(&st->live);
@@ -345,7 +301,6 @@ void an_model_finish(struct an_model *m)
     gw_map_free(&st->stream_index);
     gw_map_free(&st->event_stream);
     gw_map_free(&st->event_time);
-    gw_map_free(&st->kernel_launches);
     an_steps_free(&st->steps);
     free(st->streams);
     free(st->pending);
@@ -367,7 +322,7 @@ void an_model_free(struct an_model *m)
 void an_model_feed_all(struct an_model *m, const struct an_ev *events, size_t n)
 {
     struct an_feeder f;
-    if (an_feeder_init(&f, m, AN_FEEDER_WINDOW_NS, AN_FEEDER_MAX_WAITING) != 0) {
+    if (an_feeder_init(&f, m, AN_FEEDER_MAX_WINDOW_NS, AN_FEEDER_MAX_WAITING) != 0) {
         an_model_finish(m);
         return;
     }

@@ -35,6 +35,8 @@ struct an_model_state {
     struct gw_map stream_index;  /* stream id -> index in streams */
     struct an_stream_state *streams;
     size_t nstreams, streams_cap;
+    uint64_t last_stream_id;     /* cache of the last lookup (index + 1; 0 none) */
+    size_t last_stream_plus1;
     size_t streams_pending;      /* how many hold work */
     uint64_t drained_at;         /* when the last stream was proven done (0: never) */
     uint64_t drain_epoch;        /* drains seen so far */
@@ -50,9 +52,6 @@ struct an_model_state {
     int in_storm;
     uint64_t storm_start, storm_request, storm_deadline, storm_frees, storm_freed;
     uint64_t storm_last;         /* end of the storm's latest memory call */
-
-    /* kernels by shape */
-    struct gw_map kernel_launches;   /* shape id -> launches */
 
     struct an_step_finder steps;
     struct an_timebins bins;     /* GPU-side figures by time, for the steady state */

@@ -16,8 +16,14 @@ struct source {
     size_t heap_pos;          /* index in the heap, or SIZE_MAX when empty */
 };
 
+/* The head time is kept in the heap itself: no pointer chase into a (cold) ring to compare. */
+struct heap_entry {
+    uint64_t ts;
+    size_t source;
+};
+
 struct an_reorder {
-    uint64_t window;
+    uint64_t window, max_window;
     size_t max_events;
     an_emit_fn emit;
     void *user;
@@ -27,46 +33,42 @@ struct an_reorder {
     uint64_t last_key;
     size_t last_index;
     int have_last;
-    size_t *heap;             /* source indices, min head ts first */
+    struct heap_entry *heap;  /* sources with events waiting, earliest head first */
     size_t heap_len;
     size_t waiting;
     uint64_t newest, released;
     struct an_reorder_stats stats;
 };
 
-struct an_reorder *an_reorder_new(uint64_t window_ns, size_t max_events, an_emit_fn emit,
-                                  void *user)
+struct an_reorder *an_reorder_new(uint64_t window_ns, uint64_t max_window_ns,
+                                  size_t max_events, an_emit_fn emit, void *user)
 {
     struct an_reorder *r = calloc(1, sizeof *r);
     if (!r)
         return NULL;
-    r->window = window_ns;
+    r->window = window_ns < max_window_ns ? window_ns : max_window_ns;
+    r->max_window = max_window_ns;
+    r->stats.window_ns = r->window;
     r->max_events = max_events ? max_events : 1;
     r->emit = emit;
     r->user = user;
     return r;
 }
 
-static inline uint64_t head_ts(const struct an_reorder *r, size_t s)
-{
-    const struct source *src = &r->sources[s];
-    return src->ring[src->head].ts;
-}
-
 static void heap_swap(struct an_reorder *r, size_t a, size_t b)
 {
-    size_t t = r->heap[a];
+    struct heap_entry t = r->heap[a];
     r->heap[a] = r->heap[b];
     r->heap[b] = t;
-    r->sources[r->heap[a]].heap_pos = a;
-    r->sources[r->heap[b]].heap_pos = b;
+    r->sources[r->heap[a].source].heap_pos = a;
+    r->sources[r->heap[b].source].heap_pos = b;
 }
 
 static void sift_up(struct an_reorder *r, size_t i)
 {
     while (i > 0) {
         size_t parent = (i - 1) / 2;
-        if (head_ts(r, r->heap[parent]) <= head_ts(r, r->heap[i]))
+        if (r->heap[parent].ts <= r->heap[i].ts)
             break;
         heap_swap(r, parent, i);
         i = parent;
@@ -77,9 +79,9 @@ static void sift_down(struct an_reorder *r, size_t i)
 {
     for (;;) {
         size_t l = 2 * i + 1, m = i;
-        if (l < r->heap_len && head_ts(r, r->heap[l]) < head_ts(r, r->heap[m]))
+        if (l < r->heap_len && r->heap[l].ts < r->heap[m].ts)
             m = l;
-        if (l + 1 < r->heap_len && head_ts(r, r->heap[l + 1]) < head_ts(r, r->heap[m]))
+        if (l + 1 < r->heap_len && r->heap[l + 1].ts < r->heap[m].ts)
             m = l + 1;
         if (m == i)
             return;
@@ -90,35 +92,42 @@ static void sift_down(struct an_reorder *r, size_t i)
 
 static void release(struct an_reorder *r, const struct an_ev *ev)
 {
-    if (ev->ts < r->released)
+    if (ev->ts < r->released) {
         r->stats.late++;
-    else
+        if (r->window < r->max_window) {  /* the disorder is wider than the window */
+            r->window = r->window * 2 < r->max_window ? r->window * 2 : r->max_window;
+            r->stats.window_ns = r->window;
+        }
+    } else {
         r->released = ev->ts;
+    }
     r->stats.emitted++;
     r->emit(r->user, ev);
 }
 
-/* Pops the earliest head. */
+/* Releases the earliest head, straight from its ring slot. */
 static void pop_one(struct an_reorder *r)
 {
-    size_t s = r->heap[0];
+    size_t s = r->heap[0].source;
     struct source *src = &r->sources[s];
-    struct an_ev ev = src->ring[src->head];
+    const struct an_ev *ev = &src->ring[src->head];
     src->head = (src->head + 1) & (src->cap - 1);
     src->count--;
     r->waiting--;
     if (src->count) {
+        r->heap[0].ts = src->ring[src->head].ts;
         sift_down(r, 0);
     } else {
         src->heap_pos = SIZE_MAX;
         r->heap_len--;
         if (r->heap_len) {
             r->heap[0] = r->heap[r->heap_len];
-            r->sources[r->heap[0]].heap_pos = 0;
+            r->sources[r->heap[0].source].heap_pos = 0;
             sift_down(r, 0);
         }
     }
-    release(r, &ev);
+    /* the slot stays valid: nothing is pushed while the consumer runs */
+    release(r, ev);
 }
 
 static int find_source(struct an_reorder *r, uint64_t key, size_t *out)
@@ -135,7 +144,7 @@ static int find_source(struct an_reorder *r, uint64_t key, size_t *out)
         if (r->nsources == r->sources_cap) {
             size_t cap = r->sources_cap ? r->sources_cap * 2 : 16;
             struct source *grown = realloc(r->sources, cap * sizeof *grown);
-            size_t *heap = realloc(r->heap, cap * sizeof *heap);
+            struct heap_entry *heap = realloc(r->heap, cap * sizeof *heap);
             if (grown)
                 r->sources = grown;
             if (heap)
@@ -201,15 +210,16 @@ int an_reorder_push(struct an_reorder *r, uint64_t key, const struct an_ev *ev)
         r->stats.max_waiting = r->waiting;
     if (src->heap_pos == SIZE_MAX) {
         src->heap_pos = r->heap_len;
-        r->heap[r->heap_len++] = s;
+        r->heap[r->heap_len++] = (struct heap_entry){ev->ts, s};
         sift_up(r, src->heap_pos);
     } else if (at == 0) {
-        sift_up(r, src->heap_pos);  /* a new, earlier head */
+        r->heap[src->heap_pos].ts = ev->ts;  /* a new, earlier head */
+        sift_up(r, src->heap_pos);
     }
     if (ev->ts > r->newest)
         r->newest = ev->ts;
     while (r->heap_len) {
-        uint64_t t = head_ts(r, r->heap[0]);
+        uint64_t t = r->heap[0].ts;
         if (t + r->window <= r->newest) {
             pop_one(r);
         } else if (r->waiting > r->max_events) {

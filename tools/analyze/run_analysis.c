@@ -22,7 +22,7 @@ void an_options_default(struct an_options *opt)
 {
     memset(opt, 0, sizeof *opt);
     opt->th = AN_THRESHOLDS_DEFAULT;
-    opt->window_ns = AN_FEEDER_WINDOW_NS;
+    opt->window_ns = AN_FEEDER_MAX_WINDOW_NS;
 }
 
 static int ends_with(const char *s, const char *suffix)

@@ -11,9 +11,15 @@ static struct an_step_key *key_for(struct an_step_finder *f, uint64_t key,
                                    enum an_step_tier tier, int sub, uint16_t api,
                                    uint64_t name)
 {
+    size_t c = (size_t)(key ^ key >> 29) & (AN_STEP_CACHE - 1);
+    if (f->cache[c].index_plus1 && f->cache[c].key == key)
+        return &f->keys[f->cache[c].index_plus1 - 1];
     uint64_t *slot = gw_map_get(&f->index, key);
-    if (slot)
+    if (slot) {
+        f->cache[c].key = key;
+        f->cache[c].index_plus1 = (uint32_t)*slot + 1;
         return &f->keys[*slot];
+    }
     if (f->nkeys >= AN_STEP_MAX_KEYS)
         return NULL;
     if (f->nkeys == f->cap) {
@@ -50,9 +56,9 @@ static void decimate(struct an_step_key *k)
     k->stride *= 2;
 }
 
-void an_steps_occurrence(struct an_step_finder *f, uint64_t key, enum an_step_tier tier,
-                         int sub, uint16_t api, uint64_t name, uint64_t boundary,
-                         uint64_t live, const struct an_totals *snapshot)
+void an_steps_occurrence(struct an_step_finder *f, const struct an_model *m, uint64_t key,
+                         enum an_step_tier tier, int sub, uint16_t api, uint64_t name,
+                         uint64_t boundary, uint64_t live)
 {
     struct an_step_key *k = key_for(f, key, tier, sub, api, name);
     if (!k) {
@@ -60,12 +66,13 @@ void an_steps_occurrence(struct an_step_finder *f, uint64_t key, enum an_step_ti
         return;
     }
     if (k->count < AN_STEP_EARLY)
-        k->early[k->nearly++] = *snapshot;
-    k->last_snap = *snapshot;
+        an_model_snapshot(m, &k->early[k->nearly++]);
+    if (tier != AN_TIER_KERNEL)
+        an_model_snapshot(m, &k->last_snap);
     if (k->count == 0)
         k->first = boundary;
     k->last = boundary;
-    if (k->count % k->stride == 0) {
+    if (k->count == k->next_sample) {
         if (k->nsamples == k->cap) {
             if (k->cap >= AN_STEP_MAX_SAMPLES) {
                 decimate(k);
@@ -84,11 +91,13 @@ void an_steps_occurrence(struct an_step_finder *f, uint64_t key, enum an_step_ti
                 k->cap = cap;
             }
         }
-        if (k->count % k->stride == 0) {
+        /* samples are the occurrences numbered 0, stride, 2 x stride ... */
+        if (k->count == k->nsamples * k->stride) {
             k->ts[k->nsamples] = boundary;
             k->live[k->nsamples] = live;
             k->nsamples++;
         }
+        k->next_sample = k->nsamples * k->stride;
     }
     k->count++;
 }
@@ -260,7 +269,10 @@ void an_steps_choose(struct an_model *m, struct an_step_finder *f)
     m->steady_end = best->last;
     s->warmup_ns = m->steady_start > m->first_ts ? m->steady_start - m->first_ts : 0;
     size_t snap = w * best->stride < best->nearly ? w * best->stride : best->nearly - 1;
-    subtract(&m->steady, &best->last_snap, &best->early[snap]);
+    struct an_totals last = best->last_snap;
+    if (best->tier == AN_TIER_KERNEL)
+        an_model_snapshot(m, &last);  /* the run's end: teardown counts, a little */
+    subtract(&m->steady, &last, &best->early[snap]);
     memory_growth(m, best, w);
     free(buf);
 }
@@ -274,4 +286,35 @@ void an_steps_free(struct an_step_finder *f)
     free(f->keys);
     gw_map_free(&f->index);
     memset(f, 0, sizeof *f);
+}
+
+void an_steps_top_kernels(struct an_model *m, const struct an_step_finder *f)
+{
+    m->ntop_kernels = 0;
+    m->kernel_shapes = 0;
+    for (size_t i = 0; i < f->nkeys; i++) {
+        const struct an_step_key *k = &f->keys[i];
+        if (k->tier != AN_TIER_KERNEL)
+            continue;
+        m->kernel_shapes++;
+        /* insertion into the short list, most launched first */
+        size_t at = m->ntop_kernels;
+        while (at > 0 && m->top_kernels[at - 1].launches < k->count)
+            at--;
+        if (at >= AN_KEEP_KERNELS)
+            continue;
+        size_t n = m->ntop_kernels < AN_KEEP_KERNELS ? m->ntop_kernels : AN_KEEP_KERNELS - 1;
+        memmove(&m->top_kernels[at + 1], &m->top_kernels[at],
+                (n - at) * sizeof m->top_kernels[0]);
+        struct an_kernel_count *t = &m->top_kernels[at];
+        memset(t, 0, sizeof *t);
+        t->shape_id = k->name;
+        t->launches = k->count;
+        m->ntop_kernels = n + 1;
+    }
+    for (size_t i = 0; i < m->ntop_kernels; i++) {
+        struct an_kernel_count *t = &m->top_kernels[i];
+        const char *name = m->resolve ? m->resolve(m->resolve_user, 1, t->shape_id) : NULL;
+        snprintf(t->name, sizeof t->name, "%s", name && *name ? name : "?");
+    }
 }

@@ -32,21 +32,33 @@ struct an_step_key {
     uint64_t *ts, *live;          /* every stride-th occurrence */
     size_t nsamples, cap;
     uint64_t stride;
+    uint64_t next_sample;         /* occurrence number of the next sample kept */
     struct an_totals early[AN_STEP_EARLY];
     size_t nearly;
     struct an_totals last_snap;
 };
 
+#define AN_STEP_CACHE 64
+
 struct an_step_finder {
     struct gw_map index;          /* key -> index in keys */
+    struct { uint64_t key; uint32_t index_plus1; } cache[AN_STEP_CACHE];  /* recent keys */
     struct an_step_key *keys;
     size_t nkeys, cap;
     uint64_t refused;             /* occurrences of keys past AN_STEP_MAX_KEYS */
 };
 
-void an_steps_occurrence(struct an_step_finder *f, uint64_t key, enum an_step_tier tier,
-                         int sub, uint16_t api, uint64_t name, uint64_t boundary,
-                         uint64_t live, const struct an_totals *snapshot);
+/* One occurrence of a candidate; the totals are copied (an_model_snapshot) only when they
+ * may be needed: a key's first AN_STEP_EARLY occurrences, and every one of a rare tier
+ * (a kernel-tier step ends at the run's totals instead: launches are too many to copy
+ * totals at each). */
+void an_steps_occurrence(struct an_step_finder *f, const struct an_model *m, uint64_t key,
+                         enum an_step_tier tier, int sub, uint16_t api, uint64_t name,
+                         uint64_t boundary, uint64_t live);
+/* Cumulative totals as of now (model.c). */
+void an_model_snapshot(const struct an_model *m, struct an_totals *out);
+/* The most launched kernels (kernel-tier keys), into m->top_kernels. */
+void an_steps_top_kernels(struct an_model *m, const struct an_step_finder *f);
 /* Picks the step marker and fills m->steps, m->steady, m->steady_start/end. */
 void an_steps_choose(struct an_model *m, struct an_step_finder *f);
 void an_steps_free(struct an_step_finder *f);
