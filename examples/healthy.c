@@ -2,8 +2,10 @@
  * healthy: the reference loop, with no planted waste. Batches are filled in pinned memory
  * and copied asynchronously; the loss is read back into pinned memory and waited for two
  * steps late (an event per step), so the host always has the next step queued and the GPU
- * never waits for it. `gpuwatch analyze` should report no finding.
+ * never waits for it. Each step is an NVTX range, as torch.cuda.nvtx.range_push("train_step")
+ * makes: gpuwatch takes its steps from it. `gpuwatch analyze` should report no finding.
  */
+#include <nvtx3/nvToolsExt.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -34,6 +36,7 @@ int main(int argc, char **argv)
     }
     for (long s = 0; s < steps; s++) {
         int b = (int)(s & 1);
+        nvtxRangePushA("train_step");
         if (s >= 2)  /* the step that used this buffer is done; its loss is ready */
             EX_CK(&ex, cuEventSynchronize(done[b]));
         memset(batch[b], (int)(s & 0xff), 4096);  /* the next batch, prepared ahead */
@@ -42,6 +45,7 @@ int main(int argc, char **argv)
             ex_launch(&ex, k);
         EX_CK(&ex, cuMemcpyDtoHAsync(&loss[b], acts[b], sizeof *loss, ex.stream));
         EX_CK(&ex, cuEventRecord(done[b], ex.stream));
+        nvtxRangePop();
     }
     EX_CK(&ex, cuStreamSynchronize(ex.stream));
     for (int b = 0; b < 2; b++) {

@@ -60,6 +60,10 @@ for mode in host cupti; do
 done
 grep -q '"growth_per_step_bytes": 4194304' "$WORK/leak-host.json" ||
     fail "leak: growth per step is not the planted 4 MiB"
+for mode in host cupti; do
+    grep -q '"source": "nvtx", "marker": "NVTX train_step"' "$WORK/healthy-$mode.json" ||
+        fail "healthy ($mode): steps not taken from its NVTX ranges"
+done
 grep -q '"suggested_workers"' "$WORK/dataloader_bound-host.json" ||
     fail "dataloader_bound: no suggested_workers figure"
 

@@ -69,6 +69,26 @@ static void reorder_late_event(void **state)
     an_reorder_free(r);
 }
 
+/* One source delivering sorted runs out of order (CUPTI buffers): still time order. */
+static void reorder_runs_of_one_source(void **state)
+{
+    (void)state;
+    static struct collected c;
+    c.n = 0;
+    struct an_reorder *r = an_reorder_new(100 * MS, 100 * MS, 1u << 20, collect, &c);
+    for (int buffer = 3; buffer >= 0; buffer--)  /* the last buffer first */
+        for (uint64_t i = 0; i < 500; i++) {
+            struct an_ev e = {.ts = 1000 * MS + (uint64_t)buffer * 500 * 10 * US + i * 10 * US};
+            an_reorder_push(r, 7, &e);
+        }
+    an_reorder_flush(r);
+    assert_int_equal(c.n, 2000);
+    for (size_t i = 1; i < c.n; i++)
+        assert_true(c.ts[i - 1] <= c.ts[i]);
+    assert_int_equal(an_reorder_stats(r)->late, 0);
+    an_reorder_free(r);
+}
+
 /* The cap on waiting events releases early rather than growing. */
 static void reorder_cap(void **state)
 {
@@ -277,6 +297,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(reorder_interleaved_chunks),
         cmocka_unit_test(reorder_late_event),
+        cmocka_unit_test(reorder_runs_of_one_source),
         cmocka_unit_test(reorder_cap),
         cmocka_unit_test(ptrmap_put_take),
         cmocka_unit_test(timebins_sum),

@@ -1,4 +1,10 @@
-/* Windowed k-way merge: one FIFO ring per source, a binary heap of sources by head time. */
+/* Windowed k-way merge: FIFO rings, a binary heap of rings by head time.
+ *
+ * A source's records normally come in order. When one comes earlier than what its ring
+ * already holds (a small disorder is sorted in, SOURCE_SORT_BACK deep), it starts a new
+ * ring for that source: CUPTI hands its buffers over in any order, each one sorted, so a
+ * source becomes a few sorted runs, merged by the heap like any other rings. Drained rings
+ * that are no source's current one are reused. */
 #include "reorder.h"
 
 #include <stdlib.h>
@@ -14,6 +20,8 @@ struct source {
     struct an_ev *ring;
     size_t cap, head, count;  /* cap is a power of two */
     size_t heap_pos;          /* index in the heap, or SIZE_MAX when empty */
+    uint64_t key;
+    int current;              /* the ring its source key pushes to now */
 };
 
 /* The head time is kept in the heap itself: no pointer chase into a (cold) ring to compare. */
@@ -33,6 +41,8 @@ struct an_reorder {
     uint64_t last_key;
     size_t last_index;
     int have_last;
+    size_t *spare;            /* drained rings no key pushes to, for reuse */
+    size_t nspare;
     struct heap_entry *heap;  /* sources with events waiting, earliest head first */
     size_t heap_len;
     size_t waiting;
@@ -119,6 +129,8 @@ static void pop_one(struct an_reorder *r)
         sift_down(r, 0);
     } else {
         src->heap_pos = SIZE_MAX;
+        if (!src->current)
+            r->spare[r->nspare++] = s;
         r->heap_len--;
         if (r->heap_len) {
             r->heap[0] = r->heap[r->heap_len];
@@ -130,6 +142,43 @@ static void pop_one(struct an_reorder *r)
     release(r, ev);
 }
 
+/* A ring for a source: a spare one, or a new one. Returns its index or SIZE_MAX. */
+static size_t new_ring(struct an_reorder *r, uint64_t key)
+{
+    size_t s;
+    if (r->nspare) {
+        s = r->spare[--r->nspare];
+    } else {
+        if (r->nsources == r->sources_cap) {
+            size_t cap = r->sources_cap ? r->sources_cap * 2 : 16;
+            struct source *grown = realloc(r->sources, cap * sizeof *grown);
+            if (grown)
+                r->sources = grown;
+            struct heap_entry *heap = realloc(r->heap, cap * sizeof *heap);
+            if (heap)
+                r->heap = heap;
+            size_t *spare = realloc(r->spare, cap * sizeof *spare);
+            if (spare)
+                r->spare = spare;
+            if (!grown || !heap || !spare)
+                return SIZE_MAX;
+            r->sources_cap = cap;
+        }
+        s = r->nsources++;
+        memset(&r->sources[s], 0, sizeof r->sources[s]);
+        r->sources[s].heap_pos = SIZE_MAX;
+        r->stats.sources = r->nsources;
+    }
+    r->sources[s].key = key;
+    r->sources[s].current = 1;
+    if (gw_map_put(&r->index, key, s) != 0)
+        return SIZE_MAX;
+    r->last_key = key;
+    r->last_index = s;
+    r->have_last = 1;
+    return s;
+}
+
 static int find_source(struct an_reorder *r, uint64_t key, size_t *out)
 {
     if (r->have_last && r->last_key == key) {
@@ -137,29 +186,9 @@ static int find_source(struct an_reorder *r, uint64_t key, size_t *out)
         return 0;
     }
     uint64_t *slot = gw_map_get(&r->index, key);
-    size_t s;
-    if (slot) {
-        s = (size_t)*slot;
-    } else {
-        if (r->nsources == r->sources_cap) {
-            size_t cap = r->sources_cap ? r->sources_cap * 2 : 16;
-            struct source *grown = realloc(r->sources, cap * sizeof *grown);
-            struct heap_entry *heap = realloc(r->heap, cap * sizeof *heap);
-            if (grown)
-                r->sources = grown;
-            if (heap)
-                r->heap = heap;
-            if (!grown || !heap)
-                return -1;
-            r->sources_cap = cap;
-        }
-        if (gw_map_put(&r->index, key, r->nsources) != 0)
-            return -1;
-        s = r->nsources++;
-        memset(&r->sources[s], 0, sizeof r->sources[s]);
-        r->sources[s].heap_pos = SIZE_MAX;
-        r->stats.sources = r->nsources;
-    }
+    size_t s = slot ? (size_t)*slot : new_ring(r, key);
+    if (s == SIZE_MAX)
+        return -1;
     r->last_key = key;
     r->last_index = s;
     r->have_last = 1;
@@ -191,6 +220,18 @@ int an_reorder_push(struct an_reorder *r, uint64_t key, const struct an_ev *ev)
         return -1;
     }
     struct source *src = &r->sources[s];
+    if (src->count > SOURCE_SORT_BACK &&
+        src->ring[(src->head + src->count - SOURCE_SORT_BACK) & (src->cap - 1)].ts > ev->ts) {
+        /* earlier than this run can sort in: a new sorted run of the same source */
+        src->current = 0;
+        size_t fresh = new_ring(r, key);
+        if (fresh == SIZE_MAX) {
+            release(r, ev);
+            return -1;
+        }
+        s = fresh;
+        src = &r->sources[s];
+    }
     if (src->count == src->cap && grow_ring(src) != 0) {
         release(r, ev);
         return -1;
@@ -256,6 +297,7 @@ void an_reorder_free(struct an_reorder *r)
         free(r->sources[i].ring);
     free(r->sources);
     free(r->heap);
+    free(r->spare);
     gw_map_free(&r->index);
     free(r);
 }
