@@ -130,6 +130,12 @@ struct an_steps {
     uint64_t sampled_steps;      /* steady steps with a memory sample */
 };
 
+/* Device memory held over time: at step boundaries, evenly thinned to at most this many. */
+#define AN_MEM_SERIES 64
+struct an_mem_point {
+    uint64_t ts, bytes;
+};
+
 struct an_kernel_count {
     uint64_t shape_id, launches;
     char name[64];
@@ -158,6 +164,8 @@ struct an_model {
 
     struct an_steps steps;
     struct an_memory mem;
+    struct an_mem_point mem_series[AN_MEM_SERIES];
+    size_t nmem_series;
     struct an_xfer xfer[AN_DIRS][AN_HOST_KINDS];
     uint64_t best_bw[AN_DIRS];   /* best bytes per second seen per direction */
 

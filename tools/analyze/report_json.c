@@ -129,6 +129,11 @@ static void memory(FILE *out, const struct an_model *m)
             mem->allocs, mem->frees, mem->failed, mem->ooms, mem->ooms_fragmented, mem->storms,
             mem->storm_ns, mem->at_exit_bytes, mem->at_exit_count, m->steps.live_first,
             m->steps.live_last, m->steps.growth_steps);
+    fputs(", \"memory_timeline\": [", out);
+    for (size_t i = 0; i < m->nmem_series; i++)
+        fprintf(out, "%s{\"t_s\": %.6f, \"bytes\": %" PRIu64 "}", i ? ", " : "",
+                an_rel_s(m, m->mem_series[i].ts), m->mem_series[i].bytes);
+    fputc(']', out);
 }
 
 static void process(FILE *out, const struct an_trace *t)

@@ -274,6 +274,13 @@ void an_steps_choose(struct an_model *m, struct an_step_finder *f)
         an_model_snapshot(m, &last);  /* the run's end: teardown counts, a little */
     subtract(&m->steady, &last, &best->early[snap]);
     memory_growth(m, best, w);
+    /* memory held over the whole run, at the marker's boundaries */
+    size_t n_series = best->nsamples < AN_MEM_SERIES ? best->nsamples : AN_MEM_SERIES;
+    for (size_t i = 0; i < n_series; i++) {
+        size_t at = n_series > 1 ? i * (best->nsamples - 1) / (n_series - 1) : 0;
+        m->mem_series[i] = (struct an_mem_point){best->ts[at], best->live[at]};
+    }
+    m->nmem_series = n_series;
     free(buf);
 }
 
