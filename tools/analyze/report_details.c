@@ -107,6 +107,12 @@ static void memory(FILE *out, const struct an_model *m)
             "held at exit %s in %" PRIu64 " blocks\n",
             mem->allocs, mem->frees, mem->failed, mem->ooms, mem->storms, a, b,
             mem->at_exit_count);
+    for (size_t i = 0; i < mem->nleftover && i < 3; i++) {
+        const struct an_leftover *l = &mem->leftover[i];
+        an_fmt_bytes(a, sizeof a, (double)l->bytes_each);
+        fprintf(out, "    held at exit: %" PRIu64 " x %s %s, thread %" PRIu32 ", first at %.3f s\n",
+                l->count, a, kinds[l->kind % AN_MEM_KINDS], l->tid, an_rel_s(m, l->first_ts));
+    }
     if (m->steps.sampled_steps) {
         an_fmt_bytes(a, sizeof a, (double)m->steps.live_first);
         an_fmt_bytes(b, sizeof b, (double)m->steps.live_last);
