@@ -81,7 +81,7 @@ static void copy_figures(struct an_model *m, const struct an_ev *ev)
     x->gpu_bytes += ev->bytes;
     x->gpu_ns += ns;
     if (ns && ev->bytes >= (256u << 10)) {
-        uint64_t bw = (uint64_t)((double)ev->bytes * 1e9 / (double)ns);
+        uint64_t bw = an_u64((double)ev->bytes * 1e9 / (double)ns);
         if (bw > m->best_bw[ev->dir])
             m->best_bw[ev->dir] = bw;
     }

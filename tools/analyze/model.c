@@ -123,7 +123,7 @@ static void copy_figures(struct an_model *m, const struct an_ev *ev)
         x->blocking_ns += ns;
         x->blocking_bytes += ev->bytes;
         if (ns && ev->bytes >= (256u << 10)) {
-            uint64_t bw = (uint64_t)((double)ev->bytes * 1e9 / (double)ns);
+            uint64_t bw = an_u64((double)ev->bytes * 1e9 / (double)ns);
             if (bw > m->best_bw[ev->dir])
                 m->best_bw[ev->dir] = bw;
         }
@@ -271,12 +271,12 @@ static void steady_from_bins(struct an_model *m)
     if (!m->steps.steady)
         return;  /* no steps: the steady state is the whole run, totals are exact */
     for (int c = 0; c < AN_CAUSE_COUNT; c++) {
-        m->steady.idle_gpu_ns[c] = (uint64_t)an_bins_sum(tb, AN_BIN_IDLE_GPU + c, a, b);
-        m->steady.idle_host_ns[c] = (uint64_t)an_bins_sum(tb, AN_BIN_IDLE_HOST + c, a, b);
+        m->steady.idle_gpu_ns[c] = an_u64(an_bins_sum(tb, AN_BIN_IDLE_GPU + c, a, b));
+        m->steady.idle_host_ns[c] = an_u64(an_bins_sum(tb, AN_BIN_IDLE_HOST + c, a, b));
     }
-    m->steady.gpu_busy_ns = (uint64_t)an_bins_sum(tb, AN_BIN_BUSY, a, b);
-    m->steady.gpu_kernel_ns = (uint64_t)an_bins_sum(tb, AN_BIN_KERNEL_NS, a, b);
-    m->steady.gpu_kernels = (uint64_t)an_bins_sum(tb, AN_BIN_KERNELS, a, b);
+    m->steady.gpu_busy_ns = an_u64(an_bins_sum(tb, AN_BIN_BUSY, a, b));
+    m->steady.gpu_kernel_ns = an_u64(an_bins_sum(tb, AN_BIN_KERNEL_NS, a, b));
+    m->steady.gpu_kernels = an_u64(an_bins_sum(tb, AN_BIN_KERNELS, a, b));
 }
 
 void an_model_finish(struct an_model *m)

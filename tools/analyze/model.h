@@ -193,6 +193,13 @@ struct an_model {
     struct an_model_state *state;  /* the pass's working state (model.c), NULL after finish */
 };
 
+/* A double as u64, clamped: figures derived from corrupt traces can be out of range, and a
+ * conversion out of range is undefined. */
+static inline uint64_t an_u64(double v)
+{
+    return v > 0 ? (v < 1.8e19 ? (uint64_t)v : UINT64_MAX) : 0;
+}
+
 /* Derived figures the rules and reports share. */
 double an_idle_ns(const struct an_model *m, const struct an_totals *t, enum an_cause c);
 /* GPU busy over [start, end): exact with GPU records, else end - start minus proven idle

@@ -21,7 +21,7 @@ static void num(FILE *out, double v)
 {
     if (!isfinite(v))
         fputs("null", out);
-    else if (v == (double)(int64_t)v && fabs(v) < 9e15)
+    else if (fabs(v) < 9e15 && v == (double)(int64_t)v)
         fprintf(out, "%" PRId64, (int64_t)v);
     else
         fprintf(out, "%.6g", v);

@@ -34,7 +34,7 @@ void an_rule_launch_bound(const struct an_model *m, const struct an_rule_ctx *ct
         if (wait_share > m->th.launch_wait_share || issue_share < m->th.launch_issue_share)
             return;
         share = issue_share;
-        saving = (uint64_t)(issue_share * (double)m->wall_ns);
+        saving = an_u64(issue_share * (double)m->wall_ns);
     }
     struct an_finding *f = an_finding_add(out, "launch_bound");
     if (!f)

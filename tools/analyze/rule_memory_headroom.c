@@ -75,7 +75,7 @@ void an_rule_memory_headroom(const struct an_model *m, const struct an_rule_ctx 
     /* what fits is reported; the step taken (and saved by) is at most 4x: past that,
      * convergence and the learning rate, not memory, limit the batch */
     double larger = k < 4 ? k : 4;
-    uint64_t saving = (uint64_t)((double)fixed * (1 - 1 / larger));
+    uint64_t saving = an_u64((double)fixed * (1 - 1 / larger));
     if (!m->wall_ns || (double)saving / (double)m->wall_ns < m->th.min_share)
         return;
     struct an_finding *f = an_finding_add(out, "memory_headroom");

@@ -31,7 +31,7 @@ void an_run_rules(const struct an_model *m, const struct an_rule_ctx *ctx,
     struct an_findings mine = {0};
     for (size_t i = 0; i < an_nrules; i++) {
         /* rules see this process's findings so far, not other processes' */
-        mine.items = out->items + first;
+        mine.items = out->items ? out->items + first : NULL;
         mine.count = out->count - first;
         local.so_far = &mine;
         an_rules[i].fn(m, &local, out);
@@ -47,9 +47,9 @@ double an_steady_share(const struct an_model *m, enum an_cause c)
 uint64_t an_run_idle(const struct an_model *m, enum an_cause c)
 {
     if (!m->steps.steady)
-        return (uint64_t)an_idle_ns(m, &m->total, c);
+        return an_u64(an_idle_ns(m, &m->total, c));
     /* per steady step, over every step: start-up and teardown are not the loop's */
-    return (uint64_t)(an_idle_ns(m, &m->steady, c) * (double)m->steps.count /
+    return an_u64(an_idle_ns(m, &m->steady, c) * (double)m->steps.count /
                       (double)m->steps.steady);
 }
 

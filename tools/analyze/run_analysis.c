@@ -233,6 +233,15 @@ static void merge(struct an_run *run, const struct an_trace *t, struct an_findin
         *g = *f;
 }
 
+/* Trace time to CLOCK_REALTIME, saturating (the offset of a corrupt header is anything). */
+static int64_t to_realtime(uint64_t ts, int64_t offset)
+{
+    int64_t t = ts > INT64_MAX ? INT64_MAX : (int64_t)ts, r;
+    if (__builtin_add_overflow(t, offset, &r))
+        r = offset < 0 ? INT64_MIN : INT64_MAX;
+    return r;
+}
+
 static void run_figures(struct an_run *run)
 {
     int64_t first = 0, last = 0;
@@ -251,8 +260,8 @@ static void run_figures(struct an_run *run)
             best = work;
             run->primary = i;
         }
-        int64_t a = (int64_t)m->first_ts + t->hdr.realtime_minus_trace_ns;
-        int64_t b = (int64_t)m->last_ts + t->hdr.realtime_minus_trace_ns;
+        int64_t a = to_realtime(m->first_ts, t->hdr.realtime_minus_trace_ns);
+        int64_t b = to_realtime(m->last_ts, t->hdr.realtime_minus_trace_ns);
         if (!any || a < first)
             first = a;
         if (!any || b > last)
@@ -260,7 +269,7 @@ static void run_figures(struct an_run *run)
         any = 1;
     }
     run->gpu_timeline = any && all_gpu;
-    run->wall_ns = any && last > first ? (uint64_t)(last - first) : 0;
+    run->wall_ns = any && last > first ? (uint64_t)last - (uint64_t)first : 0;
 }
 
 double an_run_util(const struct an_run *run)
