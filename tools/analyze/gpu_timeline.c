@@ -106,8 +106,9 @@ void an_gpu_record(struct an_model *m, const struct an_ev *ev)
     if (ev->kind == AN_GPU_KERNEL) {
         m->total.gpu_kernels++;
         m->total.gpu_kernel_ns += ev->end - ev->ts;
-        an_bins_add(&m->state->bins, AN_BIN_KERNEL_NS, ev->ts, ev->end, (double)(ev->end - ev->ts));
-        an_bins_add(&m->state->bins, AN_BIN_KERNELS, ev->ts, ev->ts, 1);
+        /* (at its start: the mean kernel time is all that is taken from these) */
+        an_bins_point(&m->state->bins, AN_BIN_KERNEL_NS, ev->ts, (double)(ev->end - ev->ts));
+        an_bins_point(&m->state->bins, AN_BIN_KERNELS, ev->ts, 1);
     } else if (ev->kind == AN_GPU_COPY) {
         copy_figures(m, ev);
     }

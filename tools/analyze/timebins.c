@@ -2,24 +2,41 @@
 
 #include <string.h>
 
-#define FIRST_WIDTH 1024  /* ns: about 4 ms of run before the first doubling */
+#define FIRST_SHIFT 10  /* 1024 ns wide: about 4 ms of run before the first doubling */
 
 static void ensure(struct an_timebins *tb, uint64_t t)
 {
     if (!tb->started) {
         tb->origin = t;
-        tb->width = FIRST_WIDTH;
+        tb->shift = FIRST_SHIFT;
+        tb->width = 1ull << FIRST_SHIFT;
         tb->started = 1;
     }
     /* (a corrupt time far in the future stops the doubling at a width that cannot wrap) */
-    while (t >= tb->origin && (t - tb->origin) / tb->width >= AN_BINS &&
-           tb->width < (UINT64_MAX >> 13)) {
+    while (t >= tb->origin && (t - tb->origin) >> tb->shift >= AN_BINS && tb->shift < 50) {
         for (int i = 0; i < AN_BINS / 2; i++)
             for (int k = 0; k < AN_BIN_VALUES; k++)
                 tb->bins[i].v[k] = tb->bins[2 * i].v[k] + tb->bins[2 * i + 1].v[k];
         memset(&tb->bins[AN_BINS / 2], 0, sizeof tb->bins[0] * (AN_BINS / 2));
-        tb->width *= 2;
+        tb->shift++;
+        tb->width = 1ull << tb->shift;
     }
+}
+
+void an_bins_point(struct an_timebins *tb, int what, uint64_t t, double amount)
+{
+    uint64_t i;
+    if (!tb->started || t < tb->origin)
+        i = 0;
+    else if ((i = (t - tb->origin) >> tb->shift) >= AN_BINS) {
+        ensure(tb, t);
+        i = (t - tb->origin) >> tb->shift;
+        if (i >= AN_BINS)
+            i = AN_BINS - 1;
+    }
+    if (!tb->started)
+        ensure(tb, t);
+    tb->bins[i].v[what] += amount;
 }
 
 static inline uint64_t clamp_start(const struct an_timebins *tb, uint64_t t)
@@ -35,7 +52,7 @@ void an_bins_add(struct an_timebins *tb, int what, uint64_t start, uint64_t end,
     ensure(tb, end);
     start = clamp_start(tb, start);
     end = clamp_start(tb, end);
-    uint64_t a = (start - tb->origin) / tb->width, b = (end - tb->origin) / tb->width;
+    uint64_t a = (start - tb->origin) >> tb->shift, b = (end - tb->origin) >> tb->shift;
     if (a >= AN_BINS)
         a = AN_BINS - 1;
     if (b >= AN_BINS)

@@ -31,6 +31,7 @@ struct an_bin {
 
 struct an_timebins {
     uint64_t origin, width;      /* bin i covers [origin + i*width, origin + (i+1)*width) */
+    unsigned shift;              /* width = 1 << shift */
     int started;
     struct an_bin bins[AN_BINS];
 };
@@ -38,6 +39,8 @@ struct an_timebins {
 /* Spreads `amount` of value `what` over [start, end) (a point when start == end). */
 void an_bins_add(struct an_timebins *tb, int what, uint64_t start, uint64_t end,
                  double amount);
+/* Adds `amount` of value `what` at time t (a point, the common and cheap case). */
+void an_bins_point(struct an_timebins *tb, int what, uint64_t t, double amount);
 /* Sum of value `what` within [start, end), partial bins pro rata. */
 double an_bins_sum(const struct an_timebins *tb, int what, uint64_t start, uint64_t end);
 
