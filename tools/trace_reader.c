@@ -584,7 +584,13 @@ static int decode_call(struct gw_reader *r, uint8_t type, struct cursor *c, uint
         report_short(r, off, record_name(type), have, want, body_len);
         return 0;
     }
-    memset(ev, 0, sizeof *ev);
+    /* The hottest path of every tool: set each field rather than clearing ~240 bytes (a
+     * `rep stos` that was a third of the reader's time). */
+    static const __typeof__(ev->u) no_payload;
+    static const uint64_t no_words[GW_EVENT_MAX_WORDS]; /* missing words read as 0 */
+    ev->u = no_payload;
+    memcpy(ev->words, no_words, sizeof no_words);
+    ev->nwords = 0;
     ev->kind = GW_EV_CALL;
     ev->tid = r->ch.tid;
     ev->ts_ns = r->ts;
