@@ -36,12 +36,14 @@ static void at_exit(void)
 }
 
 /* _exit skips atexit, and it is how Python's multiprocessing workers (DataLoader) and many
- * forked children end: flush first. A vfork child shares the parent's memory and must not
- * touch the parent's recorder, hence the pid check. */
+ * forked children end: flush first. _exit may be called from a signal handler that
+ * interrupted us holding a lock, so only ask the writer for a bounded flush (as the signal
+ * handler does) rather than shutting down. A vfork child shares the parent's memory and must
+ * not touch the parent's recorder, hence the pid check. */
 static _Noreturn void exit_now(int status)
 {
     if (gw_recorder_active() && (uint32_t)getpid() == gw_recorder_pid())
-        at_exit();
+        gw_recorder_flush_now(SIGNAL_FLUSH_TIMEOUT_MS);
     syscall(SYS_exit_group, status);
     __builtin_unreachable();
 }
