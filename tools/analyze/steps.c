@@ -108,24 +108,56 @@ static int cmp_u64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* Intervals between samples [from, nsamples), sorted into out; returns how many. */
-static size_t sorted_intervals(const struct an_step_key *k, size_t from, uint64_t *out)
+/* Intervals between samples [from, nsamples), into out; returns how many. */
+static size_t intervals(const struct an_step_key *k, size_t from, uint64_t *out)
 {
     size_t n = 0;
     for (size_t i = from; i + 1 < k->nsamples; i++)
         out[n++] = k->ts[i + 1] > k->ts[i] ? k->ts[i + 1] - k->ts[i] : 0;
+    return n;
+}
+
+static size_t sorted_intervals(const struct an_step_key *k, size_t from, uint64_t *out)
+{
+    size_t n = intervals(k, from, out);
     qsort(out, n, sizeof *out, cmp_u64);
     return n;
 }
 
-static double regularity(const uint64_t *sorted, size_t n)
+/* The value a sort would put at a[nth] (nth < n); reorders a. Wirth's selection. */
+static uint64_t select_nth(uint64_t *a, size_t n, size_t nth)
+{
+    ptrdiff_t l = 0, r = (ptrdiff_t)n - 1, k = (ptrdiff_t)nth;
+    while (l < r) {
+        uint64_t x = a[k];
+        ptrdiff_t i = l, j = r;
+        do {
+            while (a[i] < x)
+                i++;
+            while (x < a[j])
+                j--;
+            if (i <= j) {
+                uint64_t t = a[i];
+                a[i++] = a[j];
+                a[j--] = t;
+            }
+        } while (i <= j);
+        if (j < k)
+            l = i;
+        if (k < i)
+            r = j;
+    }
+    return a[k];
+}
+
+/* Share of the intervals (in any order) within [median / 2, median x 1.5]. */
+static double regularity(const uint64_t *v, size_t n, uint64_t median)
 {
     if (!n)
         return 0;
-    uint64_t median = sorted[n / 2];
     size_t ok = 0;
     for (size_t i = 0; i < n; i++)
-        ok += sorted[i] * 2 >= median && sorted[i] * 2 <= median * 3;
+        ok += v[i] * 2 >= median && v[i] * 2 <= median * 3;
     return (double)ok / (double)n;
 }
 
@@ -234,9 +266,10 @@ void an_steps_choose(struct an_model *m, struct an_step_finder *f)
         double cover = m->wall_ns ? (double)(k->last - k->first) / (double)m->wall_ns : 0;
         if (cover < m->th.step_coverage)
             continue;
-        size_t n = sorted_intervals(k, 0, buf);
-        double reg = regularity(buf, n);
-        if (reg < m->th.step_regularity || buf[n / 2] == 0)
+        /* a candidate needs only its median: selection, not a sort (most are rejected) */
+        size_t n = intervals(k, 0, buf);
+        double reg = regularity(buf, n, n ? select_nth(buf, n, n / 2) : 0);
+        if (reg < m->th.step_regularity || buf[n / 2] == 0)  /* the median, selected */
             continue;
         if (!best || better(k, best)) {
             best = k;
