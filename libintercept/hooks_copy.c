@@ -6,10 +6,9 @@
 
 static uint64_t copy_kind(unsigned dir, unsigned host) { return dir | (uint64_t)host << 4; }
 
-/* Direction and host kind of a copy between two unified addresses. */
-static uint64_t classify_unified(uint64_t dst, uint64_t src)
+/* Direction and host kind of a copy, given which side is device memory. */
+static uint64_t classify_sides(int dst_dev, uint64_t dst, int src_dev, uint64_t src)
 {
-    int dst_dev = gw_is_device_pointer(dst), src_dev = gw_is_device_pointer(src);
     if (dst_dev && src_dev)
         return copy_kind(GW_COPY_DTOD, GW_HOST_NONE);
     if (dst_dev)
@@ -17,6 +16,12 @@ static uint64_t classify_unified(uint64_t dst, uint64_t src)
     if (src_dev)
         return copy_kind(GW_COPY_DTOH, gw_host_kind(dst));
     return copy_kind(GW_COPY_HTOH, gw_host_kind(src));
+}
+
+/* The same between two unified addresses: the registry says which side is the device. */
+static uint64_t classify_unified(uint64_t dst, uint64_t src)
+{
+    return classify_sides(gw_is_device_pointer(dst), dst, gw_is_device_pointer(src), src);
 }
 
 static void record_copy(unsigned api, uint64_t t0, uint64_t t1, CUresult result, uint64_t bytes,
@@ -127,17 +132,6 @@ static uint64_t side_pointer(CUmemorytype type, const void *host, CUdeviceptr de
         *is_device = gw_is_device_pointer(device);
         return device;
     }
-}
-
-static uint64_t classify_sides(int dst_dev, uint64_t dst, int src_dev, uint64_t src)
-{
-    if (dst_dev && src_dev)
-        return copy_kind(GW_COPY_DTOD, GW_HOST_NONE);
-    if (dst_dev)
-        return copy_kind(GW_COPY_HTOD, gw_host_kind(src));
-    if (src_dev)
-        return copy_kind(GW_COPY_DTOH, gw_host_kind(dst));
-    return copy_kind(GW_COPY_HTOH, gw_host_kind(src));
 }
 
 struct copy_shape { uint64_t bytes, kind, dst, src; };
