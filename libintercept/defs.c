@@ -102,23 +102,27 @@ static uint64_t streams_count;
 static struct u64_map handle_names;        /* function/kernel handle -> string id */
 static struct u64_map devices_seen;        /* ordinal + 1 -> 1 */
 
-void gw_defs_append(const uint8_t *record, size_t len)
+/* Appends to the definitions buffer; the caller holds defs_lock. */
+static void buffer_append(const uint8_t *record, size_t len)
 {
-    pthread_mutex_lock(&defs_lock);
     if (defs_len + len > defs_cap) {
         size_t cap = defs_cap ? defs_cap * 2 : 4096;
         while (cap < defs_len + len)
             cap *= 2;
         uint8_t *grown = realloc(defs_buf, cap);
-        if (!grown) {
-            pthread_mutex_unlock(&defs_lock);
+        if (!grown)
             return;
-        }
         defs_buf = grown;
         defs_cap = cap;
     }
     memcpy(defs_buf + defs_len, record, len);
     defs_len += len;
+}
+
+void gw_defs_append(const uint8_t *record, size_t len)
+{
+    pthread_mutex_lock(&defs_lock);
+    buffer_append(record, len);
     pthread_mutex_unlock(&defs_lock);
 }
 
@@ -142,7 +146,8 @@ static uint64_t hash_bytes(const void *data, size_t len)
     return hash | 1; /* never the empty key */
 }
 
-/* Appends a definition while defs_lock is held by the caller. */
+/* Appends a definition while defs_lock is held by the caller, so no other thread can see
+ * the new id before its definition is in the buffer the writer drains first. */
 static void append_locked(uint8_t type, const uint64_t *words, unsigned nwords,
                           const void *tail, size_t tail_len)
 {
@@ -151,10 +156,7 @@ static void append_locked(uint8_t type, const uint64_t *words, unsigned nwords,
     uint8_t *record = bound <= sizeof stack ? stack : malloc(bound);
     if (!record)
         return;
-    size_t len = gw_encode_record(record, type, words, nwords, tail, tail_len);
-    pthread_mutex_unlock(&defs_lock);
-    gw_defs_append(record, len);
-    pthread_mutex_lock(&defs_lock);
+    buffer_append(record, gw_encode_record(record, type, words, nwords, tail, tail_len));
     if (record != stack)
         free(record);
 }
