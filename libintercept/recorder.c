@@ -101,6 +101,20 @@ static inline struct gw_ring *thread_ring(void)
     return ring;
 }
 
+/* Past half full, do not wait for the timer: one wake per filling keeps the syscall off the
+ * common path while a tight loop cannot outrun the writer for long. */
+static inline void wake_writer_past_half(struct gw_ring *ring, uint64_t used)
+{
+    if (GW_UNLIKELY(used > (ring->mask + 1) / 2)) {
+        if (!ring->wake_sent) {
+            ring->wake_sent = 1;
+            gw_writer_wake();
+        }
+    } else {
+        ring->wake_sent = 0;
+    }
+}
+
 /* Writes a LOST record for drops not yet reported, at time ts, and returns its size; the
  * record that follows it then has dt 0. */
 static inline size_t encode_pending_lost(struct gw_ring *ring, uint64_t ts, uint8_t *out)
@@ -132,16 +146,7 @@ static inline int ring_commit(struct gw_ring *ring, const uint8_t *record, size_
     ring_put(ring, head, record, len);
     ring->lost = ring->lost_calls = 0;
     __atomic_store_n(&ring->head, head + len, __ATOMIC_RELEASE);
-    /* Past half full, do not wait for the timer: one wake per filling keeps the syscall
-     * off the common path while a tight loop cannot outrun the writer for long. */
-    if (GW_UNLIKELY(used + len > (ring->mask + 1) / 2)) {
-        if (!ring->wake_sent) {
-            ring->wake_sent = 1;
-            gw_writer_wake();
-        }
-    } else {
-        ring->wake_sent = 0;
-    }
+    wake_writer_past_half(ring, used + len);
     return 1;
 }
 
@@ -163,14 +168,7 @@ void gw_rec_call(unsigned api_id, uint64_t start_ns, uint64_t end_ns, int result
                                     api_id, end_ns - start_ns, result, words, nwords);
         ring->producer_last_ts = start_ns;
         __atomic_store_n(&ring->head, head + len, __ATOMIC_RELEASE);
-        if (GW_UNLIKELY(used + len > (ring->mask + 1) / 2)) {
-            if (!ring->wake_sent) {
-                ring->wake_sent = 1;
-                gw_writer_wake();
-            }
-        } else {
-            ring->wake_sent = 0;
-        }
+        wake_writer_past_half(ring, used + len);
         return;
     }
     uint8_t record[2 * GW_MAX_CALL_RECORD];
