@@ -157,8 +157,9 @@ static inline void synth_free_ptr(struct synth *s, uint64_t ptr, uint64_t wait)
 struct loop {
     unsigned steps;
     uint64_t input_ns;        /* host time with no CUDA call before each step */
-    uint64_t h2d_bytes, h2d_ns;
+    uint64_t h2d_bytes, h2d_ns;   /* each H2D copy */
     int h2d_pageable;
+    unsigned h2d_copies;      /* H2D copies per step (0 or 1: one) */
     unsigned kernels;         /* per step */
     uint64_t kernel_ns, launch_ns;
     int item;                 /* loss.item() at the end of each step */
@@ -176,7 +177,7 @@ static inline void synth_loop(struct synth *s, const struct loop *L)
         synth_alloc(s, 64ull << 20, 0);  /* weights, once */
     for (unsigned i = 0; i < L->steps; i++) {
         synth_idle(s, L->input_ns);
-        if (L->h2d_bytes)
+        for (unsigned c = 0; L->h2d_bytes && c < (L->h2d_copies ? L->h2d_copies : 1); c++)
             synth_h2d(s, L->h2d_bytes, L->h2d_ns, L->h2d_pageable);
         for (unsigned k = 0; k < L->kernels; k++)
             synth_launch(s, L->launch_ns, L->kernel_ns);

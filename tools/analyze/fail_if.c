@@ -90,9 +90,12 @@ int an_condition_parse(const char *expr, struct an_condition **out, char *err, s
         for (size_t r = 0; r < an_nrules; r++)
             known |= strlen(an_rules[r].id) == len && !strncmp(an_rules[r].id, p, len);
         if (!known || p[len]) {
-            snprintf(err, errlen, "'%s': unknown finding id (known: input_pipeline, "
-                     "pageable_h2d, sync_bubble, launch_bound, oom_retry, fragmentation, "
-                     "memory_headroom, leak, shared_gpu)", expr);
+            int at = snprintf(err, errlen, "'%s': unknown finding id (known:", expr);
+            for (size_t r = 0; r < an_nrules && at >= 0 && (size_t)at < errlen; r++)
+                at += snprintf(err + at, errlen - (size_t)at, "%s %s", r ? "," : "",
+                               an_rules[r].id);
+            if (at >= 0 && (size_t)at < errlen)
+                snprintf(err + at, errlen - (size_t)at, ")");
             return -1;
         }
         c.is_finding = 1;

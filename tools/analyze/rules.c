@@ -8,6 +8,8 @@ const struct an_rule an_rules[] = {
      "GPU idle while the host made no CUDA call: the DataLoader is the bottleneck"},
     {"pageable_h2d", an_rule_pageable_h2d,
      "GPU idle while the host was blocked in pageable or synchronous H2D copies"},
+    {"small_copies", an_rule_small_copies,
+     "GPU idle while the host was blocked in many small H2D copies each step"},
     {"sync_bubble", an_rule_sync_bubble,
      "the queue drained by a per-step synchronization, then refilled by the host"},
     {"launch_bound", an_rule_launch_bound,

@@ -30,6 +30,8 @@ void an_rule_input_pipeline(const struct an_model *m, const struct an_rule_ctx *
                             struct an_findings *out);
 void an_rule_pageable_h2d(const struct an_model *m, const struct an_rule_ctx *ctx,
                           struct an_findings *out);
+void an_rule_small_copies(const struct an_model *m, const struct an_rule_ctx *ctx,
+                          struct an_findings *out);
 void an_rule_sync_bubble(const struct an_model *m, const struct an_rule_ctx *ctx,
                          struct an_findings *out);
 void an_rule_launch_bound(const struct an_model *m, const struct an_rule_ctx *ctx,

@@ -43,6 +43,9 @@ struct an_thresholds {
     /* pageable_h2d: copies that count (smaller ones are noise) */
     uint64_t h2d_min_bytes;
 
+    /* small_copies: blocking H2D copies per step (each under h2d_min_bytes on average) */
+    double small_copies_per_step;
+
     /* sync_bubble: share of steady steps that drain the queue */
     double sync_steps_share;
 
@@ -78,6 +81,7 @@ struct an_thresholds {
         .min_share = 0.03,                                                                \
         .input_many_workers = 8,                                                          \
         .h2d_min_bytes = 64 * 1024,                                                       \
+        .small_copies_per_step = 8,                                                       \
         .sync_steps_share = 0.5,                                                          \
         .launch_min_per_step = 100,                                                       \
         .launch_issue_share = 0.5,                                                        \
