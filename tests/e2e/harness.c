@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -59,6 +60,11 @@ void run_workload(const struct run_options *options, struct run_result *result)
             unsetenv("LD_PRELOAD");
         for (const char *const *kv = options->env; kv && *kv; kv++)
             putenv((char *)*kv);
+        if (options->file_size_limit) {
+            struct rlimit limit = {options->file_size_limit, options->file_size_limit};
+            if (setrlimit(RLIMIT_FSIZE, &limit) != 0)
+                _exit(126);
+        }
         const char *program = options->program ? options->program : GW_WORKLOAD;
         const char *argv[32] = {program};
         int argc = 1;

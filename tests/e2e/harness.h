@@ -31,6 +31,8 @@ struct run_options {
      * is left to finish (after_ready may signal it). */
     const char *ready_text;
     void (*after_ready)(pid_t pid);
+    /* RLIMIT_FSIZE of the child in bytes (0: unlimited): a disk that fills up mid-run */
+    unsigned long long file_size_limit;
 };
 
 struct file_tally {

@@ -247,6 +247,43 @@ static void test_unwritable_output_changes_nothing(void **state)
     unlink(blocker);
 }
 
+/* The disk fills up mid-run (a 4 MiB file size limit, so writes past it fail with
+ * EFBIG and raise SIGXFSZ in the writing thread): the program's output and exit status are
+ * those of an untraced run, one warning says tracing stopped, and what was written before
+ * is readable. */
+static void test_full_disk_mid_run_changes_nothing(void **state)
+{
+    (void)state;
+    const unsigned long long limit = 4 << 20;
+    struct run_options control = {
+        .args = (const char *[]){"--mode", "threads", "--threads", "4", "--launches",
+                                 "300000", NULL},
+        .preload = 0, .file_size_limit = limit};
+    struct run_result untraced;
+    run_workload(&control, &untraced);
+    remove_dir(untraced.trace_dir);
+    struct run_options traced = control;
+    traced.preload = 1;
+    run_workload(&traced, &result);
+    assert_int_equal(untraced.exited, 1);
+    assert_int_equal(untraced.status, 0);
+    assert_int_equal(result.exited, untraced.exited);
+    assert_int_equal(result.status, untraced.status);
+    assert_string_equal(result.out, untraced.out);
+    assert_non_null(strstr(result.err, "tracing stopped"));
+    assert_null(strchr(strchr(result.err, '\n') + 1, '\n'));
+    tally_traces(result.trace_dir, &traces);
+    assert_int_equal(traces.files, 1);
+    struct stat st;
+    assert_int_equal(stat(traces.file[0].path, &st), 0);
+    assert_true((unsigned long long)st.st_size <= limit);
+    /* the chunks written before the limit hold calls (a ring's chunk is at most 1 MiB);
+     * 1.2 M launches (~10 MB) never fit */
+    assert_true(traces.file[0].total_calls > 1000);
+    assert_true(traces.file[0].calls[API(cuLaunchKernel)] < 1200000);
+    finish();
+}
+
 static void test_exec_child_gets_own_file(void **state)
 {
     (void)state;
@@ -344,6 +381,7 @@ int main(void)
         cmocka_unit_test(test_sigterm_flushes_and_dies_of_it),
         cmocka_unit_test(test_out_of_memory_passes_through),
         cmocka_unit_test(test_unwritable_output_changes_nothing),
+        cmocka_unit_test(test_full_disk_mid_run_changes_nothing),
         cmocka_unit_test(test_exec_child_gets_own_file),
         cmocka_unit_test(test_disabled_leaves_no_trace),
         cmocka_unit_test(test_every_copy_shape_classified),
