@@ -1,8 +1,9 @@
 /*
  * Device memory as the driver sees it: what this process holds by kind, its peak, the
- * capacity and what others held at start; out-of-memory errors with the state they
- * happened in; OOM-retry storms (PyTorch's caching allocator frees cached blocks and
- * retries after a failed cudaMalloc, FIELD.md section 4); what is still held at exit.
+ * capacity and what others held at start, and over time (mem_timeline.c); out-of-memory
+ * errors with the state they happened in; OOM-retry storms (PyTorch's caching allocator
+ * frees cached blocks and retries after a failed cudaMalloc, FIELD.md section 4); what is
+ * still held at exit.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -166,6 +167,11 @@ void an_memory_call(struct an_model *m, const struct an_ev *ev)
     default:
         break;
     }
+    if (ev->kind == AN_ALLOC || ev->kind == AN_FREE || ev->kind == AN_HOST_ALLOC ||
+        ev->kind == AN_HOST_FREE) {
+        an_held_start(&m->held, m->first_ts);  /* the bins count from the run's start */
+        an_held_note(&m->held, ev->ts, mem->live, mem->pinned_live);
+    }
 }
 
 static int by_total(const void *a, const void *b)
@@ -182,6 +188,7 @@ void an_memory_finish(struct an_model *m)
     struct an_memory *mem = &m->mem;
     if (st->in_storm)
         end_storm(m, 0, 0);
+    an_held_close(&m->held, m->last_ts);
     size_t ngroups = 0, cap = 64;
     struct an_leftover *groups = malloc(cap * sizeof *groups);
     for (size_t i = 0; groups && i < st->live.cap; i++) {

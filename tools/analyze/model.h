@@ -17,6 +17,7 @@
 
 #include "an_event.h"
 #include "gpuwatch/trace_format.h"
+#include "mem_timeline.h"
 #include "thresholds.h"
 
 /* Why the GPU sat idle (issue 4, "GPU idle time by cause"). */
@@ -166,6 +167,7 @@ struct an_model {
     struct an_memory mem;
     struct an_mem_point mem_series[AN_MEM_SERIES];
     size_t nmem_series;
+    struct an_mem_timeline held;  /* memory held by kind over the whole run, in time bins */
     struct an_xfer xfer[AN_DIRS][AN_HOST_KINDS];
     uint64_t best_bw[AN_DIRS];   /* best bytes per second seen per direction */
 

@@ -81,6 +81,53 @@ static void transfers(FILE *out, const struct an_model *m)
                     (double)m->best_bw[d] / 1e9);
 }
 
+/* The table shows the timeline's bins in groups, so that a run of any length fits here. */
+#define HELD_ROWS 16
+
+/* Memory held over time, the most held within each row's interval: growth and peaks. */
+static void held_over_time(FILE *out, const struct an_model *m)
+{
+    const struct an_mem_timeline *tl = &m->held;
+    if (!tl->nbins || !tl->ever)
+        return;
+    /* device kinds, their total, pinned host last; only what was ever held */
+    static const int order[] = {AN_MEM_PLAIN, AN_MEM_POOL, AN_MEM_VMM, AN_MEM_MANAGED,
+                                AN_HELD_TOTAL, AN_HELD_PINNED};
+    static const char *const labels[AN_HELD_VALUES] = {"plain", "pool", "vmm", "managed",
+                                                       "pinned host", "total"};
+    int cols[AN_HELD_VALUES], ncols = 0;
+    int device_any = (tl->ever & ((1ull << AN_MEM_KINDS) - 1)) != 0;
+    for (size_t i = 0; i < sizeof order / sizeof order[0]; i++) {
+        int v = order[i];
+        if (v == AN_HELD_TOTAL ? device_any : (int)((tl->ever >> v) & 1))
+            cols[ncols++] = v;
+    }
+    size_t group = 1;
+    while ((tl->nbins + group - 1) / group > HELD_ROWS)
+        group *= 2;
+    char width[32];
+    an_fmt_ns(width, sizeof width, (double)tl->width * (double)group);
+    fprintf(out, "    held over time (MiB, the most within each %s; total: device, pinned host "
+            "apart)\n      %9s", width, "from (s)");
+    for (int c = 0; c < ncols; c++)
+        fprintf(out, " %11s", labels[cols[c]]);
+    fputc('\n', out);
+    int peak_shown = 0;
+    for (size_t first = 0; first < tl->nbins; first += group) {
+        uint64_t most[AN_HELD_VALUES] = {0};
+        for (size_t i = first; i < first + group && i < tl->nbins; i++)
+            for (int v = 0; v < AN_HELD_VALUES; v++)
+                if (tl->bin[i].max[v] > most[v])
+                    most[v] = tl->bin[i].max[v];
+        fprintf(out, "      %9.3f", an_rel_s(m, tl->origin + first * tl->width));
+        for (int c = 0; c < ncols; c++)
+            fprintf(out, " %11.1f", (double)most[cols[c]] / (1024.0 * 1024.0));
+        int peak = !peak_shown && m->mem.peak_total && most[AN_HELD_TOTAL] == m->mem.peak_total;
+        peak_shown |= peak;
+        fputs(peak ? "  peak\n" : "\n", out);
+    }
+}
+
 static void memory(FILE *out, const struct an_model *m)
 {
     static const char *const kinds[AN_MEM_KINDS] = {"plain", "pool", "vmm", "managed"};
@@ -119,6 +166,7 @@ static void memory(FILE *out, const struct an_model *m)
         fprintf(out, "    held at steady step boundaries: %s first, %s last; grew in %" PRIu64
                 " of %" PRIu64 " steps\n", a, b, m->steps.growth_steps, m->steps.sampled_steps);
     }
+    held_over_time(out, m);
 }
 
 static void processes(FILE *out, const struct an_run *run)

@@ -136,6 +136,40 @@ static void memory(FILE *out, const struct an_model *m)
     fputc(']', out);
 }
 
+/* Kinds never held are left out of "kinds" and of every bin; "total" is always there. */
+static void held_values(FILE *out, const struct an_mem_timeline *tl, const uint64_t *v)
+{
+    fputc('{', out);
+    for (int k = 0; k < AN_HELD_VALUES; k++)
+        if (k != AN_HELD_TOTAL && ((tl->ever >> k) & 1))
+            fprintf(out, "\"%s\": %" PRIu64 ", ", an_held_name(k), v[k]);
+    fprintf(out, "\"total\": %" PRIu64 "}", v[AN_HELD_TOTAL]);
+}
+
+static void held_over_time(FILE *out, const struct an_model *m)
+{
+    const struct an_mem_timeline *tl = &m->held;
+    fprintf(out, "\"memory_over_time\": {\"bin_ns\": %" PRIu64 ", \"kinds\": [",
+            tl->nbins ? tl->width : 0);
+    int first = 1;
+    for (int k = 0; k < AN_HELD_VALUES; k++)
+        if (k != AN_HELD_TOTAL && ((tl->ever >> k) & 1)) {
+            fprintf(out, "%s\"%s\"", first ? "" : ", ", an_held_name(k));
+            first = 0;
+        }
+    fputs("], \"bins\": [", out);
+    for (size_t i = 0; i < tl->nbins; i++) {
+        uint64_t t = tl->origin + i * tl->width;
+        fprintf(out, "%s{\"t_ns\": %" PRIu64 ", \"max_bytes\": ", i ? ",\n     " : "\n     ",
+                t > m->first_ts ? t - m->first_ts : 0);
+        held_values(out, tl, tl->bin[i].max);
+        fputs(", \"end_bytes\": ", out);
+        held_values(out, tl, tl->bin[i].end);
+        fputc('}', out);
+    }
+    fputs("]}", out);
+}
+
 static void process(FILE *out, const struct an_trace *t)
 {
     const struct an_model *m = t->model;
@@ -163,6 +197,8 @@ static void process(FILE *out, const struct an_trace *t)
     transfers(out, m);
     fputs(",\n   ", out);
     memory(out, m);
+    fputs(",\n   ", out);
+    held_over_time(out, m);
     fputc('}', out);
 }
 
