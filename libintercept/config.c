@@ -4,11 +4,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpuwatch/trace_format.h"
 #include "log.h"
 
 #define DEFAULT_OUTPUT "gpuwatch-traces"
 #define DEFAULT_FLUSH_MS 50
 #define DEFAULT_BUFFER_KB 2048
+#define DEFAULT_STACK_DEPTH 12
 
 int gw_config_disabled(void)
 {
@@ -60,6 +62,8 @@ void gw_config_load(struct gw_config *cfg)
     cfg->flush_ms = (unsigned)env_number("GPUWATCH_FLUSH_MS", 1, 1000, DEFAULT_FLUSH_MS);
     size_t kib = env_number("GPUWATCH_BUFFER_KB", 64, 1048576, DEFAULT_BUFFER_KB);
     cfg->thread_buffer_bytes = round_up_pow2(kib * 1024);
+    cfg->stack_depth = (unsigned)env_number("GPUWATCH_STACK_DEPTH", 0, GW_STACK_MAX_FRAMES,
+                                            DEFAULT_STACK_DEPTH);
 
     const char *clock = getenv("GPUWATCH_CLOCK");
     cfg->use_tsc = 1;

@@ -1,5 +1,7 @@
 /* Definitions (strings, streams, launch shapes, devices, handle names): interned once,
  * written once into the DEFS buffer that the writer drains before any thread's events. */
+#include <dlfcn.h>
+#include <link.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -101,6 +103,14 @@ static struct u64_map stream_ids;          /* handle + 1 -> id */
 static uint64_t streams_count;
 static struct u64_map handle_names;        /* function/kernel handle -> string id */
 static struct u64_map devices_seen;        /* ordinal + 1 -> 1 */
+
+struct stack_key {
+    uint64_t *pcs;
+    unsigned n;
+};
+static struct stack_key *stacks;           /* index id - 1 */
+static size_t stacks_count, stacks_cap;
+static struct u64_map stack_by_hash;
 
 /* Appends to the definitions buffer; the caller holds defs_lock. */
 static void buffer_append(const uint8_t *record, size_t len)
@@ -300,6 +310,89 @@ void gw_rec_set_handle_name(uint64_t handle, uint64_t name_id)
     pthread_mutex_unlock(&defs_lock);
 }
 
+/* The id of the stack with these pcs, or 0; the caller holds defs_lock. *hash becomes the
+ * key a new stack gets. */
+static uint64_t stack_find_locked(uint64_t *hash, const uint64_t *pcs, unsigned n)
+{
+    for (uint64_t id; (id = map_get(&stack_by_hash, *hash)) != 0; *hash = mix64(*hash) | 1) {
+        const struct stack_key *k = &stacks[id - 1];
+        if (k->n == n && memcmp(k->pcs, pcs, n * sizeof *pcs) == 0)
+            return id;
+    }
+    return 0;
+}
+
+/* Module, offset in it, symbol and offset from the symbol, for one code address. */
+static void symbolize(uint64_t pc, uint64_t frame[GW_STACK_FRAME_WORDS])
+{
+    Dl_info info;
+    struct link_map *map = NULL;
+    memset(frame, 0, GW_STACK_FRAME_WORDS * sizeof *frame);
+    frame[1] = pc;
+    if (!dladdr1((void *)(uintptr_t)pc, &info, (void **)&map, RTLD_DL_LINKMAP))
+        return;
+    frame[0] = gw_rec_string(info.dli_fname);
+    /* the load bias, so the offset is the address in the file (non-PIE programs: 0) */
+    frame[1] = pc - (map ? (uint64_t)map->l_addr : (uint64_t)(uintptr_t)info.dli_fbase);
+    if (info.dli_sname && info.dli_saddr) {
+        frame[2] = gw_rec_string(info.dli_sname);
+        frame[3] = pc - (uint64_t)(uintptr_t)info.dli_saddr;
+    }
+}
+
+/* Each distinct stack is symbolized once, by the first thread that sees it, outside
+ * defs_lock (dladdr takes the loader's lock); the definition is appended under the lock
+ * that publishes its id, after the strings it names. */
+uint64_t gw_rec_stack(const uint64_t *pcs, unsigned n)
+{
+    if (!n)
+        return 0;
+    if (n > GW_STACK_MAX_FRAMES)
+        n = GW_STACK_MAX_FRAMES;
+    uint64_t hash = hash_bytes(pcs, n * sizeof *pcs);
+    pthread_mutex_lock(&defs_lock);
+    uint64_t id = stack_find_locked(&hash, pcs, n);
+    pthread_mutex_unlock(&defs_lock);
+    if (id)
+        return id;
+
+    uint64_t frames[GW_STACK_MAX_FRAMES * GW_STACK_FRAME_WORDS];
+    for (unsigned i = 0; i < n; i++)
+        symbolize(pcs[i], frames + (size_t)i * GW_STACK_FRAME_WORDS);
+    /* body after the id: nframes, then the frames, as varints */
+    uint8_t tail[(1 + GW_STACK_MAX_FRAMES * GW_STACK_FRAME_WORDS) * GW_VARINT_MAX];
+    size_t tail_len = gw_put_uvarint(tail, n);
+    for (unsigned i = 0; i < n * GW_STACK_FRAME_WORDS; i++)
+        tail_len += gw_put_uvarint(tail + tail_len, frames[i]);
+    uint64_t *copy = malloc(n * sizeof *copy);
+    if (!copy)
+        return 0;
+    memcpy(copy, pcs, n * sizeof *copy);
+
+    hash = hash_bytes(pcs, n * sizeof *pcs);
+    pthread_mutex_lock(&defs_lock);
+    id = stack_find_locked(&hash, pcs, n);  /* another thread may have been first */
+    if (!id && stacks_count == stacks_cap) {
+        size_t cap = stacks_cap ? stacks_cap * 2 : 64;
+        struct stack_key *grown = realloc(stacks, cap * sizeof *grown);
+        if (grown) {
+            stacks = grown;
+            stacks_cap = cap;
+        }
+    }
+    uint64_t *slot = !id && stacks_count < stacks_cap ? map_slot(&stack_by_hash, hash) : NULL;
+    if (slot) {
+        id = ++stacks_count;
+        stacks[id - 1] = (struct stack_key){copy, n};
+        copy = NULL;
+        *slot = id;
+        append_locked(GW_REC_STACK, &id, 1, tail, tail_len);
+    }
+    pthread_mutex_unlock(&defs_lock);
+    free(copy);
+    return id;
+}
+
 void gw_rec_device(int ordinal, const char *name, uint64_t total_bytes, uint64_t free_bytes)
 {
     uint64_t name_id = gw_rec_string(name);
@@ -342,6 +435,10 @@ void gw_defs_reset(void)
     defs_len = defs_cap = 0;
     for (size_t i = 0; i < strings_count; i++)
         free(strings[i].text);
+    for (size_t i = 0; i < stacks_count; i++)
+        free(stacks[i].pcs);
+    stacks_count = 0;
+    map_clear(&stack_by_hash);
     strings_count = shapes_count = 0;
     streams_count = 0;
     map_clear(&string_by_hash);

@@ -1,8 +1,10 @@
 /* Device, stream-ordered, virtual (VMM) and pinned host memory. Every allocation also goes
- * into the range registry so copies can tell device, pinned and pageable memory apart. */
+ * into the range registry so copies can tell device, pinned and pageable memory apart, and
+ * carries the STACK of the program's call as its last word (after the call is timed). */
 #include "gpuwatch/trace_format.h"
 #include "hooks.h"
 #include "ranges.h"
+#include "stack_capture.h"
 
 /* Shared tail of every wrapper here: time the call, then record words[0..n). */
 #define MEMORY_HOOK(name, call, ...)                        \
@@ -19,7 +21,7 @@ GW_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytes)
     MEMORY_HOOK(cuMemAlloc_v2, real(dptr, bytes),
                 uint64_t ptr = out_pointer(ok, dptr);
                 gw_ranges_add(GW_RANGE_DEVICE, ptr, bytes);
-                uint64_t words[4] = {ptr, bytes, 0, 0});
+                uint64_t words[5] = {ptr, bytes, 0, 0, gw_stack_here()});
 }
 
 GW_EXPORT CUresult cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pitch, size_t width,
@@ -29,7 +31,7 @@ GW_EXPORT CUresult cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pitch, size_t w
                 uint64_t ptr = out_pointer(ok, dptr);
                 uint64_t row = ok && pitch ? *pitch : 0;
                 gw_ranges_add(GW_RANGE_DEVICE, ptr, row * height);
-                uint64_t words[4] = {ptr, row * height, 0, row});
+                uint64_t words[5] = {ptr, row * height, 0, row, gw_stack_here()});
 }
 
 GW_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr)
@@ -45,7 +47,7 @@ GW_EXPORT CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t bytes, unsigned i
     MEMORY_HOOK(cuMemAllocManaged, real(dptr, bytes, flags),
                 uint64_t ptr = out_pointer(ok, dptr);
                 gw_ranges_add(GW_RANGE_MANAGED, ptr, bytes);
-                uint64_t words[4] = {ptr, bytes, 0, flags});
+                uint64_t words[5] = {ptr, bytes, 0, flags, gw_stack_here()});
 }
 
 #define ALLOC_ASYNC(name)                                                               \
@@ -54,7 +56,8 @@ GW_EXPORT CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t bytes, unsigned i
         MEMORY_HOOK(name, real(dptr, bytes, stream),                                    \
                     uint64_t ptr = out_pointer(ok, dptr);                               \
                     gw_ranges_add(GW_RANGE_DEVICE, ptr, bytes);                         \
-                    uint64_t words[4] = {ptr, bytes, gw_stream_id(stream), 0});         \
+                    uint64_t words[5] = {ptr, bytes, gw_stream_id(stream), 0,           \
+                                         gw_stack_here()});                     \
     }
 ALLOC_ASYNC(cuMemAllocAsync)
 ALLOC_ASYNC(cuMemAllocAsync_ptsz)
@@ -66,7 +69,8 @@ ALLOC_ASYNC(cuMemAllocAsync_ptsz)
         MEMORY_HOOK(name, real(dptr, bytes, pool, stream),                              \
                     uint64_t ptr = out_pointer(ok, dptr);                               \
                     gw_ranges_add(GW_RANGE_DEVICE, ptr, bytes);                         \
-                    uint64_t words[4] = {ptr, bytes, gw_stream_id(stream), gw_u64(pool)}); \
+                    uint64_t words[5] = {ptr, bytes, gw_stream_id(stream), gw_u64(pool), \
+                                         gw_stack_here()});                     \
     }
 ALLOC_FROM_POOL(cuMemAllocFromPoolAsync)
 ALLOC_FROM_POOL(cuMemAllocFromPoolAsync_ptsz)
@@ -97,8 +101,9 @@ GW_EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size
                                const CUmemAllocationProp *prop, unsigned long long flags)
 {
     MEMORY_HOOK(cuMemCreate, real(handle, size, prop, flags),
-                uint64_t words[3] = {ok && handle ? *handle : 0, size,
-                                     prop ? (uint64_t)(uint32_t)prop->location.id : 0});
+                uint64_t words[4] = {ok && handle ? *handle : 0, size,
+                                     prop ? (uint64_t)(uint32_t)prop->location.id : 0,
+                                     gw_stack_here()});
 }
 
 GW_EXPORT CUresult cuMemRelease(CUmemGenericAllocationHandle handle)
@@ -126,7 +131,7 @@ GW_EXPORT CUresult cuMemHostAlloc(void **pp, size_t bytes, unsigned int flags)
     MEMORY_HOOK(cuMemHostAlloc, real(pp, bytes, flags),
                 uint64_t ptr = ok && pp ? gw_u64(*pp) : 0;
                 gw_ranges_add(GW_RANGE_PINNED, ptr, bytes);
-                uint64_t words[3] = {ptr, bytes, flags});
+                uint64_t words[4] = {ptr, bytes, flags, gw_stack_here()});
 }
 
 GW_EXPORT CUresult cuMemAllocHost_v2(void **pp, size_t bytes)
@@ -134,7 +139,7 @@ GW_EXPORT CUresult cuMemAllocHost_v2(void **pp, size_t bytes)
     MEMORY_HOOK(cuMemAllocHost_v2, real(pp, bytes),
                 uint64_t ptr = ok && pp ? gw_u64(*pp) : 0;
                 gw_ranges_add(GW_RANGE_PINNED, ptr, bytes);
-                uint64_t words[3] = {ptr, bytes, 0});
+                uint64_t words[4] = {ptr, bytes, 0, gw_stack_here()});
 }
 
 GW_EXPORT CUresult cuMemFreeHost(void *p)

@@ -15,6 +15,7 @@
 #include "recorder.h"
 #include "ranges.h"
 #include "resolve.h"
+#include "stack_capture.h"
 
 int gw_state = GW_STATE_UNINIT;
 GW_TLS int gw_in_hook;
@@ -135,6 +136,7 @@ int gw_tracing_start(void)
         int next = GW_STATE_OFF;
         if (!cfg.disabled && gw_resolve_init() == 0) {
             gw_clock_init(cfg.use_tsc);
+            gw_stack_init(cfg.stack_depth);
             if (gw_recorder_start(&cfg) == 0) {
                 next = GW_STATE_READY;
                 gw_cupti_start();

@@ -55,6 +55,10 @@ uint64_t gw_rec_shape(uint64_t func_handle, uint64_t name_id, const uint32_t dim
 uint64_t gw_rec_handle_name(uint64_t handle);
 void gw_rec_set_handle_name(uint64_t handle, uint64_t name_id);
 void gw_rec_device(int ordinal, const char *name, uint64_t total_bytes, uint64_t free_bytes);
+/* The call stack of code addresses pcs[0..n) (innermost first, at most
+ * GW_STACK_MAX_FRAMES), symbolized with dladdr and defined the first time it is seen;
+ * 0 when n is 0 or memory runs out. */
+uint64_t gw_rec_stack(const uint64_t *pcs, unsigned n);
 
 /* Changes when a new trace starts (a forked child's, a restarted recorder): ids and rings
  * cached before it are void. */

@@ -1057,6 +1057,104 @@ static void test_defs_after_use(void **state)
     gw_reader_close(r);
 }
 
+/* STACK definitions (written after the allocations that name them) round-trip through the
+ * definitions pass; allocating calls carry the optional stack id word, older 4-word
+ * allocations read as stack 0 without damage; a STACK cut short keeps its whole frames. */
+static void test_stack_roundtrip(void **state)
+{
+    (void)state;
+    const char *path = tmp_path("stacks.gwt");
+    FILE *f = create(path);
+    struct gw_file_header h = tw_header();
+    tw_write_header(f, &h);
+    struct tw_chunk c = {0};
+    tw_begin(&c, 100);
+    const uint64_t ptr = 0x7F0000200000ull;
+    uint64_t alloc[5] = {ptr, 4096, 0, 0, 5};
+    tw_call(&c, 100, GW_API_cuMemAlloc_v2, 10, 0, alloc, 5);
+    uint64_t old_alloc[4] = {ptr + 4096, 4096, 0, 0};
+    tw_call(&c, 200, GW_API_cuMemAlloc_v2, 10, 0, old_alloc, 4);
+    uint64_t host[4] = {0x10000, 64, 0, 6};
+    tw_call(&c, 300, GW_API_cuMemHostAlloc, 10, 0, host, 4);
+    uint64_t create_words[4] = {0xAB, 2 << 20, 0, 5};
+    tw_call(&c, 400, GW_API_cuMemCreate, 10, 0, create_words, 4);
+    tw_write_chunk(f, &c, 5, GW_CHUNK_EVENTS, 0);
+
+    tw_begin(&c, 0);
+    tw_string(&c, 1, "/opt/app/train");
+    tw_string(&c, 2, "leak_step");
+    tw_string(&c, 3, "main");
+    uint64_t stack5[2 + 3 * GW_STACK_FRAME_WORDS] = {
+        5, 3, 1, 0x1234, 2, 0x34, 1, 0x1500, 3, 0x20, 1, 0x99, 0, 0};
+    tw_record(&c, GW_REC_STACK, stack5, 2 + 3 * GW_STACK_FRAME_WORDS, NULL, 0);
+    uint64_t stack6[2 + GW_STACK_FRAME_WORDS] = {6, 2, 1, 0x777, 0, 0};  /* 1 of 2 frames */
+    tw_record(&c, GW_REC_STACK, stack6, 2 + GW_STACK_FRAME_WORDS, NULL, 0);
+    tw_write_chunk(f, &c, 0, GW_CHUNK_DEFS, 0);
+    fclose(f);
+    tw_free(&c);
+
+    struct gw_reader *r;
+    char err[256];
+    struct gw_event ev;
+    assert_int_equal(gw_reader_open(path, &r, err, sizeof err), 0);
+    gw_reader_load_defs(r);
+    const struct gw_stack *st = gw_reader_stack(r, 5);
+    assert_non_null(st);
+    assert_int_equal(st->id, 5);
+    assert_int_equal(st->nframes, 3);
+    assert_int_equal(st->frames[0].module_id, 1);
+    assert_int_equal(st->frames[0].module_offset, 0x1234);
+    assert_string_equal(gw_reader_string(r, st->frames[0].symbol_id, NULL), "leak_step");
+    assert_int_equal(st->frames[0].symbol_offset, 0x34);
+    assert_string_equal(gw_reader_string(r, st->frames[1].symbol_id, NULL), "main");
+    assert_int_equal(st->frames[2].module_offset, 0x99);
+    assert_int_equal(st->frames[2].symbol_id, 0);
+    assert_null(gw_reader_stack(r, 7));
+
+    assert_int_equal(gw_reader_next(r, &ev), 1);
+    assert_int_equal(ev.api_id, GW_API_cuMemAlloc_v2);
+    assert_int_equal(ev.u.alloc.ptr, ptr);
+    assert_int_equal(ev.u.alloc.stack_id, 5);
+    assert_int_equal(gw_reader_next(r, &ev), 1);
+    assert_int_equal(ev.u.alloc.bytes, 4096);
+    assert_int_equal(ev.u.alloc.stack_id, 0);
+    assert_int_equal(gw_reader_next(r, &ev), 1);
+    assert_int_equal(ev.api_id, GW_API_cuMemHostAlloc);
+    assert_int_equal(ev.u.hostmem.bytes, 64);
+    assert_int_equal(ev.u.hostmem.stack_id, 6);
+    assert_int_equal(gw_reader_next(r, &ev), 1);
+    assert_int_equal(ev.api_id, GW_API_cuMemCreate);
+    assert_int_equal(ev.u.vmm.handle, 0xAB);
+    assert_int_equal(ev.u.vmm.stack_id, 5);
+    assert_int_equal(gw_reader_damage(r, &(const struct gw_damage *){NULL}), 0);
+
+    int stacks = 0;
+    while (gw_reader_next(r, &ev) > 0) {
+        if (ev.kind != GW_EV_STACK)
+            continue;
+        assert_true(gw_event_kind_is_def(ev.kind));
+        assert_string_equal(gw_event_kind_name(ev.kind), "stack");
+        if (ev.u.stack.id == 5) {
+            assert_int_equal(ev.u.stack.nframes, 3);
+            /* the second pass keeps the entry of the first: frames stay where they were */
+            assert_ptr_equal(ev.u.stack.frames, st->frames);
+        } else {
+            assert_int_equal(ev.u.stack.id, 6);
+            assert_int_equal(ev.u.stack.nframes, 1);
+            assert_int_equal(ev.u.stack.frames[0].module_offset, 0x777);
+        }
+        stacks++;
+    }
+    assert_int_equal(stacks, 2);
+    const struct gw_damage *damage;
+    assert_int_equal(gw_reader_damage(r, &damage), 1);  /* STACK 6 is short */
+    assert_int_equal(damage[0].kind, GW_DAMAGE_RECORD);
+    assert_non_null(strstr(damage[0].message, "STACK 6"));
+    assert_int_equal(gw_reader_stats(r)->definitions, 5);
+    assert_int_equal(gw_reader_stats(r)->unknown_records, 0);
+    gw_reader_close(r);
+}
+
 /* Random damage never crashes the reader and never loses a chunk it did not touch. */
 static void test_random_damage(void **state)
 {
@@ -1782,6 +1880,7 @@ int main(void)
         cmocka_unit_test(test_bad_lengths),
         cmocka_unit_test(test_record_damage),
         cmocka_unit_test(test_defs_after_use),
+        cmocka_unit_test(test_stack_roundtrip),
         cmocka_unit_test(test_random_damage),
         cmocka_unit_test(test_roundtrip_gpu_records),
         cmocka_unit_test(test_short_gpu_records),

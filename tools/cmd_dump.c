@@ -12,7 +12,9 @@
  * double-quoted with C escapes. Calls end with call=0x... (their call id); GPU records
  * carry corr=N, and the correlation line with that corr names the call=0x... that issued
  * the work. stream= is our stream id (what calls carry), '-' when no STREAM definition
- * gives the CUPTI stream id (cupti_stream=). Damage reports go to stderr; the exit status
+ * gives the CUPTI stream id (cupti_stream=). Allocating calls show stack=N when they carry
+ * a call stack, and the `def stack` line with id=N lists its frames innermost first as
+ * frameI="module+0xOFFSET[,symbol+0xOFFSET]". Damage reports go to stderr; the exit status
  * is 1 when there was any, 0 otherwise.
  */
 #include <getopt.h>
@@ -55,6 +57,25 @@ static void put_shape(struct dump *d, const struct gw_shape *s)
             s->shared_mem);
 }
 
+/* id=N frames=K, then per frame "frameI=module+0xOFF" and ",symbol+0xOFF" when known. */
+static void put_stack(struct dump *d, const struct gw_stack *st)
+{
+    fprintf(d->out, " id=%" PRIu64 " frames=%u", st->id, st->nframes);
+    for (unsigned i = 0; i < st->nframes; i++) {
+        const struct gw_stack_frame *f = &st->frames[i];
+        const char *module = gw_reader_string(d->r, f->module_id, NULL);
+        const char *symbol = f->symbol_id ? gw_reader_string(d->r, f->symbol_id, NULL) : NULL;
+        char text[1024];
+        int n = snprintf(text, sizeof text, "%s+0x%" PRIx64, module ? module : "?",
+                         f->module_offset);
+        if (symbol && n > 0 && (size_t)n < sizeof text)
+            snprintf(text + n, sizeof text - (size_t)n, ",%s+0x%" PRIx64, symbol,
+                     f->symbol_offset);
+        fprintf(d->out, " frame%u=", i);
+        gw_put_value(d->out, text, strlen(text));
+    }
+}
+
 static void put_launch(struct dump *d, const struct gw_event *ev)
 {
     switch (ev->api_id) {
@@ -90,6 +111,8 @@ static void put_vmm(struct dump *d, const struct gw_event *ev)
     case GW_API_cuMemCreate:
         fprintf(d->out, " handle=0x%" PRIx64 " size=%" PRIu64 " device=%" PRIu64, handle, size,
                 ev->u.vmm.device);
+        if (ev->u.vmm.stack_id)
+            fprintf(d->out, " stack=%" PRIu64, ev->u.vmm.stack_id);
         break;
     case GW_API_cuMemRelease:
         fprintf(d->out, " handle=0x%" PRIx64, handle);
@@ -141,6 +164,8 @@ static void put_call_details(struct dump *d, const struct gw_event *ev)
         else if (ev->api_id == GW_API_cuMemAllocFromPoolAsync ||
                  ev->api_id == GW_API_cuMemAllocFromPoolAsync_ptsz)
             fprintf(out, " pool=0x%" PRIx64, ev->u.alloc.aux);
+        if (ev->u.alloc.stack_id)
+            fprintf(out, " stack=%" PRIu64, ev->u.alloc.stack_id);
         break;
     case GW_FAM_FREE:
         fprintf(out, " ptr=0x%" PRIx64 " stream=%" PRIu64, ev->u.memfree.ptr,
@@ -152,6 +177,8 @@ static void put_call_details(struct dump *d, const struct gw_event *ev)
     case GW_FAM_HOSTMEM:
         fprintf(out, " ptr=0x%" PRIx64 " bytes=%" PRIu64 " flags=0x%" PRIx64,
                 ev->u.hostmem.ptr, ev->u.hostmem.bytes, ev->u.hostmem.flags);
+        if (ev->u.hostmem.stack_id)
+            fprintf(out, " stack=%" PRIu64, ev->u.hostmem.stack_id);
         break;
     case GW_FAM_LAUNCH:
         put_launch(d, ev);
@@ -359,6 +386,9 @@ static void put_event(struct dump *d, const struct gw_event *ev)
         case GW_EV_THREAD:
             fprintf(out, " tid=%" PRIu64, ev->u.thread.tid);
             put_string_value(d, "name", ev->u.thread.name_id);
+            break;
+        case GW_EV_STACK:
+            put_stack(d, &ev->u.stack);
             break;
         default:
             break;

@@ -112,13 +112,14 @@ const char *gw_event_kind_name(enum gw_event_kind kind)
     case GW_EV_MARK: return "mark";
     case GW_EV_RANGE_START: return "range_start";
     case GW_EV_RANGE_END: return "range_end";
+    case GW_EV_STACK: return "stack";
     }
     return "unknown";
 }
 
 int gw_event_kind_is_def(enum gw_event_kind kind)
 {
-    return kind >= GW_EV_STRING && kind <= GW_EV_THREAD;
+    return (kind >= GW_EV_STRING && kind <= GW_EV_THREAD) || kind == GW_EV_STACK;
 }
 
 /* CUPTI_ACTIVITY_MEMCPY_KIND_* */

@@ -448,6 +448,7 @@ static const char *record_name(uint8_t type)
     case GW_REC_DEVICE: return "DEVICE";
     case GW_REC_CLOCK: return "CLOCK";
     case GW_REC_THREAD: return "THREAD";
+    case GW_REC_STACK: return "STACK";
     }
     return "unknown";
 }
@@ -506,6 +507,7 @@ static void fill_family(struct gw_event *ev)
     case GW_FAM_ALLOC:
         ev->u.alloc.ptr = w[0], ev->u.alloc.bytes = w[1];
         ev->u.alloc.stream_id = w[2], ev->u.alloc.aux = w[3];
+        ev->u.alloc.stack_id = w[4];  /* optional (trace_format.h) */
         break;
     case GW_FAM_FREE:
         ev->u.memfree.ptr = w[0], ev->u.memfree.stream_id = w[1];
@@ -517,6 +519,7 @@ static void fill_family(struct gw_event *ev)
             break;
         case GW_API_cuMemCreate:
             ev->u.vmm.handle = w[0], ev->u.vmm.size = w[1], ev->u.vmm.device = w[2];
+            ev->u.vmm.stack_id = w[3];  /* optional */
             break;
         case GW_API_cuMemRelease:
             ev->u.vmm.handle = w[0];
@@ -531,6 +534,7 @@ static void fill_family(struct gw_event *ev)
         break;
     case GW_FAM_HOSTMEM:
         ev->u.hostmem.ptr = w[0], ev->u.hostmem.bytes = w[1], ev->u.hostmem.flags = w[2];
+        ev->u.hostmem.stack_id = w[3];  /* optional: the allocating calls only */
         break;
     case GW_FAM_LAUNCH:
         ev->u.launch.shape_id = w[0], ev->u.launch.stream_id = w[1];
@@ -881,6 +885,8 @@ static int decode_record(struct gw_reader *r, const struct gw_record_view *rec, 
         return decode_def(r, rec->type, &c, off, rec->body_len, ev);
     if (rec->type == GW_REC_CORRELATION)
         return decode_correlation(r, &c, off, rec->body_len, ev);
+    if (rec->type == GW_REC_STACK)
+        return gw_stacks_decode(r, rec->body, rec->body_len, off, ev);
     if (rec->type == GW_REC_CALL_BASE) {
         /* The writer's own numbering: whatever was lost before, numbers are sure again. */
         uint64_t w[2];

@@ -59,6 +59,7 @@ enum gw_event_kind {
     GW_EV_MARK,
     GW_EV_RANGE_START,
     GW_EV_RANGE_END,
+    GW_EV_STACK,          /* a definition: an allocation's call stack (gw_reader_stack) */
 };
 
 struct gw_shape {
@@ -71,6 +72,23 @@ struct gw_shape {
     /* GPU shapes (from CUPTI; optional words, 0 when absent) */
     uint64_t registers;    /* registers per thread */
     uint64_t static_shared_mem;  /* bytes */
+};
+
+/* One frame of a STACK definition (trace_format.h): where the code is, by module and by
+ * symbol. String ids resolve with gw_reader_string; 0 is unknown / no symbol. */
+struct gw_stack_frame {
+    uint64_t module_id;      /* path of the object */
+    uint64_t module_offset;  /* address in the object's file (return address - 1) */
+    uint64_t symbol_id;      /* dynamic symbol, 0 when none */
+    uint64_t symbol_offset;  /* from the symbol's start */
+};
+
+/* A call stack, innermost frame first (the program's call into the driver API). frames
+ * live as long as the reader. */
+struct gw_stack {
+    uint64_t id;
+    unsigned nframes;        /* at most GW_STACK_MAX_FRAMES */
+    const struct gw_stack_frame *frames;
 };
 
 struct gw_device_def {
@@ -101,12 +119,15 @@ struct gw_event {
         struct { uint64_t symbol_id, cuda_version, flags, outcome; } proc;
         struct { uint64_t device, ctx; } ctx;
         struct { uint64_t free_bytes, total_bytes; } meminfo;
-        /* aux: pitch (AllocPitch), flags (AllocManaged), pool (AllocFromPoolAsync) */
-        struct { uint64_t ptr, bytes, stream_id, aux; } alloc;
+        /* aux: pitch (AllocPitch), flags (AllocManaged), pool (AllocFromPoolAsync);
+         * stack_id: the allocating call's STACK (gw_reader_stack), 0 when not recorded */
+        struct { uint64_t ptr, bytes, stream_id, aux, stack_id; } alloc;
         struct { uint64_t ptr, stream_id; } memfree;
-        /* filled per entry point; fields a call does not carry stay 0 */
-        struct { uint64_t ptr, size, handle, alignment, device; } vmm;
-        struct { uint64_t ptr, bytes, flags; } hostmem;
+        /* filled per entry point; fields a call does not carry stay 0 (stack_id:
+         * cuMemCreate) */
+        struct { uint64_t ptr, size, handle, alignment, device, stack_id; } vmm;
+        /* stack_id: cuMemAllocHost and cuMemHostAlloc */
+        struct { uint64_t ptr, bytes, flags, stack_id; } hostmem;
         /* handle: graphExec for cuGraphLaunch*, fn for cuLaunchHostFunc*, else 0 */
         struct { uint64_t shape_id, stream_id, handle; } launch;
         /* batch copies (cuMemcpyBatchAsync*): batch = 1, count = number of copies,
@@ -129,6 +150,7 @@ struct gw_event {
         struct gw_device_def device;
         struct gw_clock_point clock;
         struct { uint64_t tid, name_id; } thread;
+        struct gw_stack stack;
         /* GPU records: stream_id is CUPTI's (cuStreamGetId), see gw_reader_stream_by_cupti */
         struct { uint64_t correlation_id, device, stream_id, shape_id, graph_id; } gpu_kernel;
         struct {
@@ -248,6 +270,8 @@ const char *gw_reader_thread_name(const struct gw_reader *reader, uint64_t tid);
 size_t gw_reader_clocks(const struct gw_reader *reader, const struct gw_clock_point **points);
 /* Kernel name of a launch shape (shape → name string). */
 const char *gw_reader_kernel_name(const struct gw_reader *reader, uint64_t shape_id);
+/* A STACK definition by id (trace_stacks.c). */
+const struct gw_stack *gw_reader_stack(const struct gw_reader *reader, uint64_t id);
 
 /* Names (trace_names.c). Unknown values give NULL unless said otherwise. */
 const char *gw_api_name(unsigned api_id);          /* exact exported name */
@@ -261,7 +285,8 @@ const char *gw_clock_source_name(unsigned source);
 const char *gw_cu_result_name(uint32_t result);    /* "CUDA_ERROR_OUT_OF_MEMORY" */
 const char *gw_event_kind_name(enum gw_event_kind kind); /* "call", "lost", "string" ...,
                                                            "gpu_kernel", "range_push" ... */
-int gw_event_kind_is_def(enum gw_event_kind kind); /* 1 for STRING..THREAD definitions */
+int gw_event_kind_is_def(enum gw_event_kind kind); /* 1 for STRING..THREAD and STACK
+                                                      definitions */
 const char *gw_gpu_copy_kind_name(unsigned kind);  /* CUPTI copy kind: "HtoD", "PtoP"...;
                                                       "unknown" */
 const char *gw_gpu_memory_kind_name(unsigned kind); /* CUPTI memory kind: "pageable",

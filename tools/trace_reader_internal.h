@@ -65,6 +65,9 @@ struct gw_reader {
     struct gw_map stream_cupti; /* id -> CUPTI stream id (nonzero ones only) */
     struct gw_map cupti_streams; /* CUPTI stream id -> id */
     struct gw_map threads;      /* tid -> name string id */
+    struct gw_stack *stacks;    /* trace_stacks.c; each entry's frames its own allocation */
+    size_t nstacks, stacks_cap;
+    struct gw_map stack_ids;    /* id -> index in stacks */
 };
 
 /* Records a damage report (unless the reader is quiet) and calls the callback. For
@@ -83,5 +86,11 @@ void gw_tables_add_clock(struct gw_reader *r, const struct gw_clock_point *point
 void gw_tables_add_stream(struct gw_reader *r, uint64_t id, uint64_t handle,
                           uint64_t cupti_stream_id);
 void gw_tables_free(struct gw_reader *r);
+
+/* trace_stacks.c: decodes the body of a STACK definition (after its type and length) into
+ * ev and the stack table; 1 when ev holds a GW_EV_STACK event. */
+int gw_stacks_decode(struct gw_reader *r, const uint8_t *body, size_t len, uint64_t off,
+                     struct gw_event *ev);
+void gw_stacks_free(struct gw_reader *r);
 
 #endif

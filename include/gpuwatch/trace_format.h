@@ -102,13 +102,16 @@ _Static_assert(sizeof(struct gw_chunk_header) == 32, "chunk header is 32 bytes")
  *   PROC     symbol_string_id cuda_version flags outcome(enum gw_proc_outcome)
  *   CTX      device_ordinal ctx_handle
  *   MEMINFO  free_bytes total_bytes
- *   ALLOC    ptr bytes stream_id aux   (aux: pitch for AllocPitch, flags for Managed,
- *                                        pool handle for AllocFromPoolAsync, else 0)
+ *   ALLOC    ptr bytes stream_id aux [stack_id]   (aux: pitch for AllocPitch, flags for
+ *                                        Managed, pool handle for AllocFromPoolAsync, else 0)
  *   FREE     ptr stream_id
  *   VMM      a b c   Reserve: ptr size alignment | AddressFree: ptr size 0 |
- *                    Create: handle size device | Release: handle 0 0 |
+ *                    Create: handle size device [stack_id] | Release: handle 0 0 |
  *                    Map: ptr size handle | Unmap: ptr size 0
  *   HOSTMEM  ptr bytes flags           (FreeHost/Unregister: bytes known from the alloc, or 0)
+ *                    [stack_id]        (AllocHost and HostAlloc only)
+ *   stack_id: optional word after the family's own, on allocating calls only: the
+ *   GW_REC_STACK of the program's call; 0 or absent when not captured.
  *   LAUNCH   shape_id stream_id        (+ handle for cuGraphLaunch* = graphExec and
  *                                        cuLaunchHostFunc* = fn; shape_id 0 for both)
  *   COPY     bytes kind stream_id dst src
@@ -161,6 +164,13 @@ _Static_assert(sizeof(struct gw_chunk_header) == 32, "chunk header is 32 bytes")
  * GW_REC_DEVICE    ordinal name_string_id total_bytes free_bytes_at_first_context
  * GW_REC_CLOCK     trace_ns realtime_ns monotonic_ns   (a calibration point)
  * GW_REC_THREAD    tid name_string_id
+ * GW_REC_STACK     id nframes frame[nframes]   (a native call stack, innermost first: the
+ *                  program's call into the driver API, the shim's own frames left out)
+ *                  frame := module_string_id module_offset symbol_string_id symbol_offset
+ *                  (GW_STACK_FRAME_WORDS words; module: path of the object holding the code;
+ *                  module_offset: the return address - 1 minus the object's load bias, the
+ *                  address addr2line -e module takes; symbol: the dynamic symbol dladdr
+ *                  finds there, 0 and 0 when none; symbol_offset: from the symbol's start)
  */
 enum gw_record_type {
     GW_REC_CALL = 0x01,
@@ -184,7 +194,11 @@ enum gw_record_type {
     GW_REC_THREAD = 0x45,
     GW_REC_CORRELATION = 0x46,
     GW_REC_CALL_BASE = 0x47,
+    GW_REC_STACK = 0x48,
 };
+
+#define GW_STACK_FRAME_WORDS 4   /* words per GW_REC_STACK frame */
+#define GW_STACK_MAX_FRAMES 64   /* writers never write more frames; readers keep this many */
 
 /* CUPTI's memcpy and memory kinds, as GPU records carry them. */
 enum gw_gpu_copy_kind {

@@ -1,0 +1,15 @@
+/* Call stacks of allocating calls (ALLOC, HOSTMEM allocations, cuMemCreate). */
+#ifndef GW_STACK_CAPTURE_H
+#define GW_STACK_CAPTURE_H
+
+#include <stdint.h>
+
+/* Loads the unwinder once, for stacks of up to depth frames (0: none); at tracing start. */
+void gw_stack_init(unsigned depth);
+
+/* The STACK id of the program's call into the hook that calls this (the shim's own
+ * frames left out), defining it the first time; 0 when stacks are off or unwinding failed.
+ * Only allocating hooks call it: it costs an unwind. */
+uint64_t gw_stack_here(void);
+
+#endif
