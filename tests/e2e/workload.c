@@ -322,6 +322,46 @@ static void run_oom(void)
         fail("a too-large allocation did not fail with CUDA_ERROR_OUT_OF_MEMORY");
 }
 
+/* Allocation call sites for the call-stack tests: exported (the workload is linked with
+ * -rdynamic) and neither inlined nor cloned, so dladdr names them. */
+__attribute__((noinline, noclone)) void workload_alloc_site(CUdeviceptr *dev, void **host)
+{
+    CHECK(cuMemAlloc_v2(dev, 1 << 20));
+    CHECK(cuMemAllocHost_v2(host, 4096));
+}
+
+__attribute__((noinline, noclone)) void workload_other_site(CUdeviceptr *dev)
+{
+    CHECK(cuMemAlloc_v2(dev, 2 << 20));
+}
+
+__attribute__((noinline, noclone)) void workload_stacks_caller(CUdeviceptr dev[3],
+                                                                void *host[2])
+{
+    volatile int sites = 2;  /* one call site, not unrolled into two */
+    for (int i = 0; i < sites; i++)
+        workload_alloc_site(&dev[i], &host[i]);
+    workload_other_site(&dev[2]);
+    __asm__ volatile("" ::: "memory");  /* a call, not a tail jump: this frame stays */
+}
+
+/* Two allocations from one site, one from another; the unwinder the shim loads must not
+ * reach the program's global scope (its _Unwind_* would take over C++ exceptions). */
+static void run_stacks(void)
+{
+    CUfunction kernel;
+    setup_direct(&kernel);
+    CUdeviceptr dev[3];
+    void *host[2];
+    workload_stacks_caller(dev, host);
+    if (dlsym(RTLD_DEFAULT, "unw_backtrace"))
+        fail("libunwind's symbols are in the program's global scope");
+    for (int i = 0; i < 3; i++)
+        CHECK(cuMemFree_v2(dev[i]));
+    for (int i = 0; i < 2; i++)
+        CHECK(cuMemFreeHost(host[i]));
+}
+
 /* A child made by fork+exec of this program, running the direct sequence. */
 static void run_exec_child(void)
 {
@@ -534,6 +574,8 @@ int main(int argc, char **argv)
         run_copies();
     } else if (strcmp(mode, "nvtx") == 0) {
         run_nvtx();
+    } else if (strcmp(mode, "stacks") == 0) {
+        run_stacks();
     } else if (strcmp(mode, "exec") == 0) {
         run_exec_child();
     } else if (strcmp(mode, "replay") == 0 && list) {

@@ -1,0 +1,174 @@
+/* End to end: allocating calls made under the shim carry the program's call stack, named
+ * by the workload's own (exported) functions; other calls carry nothing; depth 0 turns it
+ * off; the unwinder never reaches the program's global scope. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "harness.h"
+#include "trace_reader.h"
+
+#define MAX_ALLOCS 8
+
+struct stacks_run {
+    struct run_result result;
+    struct gw_reader *reader;
+    unsigned nallocs;
+    unsigned api[MAX_ALLOCS];        /* allocating calls in order */
+    uint64_t stack[MAX_ALLOCS];      /* their stack ids */
+    unsigned stack_defs;             /* STACK definitions in the file */
+    unsigned frees, free_extra_words; /* frees, and those with more words than FREE's 2 */
+};
+
+static struct stacks_run run;
+
+static void run_stacks(const char *depth)
+{
+    memset(&run, 0, sizeof run);
+    char env_depth[64];
+    snprintf(env_depth, sizeof env_depth, "GPUWATCH_STACK_DEPTH=%s", depth ? depth : "");
+    const char *args[] = {"--mode", "stacks", NULL};
+    const char *env[] = {depth ? env_depth : NULL, NULL};
+    struct run_options options = {.args = args, .env = env, .preload = 1};
+    run_workload(&options, &run.result);
+    assert_int_equal(run.result.exited, 1);
+    if (run.result.status != 0)
+        fail_msg("workload failed: %s", run.result.err);
+    DIR *dir = opendir(run.result.trace_dir);
+    assert_non_null(dir);
+    char path[600] = "";
+    for (struct dirent *e; (e = readdir(dir));)
+        if (strstr(e->d_name, ".gwt"))
+            snprintf(path, sizeof path, "%s/%s", run.result.trace_dir, e->d_name);
+    closedir(dir);
+    char err[512];
+    assert_int_equal(gw_reader_open(path, &run.reader, err, sizeof err), 0);
+    gw_reader_load_defs(run.reader);
+    struct gw_event ev;
+    while (gw_reader_next(run.reader, &ev) > 0) {
+        if (ev.kind == GW_EV_STACK)
+            run.stack_defs++;
+        if (ev.kind != GW_EV_CALL)
+            continue;
+        if (ev.family == GW_FAM_FREE || ev.api_id == GW_API_cuMemFreeHost) {
+            run.frees++;
+            run.free_extra_words += ev.nwords > (ev.family == GW_FAM_FREE ? 2u : 3u);
+        }
+        uint64_t stack = ev.family == GW_FAM_ALLOC     ? ev.u.alloc.stack_id
+                         : ev.family == GW_FAM_HOSTMEM ? ev.u.hostmem.stack_id
+                                                       : 0;
+        if ((ev.family == GW_FAM_ALLOC || ev.api_id == GW_API_cuMemAllocHost_v2) &&
+            run.nallocs < MAX_ALLOCS) {
+            run.api[run.nallocs] = ev.api_id;
+            run.stack[run.nallocs++] = stack;
+        }
+    }
+    const struct gw_damage *damage;
+    assert_int_equal(gw_reader_damage(run.reader, &damage), 0);
+}
+
+static void finish(void)
+{
+    gw_reader_close(run.reader);
+    remove_dir(run.result.trace_dir);
+}
+
+static const char *frame_symbol(const struct gw_stack *st, unsigned i)
+{
+    if (i >= st->nframes)
+        return "(none)";
+    const char *s = gw_reader_string(run.reader, st->frames[i].symbol_id, NULL);
+    return s ? s : "(no symbol)";
+}
+
+/* The order workload_stacks_caller makes them: (device, host) twice, then the other site. */
+static void assert_alloc_order(void)
+{
+    assert_int_equal(run.nallocs, 5);
+    assert_int_equal(run.api[0], GW_API_cuMemAlloc_v2);
+    assert_int_equal(run.api[1], GW_API_cuMemAllocHost_v2);
+    assert_int_equal(run.api[2], GW_API_cuMemAlloc_v2);
+    assert_int_equal(run.api[3], GW_API_cuMemAllocHost_v2);
+    assert_int_equal(run.api[4], GW_API_cuMemAlloc_v2);
+    assert_int_equal(run.frees, 5);
+    assert_int_equal(run.free_extra_words, 0);
+}
+
+static void test_allocations_name_their_call_site(void **state)
+{
+    (void)state;
+    run_stacks(NULL);  /* the default depth */
+    assert_alloc_order();
+    /* one site, one stack: interned once; three call sites, three STACK definitions */
+    assert_true(run.stack[0] != 0);
+    assert_int_equal(run.stack[0], run.stack[2]);
+    assert_int_equal(run.stack[1], run.stack[3]);
+    assert_true(run.stack[0] != run.stack[1]);
+    assert_true(run.stack[4] != run.stack[0] && run.stack[4] != run.stack[1]);
+    assert_int_equal(run.stack_defs, 3);
+
+    const struct gw_stack *dev = gw_reader_stack(run.reader, run.stack[0]);
+    const struct gw_stack *host = gw_reader_stack(run.reader, run.stack[1]);
+    const struct gw_stack *other = gw_reader_stack(run.reader, run.stack[4]);
+    assert_non_null(dev);
+    assert_non_null(host);
+    assert_non_null(other);
+    /* innermost first, the shim's own frames left out */
+    assert_string_equal(frame_symbol(dev, 0), "workload_alloc_site");
+    assert_string_equal(frame_symbol(dev, 1), "workload_stacks_caller");
+    assert_string_equal(frame_symbol(host, 0), "workload_alloc_site");
+    assert_true(host->frames[0].symbol_offset > dev->frames[0].symbol_offset);
+    assert_string_equal(frame_symbol(other, 0), "workload_other_site");
+    assert_string_equal(frame_symbol(other, 1), "workload_stacks_caller");
+    assert_true(dev->nframes >= 3 && dev->nframes <= 12);
+    const char *module = gw_reader_string(run.reader, dev->frames[0].module_id, NULL);
+    assert_non_null(module);
+    assert_non_null(strstr(module, "/workload"));
+    /* the module offset is the file's address: the same function in both stacks */
+    assert_int_equal(dev->frames[0].module_offset - dev->frames[0].symbol_offset,
+                     host->frames[0].module_offset - host->frames[0].symbol_offset);
+    for (unsigned i = 0; i < dev->nframes; i++) {
+        const char *m = gw_reader_string(run.reader, dev->frames[i].module_id, NULL);
+        assert_null(m ? strstr(m, "libgpuwatch") : NULL);
+    }
+    finish();
+}
+
+static void test_depth_limits_frames(void **state)
+{
+    (void)state;
+    run_stacks("1");
+    assert_alloc_order();
+    const struct gw_stack *dev = gw_reader_stack(run.reader, run.stack[0]);
+    assert_non_null(dev);
+    assert_int_equal(dev->nframes, 1);
+    assert_string_equal(frame_symbol(dev, 0), "workload_alloc_site");
+    finish();
+}
+
+static void test_depth_zero_records_none(void **state)
+{
+    (void)state;
+    run_stacks("0");
+    assert_alloc_order();
+    for (unsigned i = 0; i < run.nallocs; i++)
+        assert_int_equal(run.stack[i], 0);
+    assert_int_equal(run.stack_defs, 0);
+    finish();
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_allocations_name_their_call_site),
+        cmocka_unit_test(test_depth_limits_frames),
+        cmocka_unit_test(test_depth_zero_records_none),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
