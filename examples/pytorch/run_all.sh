@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# Runs every PyTorch example twice under `gpuwatch run` — planted, then --fixed — and prints
+# a table: the finding gpuwatch ranks first (`gpuwatch analyze --json`) and the steady-state
+# step time each run printed. Needs a CUDA GPU; stops at once when PyTorch sees none.
+#
+#   examples/pytorch/run_all.sh [GPUWATCH] [-- ARGS for every script]
+#
+# GPUWATCH defaults to ./build/tools/gpuwatch. Environment: PYTHON (an interpreter with
+# torch; default python3), OUT (default ./gpuwatch-pytorch-runs: per run a trace directory
+# NAME-VARIANT/, NAME-VARIANT.log with the script's stderr and gpuwatch's analysis,
+# NAME-VARIANT.json), SCRIPTS (a subset, e.g. "leak healthy"). Exit status 1 when a run failed.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+gw=./build/tools/gpuwatch
+if [ $# -gt 0 ] && [ "$1" != "--" ]; then gw=$1; shift; fi
+[ "${1:-}" = "--" ] && shift
+py=${PYTHON:-python3}
+out=${OUT:-./gpuwatch-pytorch-runs}
+scripts=${SCRIPTS:-"dataloader_bound pageable_h2d per_step_sync launch_bound fragmentation leak healthy"}
+
+die() { echo "run_all.sh: $*" >&2; exit 2; }
+[ -x "$gw" ] || die "no gpuwatch at $gw (build it with bash scripts/build.sh, or pass its path)"
+"$py" - <<'PY' || die "no usable CUDA device (PYTHON=$py must import a CUDA build of torch that sees a GPU)"
+import sys
+try:
+    import torch
+except ImportError as e:
+    sys.exit(f"run_all.sh: cannot import torch: {e}")
+if not torch.cuda.is_available():
+    sys.exit(f"run_all.sh: torch {torch.__version__} (CUDA {torch.version.cuda}) sees no CUDA device")
+print(f"run_all.sh: {torch.cuda.get_device_name(0)}, torch {torch.__version__}, CUDA {torch.version.cuda}",
+      file=sys.stderr)
+PY
+
+expected() {
+    case $1 in
+        dataloader_bound) echo input_pipeline ;;
+        pageable_h2d) echo pageable_h2d ;;
+        per_step_sync) echo sync_bubble ;;
+        launch_bound) echo launch_bound ;;
+        fragmentation) echo oom_retry ;;
+        leak) echo leak ;;
+        healthy) echo none ;;
+    esac
+}
+
+# "ID SHARE% (+N)" of the top finding, or "none"; "no analysis" when there is no report.
+top_finding() {
+    "$py" - "$1" <<'PY' 2>/dev/null || echo "no analysis"
+import json, sys
+f = json.load(open(sys.argv[1]))["findings"]
+print(f"{f[0]['id']} {100 * f[0]['saving_share']:.0f}%" + (f" (+{len(f) - 1})" if len(f) > 1 else "") if f else "none")
+PY
+}
+
+mkdir -p "$out" || die "cannot create $out"
+failed=0
+rows=()
+for s in $scripts; do
+    [ -f "$here/$s.py" ] || die "no script $here/$s.py"
+    row=("$s" "$(expected "$s")")
+    times=()
+    for v in planted fixed; do
+        dir="$out/$s-$v"
+        rm -rf -- "$dir"
+        flag=()
+        [ "$v" = fixed ] && flag=(--fixed)
+        echo "run_all.sh: $s $v ..." >&2
+        "$gw" run --output "$dir" -- "$py" "$here/$s.py" "${flag[@]}" "$@" >"$dir.stdout" 2>"$dir.log"
+        rc=$?
+        ms=$(grep -o 'step_time_ms=[0-9.]*' "$dir.log" | tail -n 1 | cut -d= -f2)
+        if [ $rc -ne 0 ] || [ -z "$ms" ]; then
+            echo "run_all.sh: $s $v failed (exit $rc); see $dir.log" >&2
+            failed=1
+            ms="FAILED"
+        fi
+        "$gw" analyze --json "$dir" >"$dir.json" 2>>"$dir.log"
+        row+=("$(top_finding "$dir.json")")
+        times+=("$ms")
+    done
+    rows+=("$(printf '%-17s %-15s %-26s %-26s %11s %11s' "${row[@]}" "${times[@]}")")
+done
+
+printf '\n%-17s %-15s %-26s %-26s %11s %11s\n' script expected "top finding (planted)" \
+    "top finding (fixed)" "ms planted" "ms fixed"
+printf '%s\n' "${rows[@]}"
+echo "(finding: id, upper-bound saving as a share of wall time, (+N) more findings; logs in $out)"
+exit $failed
