@@ -45,8 +45,8 @@ def info(*parts):
 
 
 class StepTimer:
-    """for step in timer: ...; then timer.report(). An NVTX range "train_step" per step on CUDA (gpuwatch takes
-    its step boundaries from it), and the timing described above."""
+    """for step in timer: ...; then timer.report(). On CUDA each step is an NVTX range
+    "train_step" (gpuwatch takes its step boundaries from it); timed as described above."""
 
     def __init__(self, args):
         self.args = args
