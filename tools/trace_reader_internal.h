@@ -1,4 +1,4 @@
-/* The reader's state, shared by trace_reader.c and trace_tables.c only. */
+/* The reader's state, shared by the trace_*.c files of the reader library only. */
 #ifndef GPUWATCH_TRACE_READER_INTERNAL_H
 #define GPUWATCH_TRACE_READER_INTERNAL_H
 
@@ -69,6 +69,23 @@ struct gw_reader {
     size_t nstacks, stacks_cap;
     struct gw_map stack_ids;    /* id -> index in stacks */
 };
+
+#define GW_CHUNK_HEADER_SIZE ((uint64_t)sizeof(struct gw_chunk_header))
+#define GW_NO_OFFSET UINT64_MAX  /* buf_offset: no payload loaded */
+
+/* trace_chunks.c: reads len bytes at off; 0 on success, -1 on error or a short read
+ * (reported as I/O damage, after which the reader stops). */
+int gw_reader_read_at(struct gw_reader *r, uint64_t off, void *dst, size_t len);
+/* trace_chunks.c: advances to the next intact chunk of a kind being read; its payload is
+ * in r->buf and its header in r->ch. 1, or 0 at the end of the file. */
+int gw_chunks_next(struct gw_reader *r);
+/* trace_chunks.c: keeps the numbering of the current chunk's thread for its next chunk. */
+void gw_calls_end(struct gw_reader *r);
+/* trace_decode.c: decodes one record at file offset off; 1 when ev holds an event for
+ * the caller. */
+struct gw_record_view;
+int gw_decode_record(struct gw_reader *r, const struct gw_record_view *rec, uint64_t off,
+                     struct gw_event *ev);
 
 /* Records a damage report (unless the reader is quiet) and calls the callback. For
  * GW_DAMAGE_LOST_CHUNKS, lost_bytes carries the number of lost chunks instead. */
