@@ -60,6 +60,13 @@ for mode in host cupti; do
 done
 grep -q '"growth_per_step_bytes": 4194304' "$WORK/leak-host.json" ||
     fail "leak: growth per step is not the planted 4 MiB"
+# where the leaked memory was allocated: the example's leak_step, called from main
+for mode in host cupti; do
+    grep -q '"where": "leak_step ← main (example_leak)", "bytes": 419430400, "blocks": 100}' \
+        "$WORK/leak-$mode.json" || fail "leak ($mode): the allocation site leak_step not named"
+    tr -s ' \n' ' ' <"$WORK/leak-$mode.txt" | grep -q 'Allocated at leak_step ← main (example_leak): 400.0 MiB in 100 blocks' ||
+        fail "leak ($mode): the text report does not name leak_step"
+done
 for mode in host cupti; do
     grep -q '"source": "nvtx", "marker": "NVTX train_step"' "$WORK/healthy-$mode.json" ||
         fail "healthy ($mode): steps not taken from its NVTX ranges"

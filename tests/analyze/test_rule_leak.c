@@ -7,6 +7,7 @@
 #include <cmocka.h>
 
 #include "synth.h"
+#include "trace_reader.h"
 
 static struct an_model *leaking(uint64_t bytes, unsigned steps, unsigned every)
 {
@@ -59,12 +60,118 @@ static void grows_now_and_then(void **state)
     an_model_free(m);
 }
 
+/* A small STACK table, as a trace's definitions would give it. */
+static const char *const fake_strings[] = {
+    [1] = "/opt/app/train", [2] = "leak_step", [3] = "main",
+    [4] = "/usr/lib/libgpuwatch.so", [5] = "/usr/local/cuda/lib64/libcudart.so.12",
+    [6] = "cudaMalloc", [7] = "/lib/x86_64-linux-gnu/libc.so.6", [8] = "__libc_start_main",
+};
+static const struct gw_stack_frame stack7_frames[] = {  /* the runtime, then the program */
+    {5, 0x4100, 6, 0x20}, {1, 0x1480, 2, 0x1c}, {1, 0x1610, 3, 0x50}, {7, 0x27249, 8, 0x84},
+};
+static const struct gw_stack_frame stack9_frames[] = {  /* no symbols in the program */
+    {4, 0x900, 0, 0}, {1, 0x2222, 0, 0}, {7, 0x27249, 8, 0x84},
+};
+static const struct gw_stack fake_stacks[] = {
+    {7, 4, stack7_frames}, {9, 3, stack9_frames},
+};
+
+static const char *fake_resolve(void *user, int what, uint64_t id)
+{
+    (void)user;
+    return what == 0 && id < sizeof fake_strings / sizeof fake_strings[0] ? fake_strings[id]
+                                                                           : NULL;
+}
+
+static const struct gw_stack *fake_stack(void *user, uint64_t id)
+{
+    (void)user;
+    for (size_t i = 0; i < sizeof fake_stacks / sizeof fake_stacks[0]; i++)
+        if (fake_stacks[i].id == id)
+            return &fake_stacks[i];
+    return NULL;
+}
+
+/* Per step one leaked block from one of four sites: stack 7 (4 MiB, 20 steps), stack 9
+ * (4 MiB, 10 steps), stack 11 (6 MiB, 5 steps) and no stack (2 MiB, 5 steps); the
+ * weights (64 MiB, once) from stack 13. 11 and 13 are not in the table. The evidence
+ * names the top three by bytes, largest first, with exact sums. */
+static void names_where_it_was_allocated(void **state)
+{
+    (void)state;
+    struct synth s = {0};
+    struct loop L = {.steps = 1, .kernels = 3, .kernel_ns = 1 * MS, .launch_ns = 5 * US,
+                     .item = 1};
+    for (unsigned i = 0; i < 40; i++) {
+        uint64_t stack = i % 4 == 1 || i % 4 == 2 ? 7 : i % 4 == 3 ? 9 : i % 8 == 4 ? 11 : 0;
+        L.leak_bytes = stack == 11 ? 6u << 20 : stack == 0 ? 2u << 20 : 4u << 20;
+        size_t before = s.n;
+        synth_loop(&s, &L);
+        for (size_t k = before; k < s.n; k++)
+            if (s.ev[k].kind == AN_ALLOC)
+                s.ev[k].key = s.ev[k].bytes == L.leak_bytes ? stack : 13;
+    }
+    struct gw_file_header h;
+    memset(&h, 0, sizeof h);
+    h.device_total_mem = 1ull << 30;
+    h.device_free_at_start = 1ull << 30;
+    h.cupti_status = GW_CUPTI_DISABLED;
+    struct an_model *m = an_model_new(NULL, &h);
+    assert_non_null(m);
+    m->resolve = fake_resolve;
+    m->stack = fake_stack;
+    an_model_feed_all(m, s.ev, s.n);
+    synth_free(&s);
+
+    assert_int_equal(m->mem.nsites, 3);
+    struct an_findings out = {0};
+    const struct an_finding *f = synth_rule(m, an_rule_leak, &out, 8);
+    assert_non_null(f);
+    assert_int_equal(f->nsites, 3);
+    assert_int_equal(f->sites[0].stack, 7);
+    assert_int_equal(f->sites[0].bytes, 80ull << 20);
+    assert_int_equal(f->sites[0].count, 20);
+    assert_string_equal(f->sites[0].where, "leak_step \xE2\x86\x90 main (train)");
+    assert_int_equal(f->sites[1].stack, 13);
+    assert_int_equal(f->sites[1].bytes, 64ull << 20);
+    assert_int_equal(f->sites[1].count, 1);
+    assert_string_equal(f->sites[1].where, "");  /* no STACK definition for it */
+    assert_int_equal(f->sites[2].stack, 9);
+    assert_int_equal(f->sites[2].bytes, 40ull << 20);
+    assert_int_equal(f->sites[2].count, 10);
+    assert_string_equal(f->sites[2].where, "train+0x2222 \xE2\x86\x90 __libc_start_main");
+    assert_non_null(strstr(f->evidence,
+                           "Allocated at leak_step \xE2\x86\x90 main (train): 80.0 MiB in 20 "
+                           "blocks; stack 13: 64.0 MiB in 1 block; train+0x2222 \xE2\x86\x90 "
+                           "__libc_start_main: 40.0 MiB in 10 blocks."));
+    assert_null(strstr(f->evidence, "stack 11"));       /* 30 MiB: fourth */
+    assert_null(strstr(f->evidence, "no call stack"));  /* 10 MiB: fifth */
+    an_findings_free(&out);
+    an_model_free(m);
+}
+
+/* Without call stacks (older traces, GPUWATCH_STACK_DEPTH=0) nothing is said about sites. */
+static void no_stacks_no_sites(void **state)
+{
+    (void)state;
+    struct an_model *m = leaking(4u << 20, 40, 1);
+    struct an_findings out = {0};
+    const struct an_finding *f = synth_rule(m, an_rule_leak, &out, 8);
+    assert_non_null(f);
+    assert_int_equal(f->nsites, 0);
+    assert_null(strstr(f->evidence, "Allocated at"));
+    an_findings_free(&out);
+    an_model_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(grows_every_step),
         cmocka_unit_test(grows_too_little),
         cmocka_unit_test(grows_now_and_then),
+        cmocka_unit_test(names_where_it_was_allocated),
+        cmocka_unit_test(no_stacks_no_sites),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

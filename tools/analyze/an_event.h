@@ -65,7 +65,8 @@ struct an_ev {
     uint64_t bytes;     /* copy/set/alloc bytes; lost counts; meminfo free; NVTX name */
     uint64_t ptr;       /* alloc/free pointer or VMM handle; meminfo total; range id */
     uint64_t stream;    /* host calls: our stream id; GPU records: CUPTI stream id */
-    uint64_t key;       /* launch: shape id; sync: event handle; NVTX: name id */
+    uint64_t key;       /* launch: shape id; sync: event handle; NVTX: name id;
+                           allocs (AN_ALLOC, AN_HOST_ALLOC): the call's STACK id, 0 none */
     uint32_t tid;       /* host thread; GPU records: device ordinal */
     uint16_t api;       /* api id of host calls */
     uint8_t kind;       /* enum an_kind */

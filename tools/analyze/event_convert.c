@@ -87,6 +87,7 @@ static void convert_vmm(const struct gw_event *ev, struct an_ev *o)
         o->host_kind = AN_MEM_VMM;
         o->ptr = ev->u.vmm.handle;
         o->bytes = ev->u.vmm.size;
+        o->key = ev->u.vmm.stack_id;
         break;
     case GW_API_cuMemRelease:
         o->kind = AN_FREE;
@@ -118,6 +119,7 @@ static void convert_call(const struct gw_event *ev, struct an_ev *o)
         o->ptr = ev->u.alloc.ptr;
         o->bytes = ev->u.alloc.bytes;
         o->stream = ev->u.alloc.stream_id;
+        o->key = ev->u.alloc.stack_id;
         o->host_kind = ev->api_id == GW_API_cuMemAllocManaged ? AN_MEM_MANAGED
                        : is_async_api(ev->api_id)             ? AN_MEM_POOL
                                                               : AN_MEM_PLAIN;
@@ -144,6 +146,7 @@ static void convert_call(const struct gw_event *ev, struct an_ev *o)
         } else {
             o->kind = AN_HOST_ALLOC;
             o->bytes = ev->u.hostmem.bytes;
+            o->key = ev->u.hostmem.stack_id;
         }
         o->ptr = ev->u.hostmem.ptr;
         break;

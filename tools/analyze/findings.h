@@ -29,6 +29,9 @@ struct an_finding {
     uint64_t first_ts, last_ts;  /* the evidence's time range (trace clock), 0 unknown */
     struct an_figure fig[AN_MAX_FIGURES];
     size_t nfig;
+    /* where the memory it is about was allocated, largest first (leak: held at exit) */
+    struct an_alloc_site sites[AN_KEEP_SITES];
+    size_t nsites;
     /* where it was seen (filled by the run: several processes may share a finding) */
     uint32_t pid;
     int32_t rank;

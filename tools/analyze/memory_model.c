@@ -84,7 +84,7 @@ static void on_alloc(struct an_model *m, const struct an_ev *ev)
         return;
     mem->allocs++;
     struct an_alloc a = {.key = key_of(ev), .bytes = ev->bytes, .ts = ev->ts, .tid = ev->tid,
-                         .kind = ev->host_kind};
+                         .kind = ev->host_kind, .stack = ev->key};
     struct an_alloc old;
     if (an_ptrmap_take(&st->live, a.key, &old)) {  /* reused without a free we saw */
         mem->live[old.kind] -= old.bytes;
@@ -188,6 +188,7 @@ void an_memory_finish(struct an_model *m)
     struct an_memory *mem = &m->mem;
     if (st->in_storm)
         end_storm(m, 0, 0);
+    an_alloc_sites(m);
     an_held_close(&m->held, m->last_ts);
     size_t ngroups = 0, cap = 64;
     struct an_leftover *groups = malloc(cap * sizeof *groups);

@@ -314,6 +314,7 @@ void an_model_free(struct an_model *m)
         return;
     if (m->state) {
         m->resolve = NULL;
+        m->stack = NULL;
         an_model_finish(m);
     }
     free(m);

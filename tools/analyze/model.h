@@ -20,6 +20,8 @@
 #include "mem_timeline.h"
 #include "thresholds.h"
 
+struct gw_stack;
+
 /* Why the GPU sat idle (issue 4, "GPU idle time by cause"). */
 enum an_cause {
     AN_CAUSE_INPUT = 0,   /* the host made no CUDA call for a long stretch (input pipeline) */
@@ -92,6 +94,15 @@ struct an_leftover {             /* allocations still held at exit, grouped */
 };
 #define AN_KEEP_LEFTOVERS 8
 
+/* Where device memory still held at exit was allocated: allocations grouped by the STACK
+ * of the allocating call (alloc_sites.c). */
+struct an_alloc_site {
+    uint64_t stack;              /* STACK id; 0: no call stack was recorded */
+    uint64_t bytes, count;
+    char where[160];             /* "leak_step <- main (train)"; "" when unknown */
+};
+#define AN_KEEP_SITES 3
+
 struct an_memory {
     uint64_t capacity;           /* device total bytes (header or cuMemGetInfo), 0 unknown */
     uint64_t others_at_start;    /* total - free at the first context */
@@ -110,6 +121,10 @@ struct an_memory {
     uint64_t at_exit_bytes, at_exit_count;
     struct an_leftover leftover[AN_KEEP_LEFTOVERS];
     size_t nleftover;
+    /* the largest allocation sites of what is held at exit (none when no allocation
+     * carried a call stack) */
+    struct an_alloc_site site[AN_KEEP_SITES];
+    size_t nsites;
     uint64_t unknown_frees;      /* frees of pointers never seen allocated */
 };
 
@@ -190,6 +205,8 @@ struct an_model {
     /* Names for the report, asked at finish while the trace is still open: what 0 is a
      * string id (NVTX names), what 1 a launch shape id (kernel names). May be NULL. */
     const char *(*resolve)(void *user, int what, uint64_t id);
+    /* A STACK definition by id (with resolve_user), asked at finish like resolve. */
+    const struct gw_stack *(*stack)(void *user, uint64_t id);
     void *resolve_user;
 
     struct an_model_state *state;  /* the pass's working state (model.c), NULL after finish */

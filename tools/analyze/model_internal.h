@@ -75,6 +75,9 @@ void an_drains_forget(struct an_model *m);
 void an_memory_call(struct an_model *m, const struct an_ev *ev);
 void an_memory_finish(struct an_model *m);
 
+/* alloc_sites.c: groups the live allocations by call stack into m->mem.site (at finish). */
+void an_alloc_sites(struct an_model *m);
+
 /* model.c: one idle interval, split by cause, into the totals and the largest list */
 void an_model_add_idle(struct an_model *m, int gpu, uint64_t start, uint64_t end,
                        const struct an_split *split);

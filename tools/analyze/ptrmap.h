@@ -15,6 +15,7 @@ struct an_alloc {
     uint64_t ts;
     uint32_t tid;
     uint8_t kind;      /* enum an_mem_kind */
+    uint64_t stack;    /* STACK id of the allocating call, 0 unknown */
 };
 
 struct an_ptrmap {

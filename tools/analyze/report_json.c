@@ -236,7 +236,19 @@ static void finding(FILE *out, const struct an_run *run, size_t i)
         fprintf(out, "%s\"%s\": ", k ? ", " : "", f->fig[k].key);
         num(out, f->fig[k].value);
     }
-    fputs("}}", out);
+    fputc('}', out);
+    if (f->nsites) {
+        fputs(", \"alloc_sites\": [", out);
+        for (size_t k = 0; k < f->nsites; k++) {
+            const struct an_alloc_site *site = &f->sites[k];
+            fprintf(out, "%s{\"stack\": %" PRIu64 ", ", k ? ", " : "", site->stack);
+            field_str(out, "where", site->where, strlen(site->where));
+            fprintf(out, ", \"bytes\": %" PRIu64 ", \"blocks\": %" PRIu64 "}", site->bytes,
+                    site->count);
+        }
+        fputc(']', out);
+    }
+    fputc('}', out);
 }
 
 static void trace(FILE *out, const struct an_trace *t)

@@ -2,7 +2,8 @@
  * leak: memory held grows in (nearly) every steady step, by at least growth_min_bytes in
  * all: tensors kept alive across steps (a list of losses that still hold their graphs,
  * a cache of outputs). At the rate seen, the run runs out of memory after so many more
- * steps. What is still held at exit is listed, grouped, with when it was first taken.
+ * steps. What is still held at exit is listed, grouped, with when it was first taken, and
+ * where it was allocated when the allocating calls carried call stacks (alloc_sites.c).
  * A risk: no time saving.
  */
 #include <stdio.h>
@@ -58,6 +59,21 @@ void an_rule_leak(const struct an_model *m, const struct an_rule_ctx *ctx,
         }
         an_appendf(f->evidence, sizeof f->evidence, ".");
     }
+    /* where it was allocated, when the allocations carried call stacks */
+    for (size_t i = 0; i < mem->nsites; i++) {
+        const struct an_alloc_site *site = &mem->site[i];
+        char bytes[32];
+        an_fmt_bytes(bytes, sizeof bytes, (double)site->bytes);
+        char unnamed[48] = "no call stack";
+        if (site->stack)
+            snprintf(unnamed, sizeof unnamed, "stack %llu", (unsigned long long)site->stack);
+        an_appendf(f->evidence, sizeof f->evidence, "%s%s: %s in %llu block%s",
+                   i ? "; " : " Allocated at ", site->where[0] ? site->where : unnamed, bytes,
+                   (unsigned long long)site->count, site->count == 1 ? "" : "s");
+        f->sites[f->nsites++] = *site;
+    }
+    if (mem->nsites)
+        an_appendf(f->evidence, sizeof f->evidence, ".");
     snprintf(f->change, sizeof f->change,
              "Find what keeps tensors alive across steps: store loss.item() or "
              "loss.detach() rather than loss (which holds the graph), clear lists and caches "

@@ -108,6 +108,11 @@ static const char *resolve(void *user, int what, uint64_t id)
     return gw_reader_kernel_name(r, id);
 }
 
+static const struct gw_stack *stack_of(void *user, uint64_t id)
+{
+    return gw_reader_stack(user, id);
+}
+
 /* Damage makes the next record of every thread "after a hole": the time since that
  * thread's previous record proves nothing (see an_ev.after_hole). */
 struct holes {
@@ -152,6 +157,7 @@ static void analyze_trace(struct an_run *run, struct an_trace *t)
     }
     snprintf(t->model->path, sizeof t->model->path, "%s", t->path);
     t->model->resolve = resolve;
+    t->model->stack = stack_of;
     t->model->resolve_user = r;
     struct holes holes = {0};
     gw_reader_on_damage(r, on_damage, &holes);
@@ -167,6 +173,7 @@ static void analyze_trace(struct an_run *run, struct an_trace *t)
     gw_map_free(&holes.seen);
     an_feeder_finish(&feeder);
     t->model->resolve = NULL;
+    t->model->stack = NULL;
     t->rs = *gw_reader_stats(r);
     const struct gw_damage *list;
     size_t n = gw_reader_damage(r, &list);

@@ -1,0 +1,123 @@
+/*
+ * Where the memory still held at exit was allocated: the live allocations grouped by the
+ * STACK of their allocating call, largest first, each named by its first frames outside
+ * gpuwatch and the CUDA libraries ("leak_step <- main (train)", with a real arrow).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gw_map.h"
+#include "model_internal.h"
+#include "trace_reader.h"
+
+#define SITE_FRAMES 2          /* frames named per site */
+#define FRAME_NAME_MAX 64      /* a longer symbol (C++) is cut */
+
+static const char *base_name(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
+
+/* Frames in the shim, the driver or the CUDA runtime say nothing about the program. */
+static int is_cuda_frame(const char *module)
+{
+    const char *name = base_name(module);
+    return !strncmp(name, "libgpuwatch", 11) || !strncmp(name, "libcuda", 7);
+}
+
+/* The first SITE_FRAMES frames of the stack outside the shim and the CUDA libraries:
+ * symbol names when known, else module+0xOFFSET; the first symbol's module after it. */
+static void describe(const struct an_model *m, uint64_t id, char *out, size_t size)
+{
+    out[0] = 0;
+    const struct gw_stack *st = m->stack ? m->stack(m->resolve_user, id) : NULL;
+    if (!st)
+        return;
+    const char *first_module = NULL;
+    unsigned named = 0;
+    size_t len = 0;
+    for (unsigned i = 0; i < st->nframes && named < SITE_FRAMES; i++) {
+        const struct gw_stack_frame *f = &st->frames[i];
+        const char *module = m->resolve ? m->resolve(m->resolve_user, 0, f->module_id) : NULL;
+        if (module && is_cuda_frame(module))
+            continue;
+        const char *symbol =
+            f->symbol_id && m->resolve ? m->resolve(m->resolve_user, 0, f->symbol_id) : NULL;
+        char frame[FRAME_NAME_MAX + 32];
+        if (symbol && *symbol)
+            snprintf(frame, sizeof frame, "%.*s", FRAME_NAME_MAX, symbol);
+        else
+            snprintf(frame, sizeof frame, "%.*s+0x%llx", FRAME_NAME_MAX,
+                     module ? base_name(module) : "?", (unsigned long long)f->module_offset);
+        if (!named && symbol && *symbol && module)
+            first_module = module;
+        int n = snprintf(out + len, size - len, "%s%s", named ? " \xE2\x86\x90 " : "", frame);
+        if (n < 0 || (size_t)n >= size - len)
+            break;
+        len += (size_t)n;
+        named++;
+    }
+    if (first_module && len < size)
+        snprintf(out + len, size - len, " (%.*s)", FRAME_NAME_MAX, base_name(first_module));
+}
+
+/* Largest first; then more blocks; a recorded stack before none; then by id. */
+static int by_bytes(const void *a, const void *b)
+{
+    const struct an_alloc_site *x = a, *y = b;
+    if (x->bytes != y->bytes)
+        return x->bytes < y->bytes ? 1 : -1;
+    if (x->count != y->count)
+        return x->count < y->count ? 1 : -1;
+    if (!x->stack != !y->stack)
+        return !x->stack ? 1 : -1;
+    return (x->stack > y->stack) - (x->stack < y->stack);
+}
+
+void an_alloc_sites(struct an_model *m)
+{
+    const struct an_ptrmap *live = &m->state->live;
+    struct an_memory *mem = &m->mem;
+    mem->nsites = 0;
+    struct gw_map index = {0};   /* stack id -> index in sites */
+    struct an_alloc_site *sites = NULL;
+    size_t nsites = 0, cap = 0;
+    int any_stack = 0;
+    for (size_t i = 0; i < live->cap; i++) {
+        const struct an_alloc *a = &live->slots[i];
+        if (!a->key)
+            continue;
+        uint64_t *at = gw_map_get(&index, a->stack);
+        if (!at) {
+            if (nsites == cap) {
+                size_t ncap = cap ? cap * 2 : 16;
+                struct an_alloc_site *grown = realloc(sites, ncap * sizeof *grown);
+                if (!grown)
+                    break;  /* out of memory: the sites found so far */
+                sites = grown;
+                cap = ncap;
+            }
+            if (gw_map_put(&index, a->stack, nsites) != 0)
+                break;
+            sites[nsites] = (struct an_alloc_site){.stack = a->stack};
+            at = gw_map_get(&index, a->stack);
+            nsites++;
+        }
+        sites[*at].bytes += a->bytes;
+        sites[*at].count++;
+        any_stack |= a->stack != 0;
+    }
+    gw_map_free(&index);
+    if (any_stack) {
+        qsort(sites, nsites, sizeof *sites, by_bytes);
+        mem->nsites = nsites < AN_KEEP_SITES ? nsites : AN_KEEP_SITES;
+        for (size_t i = 0; i < mem->nsites; i++) {
+            mem->site[i] = sites[i];
+            if (sites[i].stack)
+                describe(m, sites[i].stack, mem->site[i].where, sizeof mem->site[i].where);
+        }
+    }
+    free(sites);
+}
