@@ -45,6 +45,17 @@ static inline size_t gw_get_uvarint(const uint8_t *in, size_t avail, uint64_t *v
         *value = in[0];
         return 1;
     }
+    /* Durations and time deltas take two or three bytes: spelled out too (the reader's
+     * hottest path). */
+    if (avail >= 2 && in[1] < 0x80) {
+        *value = (uint64_t)(in[0] & 0x7F) | (uint64_t)in[1] << 7;
+        return 2;
+    }
+    if (avail >= 3 && in[2] < 0x80) {
+        *value = (uint64_t)(in[0] & 0x7F) | (uint64_t)(in[1] & 0x7F) << 7 |
+                 (uint64_t)in[2] << 14;
+        return 3;
+    }
     uint64_t result = 0;
     for (size_t i = 0; i < avail && i < GW_VARINT_MAX; i++) {
         result |= (uint64_t)(in[i] & 0x7F) << (7 * i);

@@ -258,6 +258,8 @@ static void test_full_disk_mid_run_changes_nothing(void **state)
     struct run_options control = {
         .args = (const char *[]){"--mode", "threads", "--threads", "4", "--launches",
                                  "300000", NULL},
+        /* host calls only: CUPTI's chunks could fill the limit before any thread's */
+        .env = (const char *[]){"GPUWATCH_CUPTI=0", NULL},
         .preload = 0, .file_size_limit = limit};
     struct run_result untraced;
     run_workload(&control, &untraced);
