@@ -17,13 +17,13 @@
 
 static struct an_stream_state *stream_state(struct an_model_state *st, uint64_t id)
 {
-    if (st->last_stream_plus1 && st->last_stream_id == id)
-        return &st->streams[st->last_stream_plus1 - 1];
+    if (st->last_stream && st->last_stream_id == id)
+        return st->last_stream;
     uint64_t *slot = gw_map_get(&st->stream_index, id);
     if (slot) {
         st->last_stream_id = id;
-        st->last_stream_plus1 = (size_t)*slot + 1;
-        return &st->streams[*slot];
+        st->last_stream = &st->streams[*slot];
+        return st->last_stream;
     }
     if (st->nstreams == st->streams_cap) {
         size_t cap = st->streams_cap ? st->streams_cap * 2 : 16;
@@ -32,6 +32,7 @@ static struct an_stream_state *stream_state(struct an_model_state *st, uint64_t 
             return NULL;
         st->streams = grown;
         st->streams_cap = cap;
+        st->last_stream = NULL;  /* it pointed into the old array */
     }
     if (gw_map_put(&st->stream_index, id, st->nstreams) != 0)
         return NULL;

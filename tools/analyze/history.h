@@ -48,6 +48,19 @@ void an_history_free(struct an_history *h);
 /* Every host call, in start order. Returns the no-call gap this call ended (0 when it
  * came within gap_min of the previous ones). */
 uint64_t an_history_call(struct an_history *h, const struct an_ev *ev);
+/* an_history_call for a kernel launch (AN_LAUNCH) that does not drain (no AN_F_DRAINS) and
+ * follows no hole: the common case, a call within gap_min of the open segment, inline. */
+static inline uint64_t an_history_launch(struct an_history *h, const struct an_ev *ev)
+{
+    if (h->have_cur && ev->ts <= h->cur.end + h->gap_min) {
+        if (ev->end > h->cur.end)
+            h->cur.end = ev->end;
+        h->cur.work++;
+        h->cur.work_ns += ev->end - ev->ts;
+        return 0;
+    }
+    return an_history_call(h, ev);
+}
 /* Splits the idle interval [g0, g1) by what the host did meanwhile; host_now is how far the
  * host side has been seen (a trailing gap is at least that long). */
 void an_history_attribute(const struct an_history *h, const struct an_thresholds *th,

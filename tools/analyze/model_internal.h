@@ -35,8 +35,9 @@ struct an_model_state {
     struct gw_map stream_index;  /* stream id -> index in streams */
     struct an_stream_state *streams;
     size_t nstreams, streams_cap;
-    uint64_t last_stream_id;     /* cache of the last lookup (index + 1; 0 none) */
-    size_t last_stream_plus1;
+    /* cache of the last lookup: NULL none (reset when streams moves) */
+    struct an_stream_state *last_stream;
+    uint64_t last_stream_id;
     size_t streams_pending;      /* how many hold work */
     uint64_t drained_at;         /* when the last stream was proven done (0: never) */
     uint64_t drain_epoch;        /* drains seen so far */
@@ -70,6 +71,25 @@ void an_gpu_close(struct an_model *m);
 void an_drains_call(struct an_model *m, const struct an_ev *ev);
 /* Records were lost: nothing is proven drained until the next drain. */
 void an_drains_forget(struct an_model *m);
+/* an_drains_call for a launch (AN_LAUNCH) that does not drain (no AN_F_DRAINS): the common
+ * case, work on the last stream looked up while some stream holds work (or the GPU was not
+ * proven idle before this call), inline. */
+static inline void an_drains_launch(struct an_model *m, const struct an_ev *ev)
+{
+    struct an_model_state *st = m->state;
+    struct an_stream_state *s = st->last_stream;
+    if (s && st->last_stream_id == ev->stream &&
+        (st->streams_pending || !st->ever_drained || ev->ts <= st->drained_at)) {
+        s->last_issue = ev->end;
+        s->issue_epoch = st->drain_epoch;
+        if (!s->pending) {
+            s->pending = 1;
+            st->streams_pending++;
+        }
+        return;
+    }
+    an_drains_call(m, ev);
+}
 
 /* memory_model.c */
 void an_memory_call(struct an_model *m, const struct an_ev *ev);

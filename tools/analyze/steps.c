@@ -86,7 +86,7 @@ void an_steps_occurrence(struct an_step_finder *f, const struct an_model *m, uin
                     k->live = lv;
                 if (!ts || !lv) {
                     k->count++;
-                    return;
+                    goto done;
                 }
                 k->cap = cap;
             }
@@ -100,6 +100,11 @@ void an_steps_occurrence(struct an_step_finder *f, const struct an_model *m, uin
         k->next_sample = k->nsamples * k->stride;
     }
     k->count++;
+done:
+    /* what a kernel-tier occurrence does next time besides counting: an early snapshot
+     * while count < AN_STEP_EARLY, a sample at next_sample (none when that was passed, after
+     * a failed allocation) */
+    k->slow_at = k->count < AN_STEP_EARLY ? k->count : k->next_sample;
 }
 
 static int cmp_u64(const void *a, const void *b)

@@ -33,6 +33,9 @@ struct an_step_key {
     size_t nsamples, cap;
     uint64_t stride;
     uint64_t next_sample;         /* occurrence number of the next sample kept */
+    uint64_t slow_at;             /* the occurrence number at which a kernel-tier occurrence
+                                     has more to do than count it: an early snapshot or a
+                                     sample (an_steps_kernel) */
     struct an_totals early[AN_STEP_EARLY];
     size_t nearly;
     struct an_totals last_snap;
@@ -55,6 +58,39 @@ struct an_step_finder {
 void an_steps_occurrence(struct an_step_finder *f, const struct an_model *m, uint64_t key,
                          enum an_step_tier tier, int sub, uint16_t api, uint64_t name,
                          uint64_t boundary, uint64_t live);
+/* A launch of kernel `shape` (the kernel tier): an_steps_occurrence, with the common cases
+ * of a known key past its early snapshots inline: not a sample (counted), or a sample with
+ * room for it. */
+static inline void an_steps_kernel(struct an_step_finder *f, const struct an_model *m,
+                                   uint64_t shape, uint16_t api, uint64_t boundary,
+                                   uint64_t live)
+{
+    uint64_t key = shape * 0x9E3779B97F4A7C15ull + AN_TIER_KERNEL;
+    size_t c = (size_t)(key ^ key >> 29) & (AN_STEP_CACHE - 1);
+    if (f->cache[c].index_plus1 && f->cache[c].key == key) {
+        struct an_step_key *k = &f->keys[f->cache[c].index_plus1 - 1];
+        if (k->count != k->slow_at) {
+            k->last = boundary;
+            k->count++;
+            return;
+        }
+        /* count == slow_at: below AN_STEP_EARLY, or at next_sample */
+        if (k->count >= AN_STEP_EARLY && k->nsamples != k->cap) {
+            k->last = boundary;
+            if (k->count == k->nsamples * k->stride) {
+                k->ts[k->nsamples] = boundary;
+                k->live[k->nsamples] = live;
+                k->nsamples++;
+            }
+            k->next_sample = k->nsamples * k->stride;
+            k->count++;
+            k->slow_at = k->next_sample;
+            return;
+        }
+    }
+    an_steps_occurrence(f, m, key, AN_TIER_KERNEL, 0, api, shape, boundary, live);
+}
+
 /* Cumulative totals as of now (model.c). */
 void an_model_snapshot(const struct an_model *m, struct an_totals *out);
 /* The most launched kernels (kernel-tier keys), into m->top_kernels. */
