@@ -65,6 +65,16 @@ void gw_config_load(struct gw_config *cfg)
     cfg->stack_depth = (unsigned)env_number("GPUWATCH_STACK_DEPTH", 0, GW_STACK_MAX_FRAMES,
                                             DEFAULT_STACK_DEPTH);
 
+    const char *unwinder = getenv("GPUWATCH_STACK_UNWINDER");
+    cfg->stack_libc = 0;
+    if (unwinder && *unwinder) {
+        if (strcmp(unwinder, "libc") == 0)
+            cfg->stack_libc = 1;
+        else if (strcmp(unwinder, "libunwind") != 0)
+            gw_warn("GPUWATCH_STACK_UNWINDER=%s is not 'libunwind' or 'libc'; using libunwind",
+                    unwinder);
+    }
+
     const char *clock = getenv("GPUWATCH_CLOCK");
     cfg->use_tsc = 1;
     if (clock && *clock) {

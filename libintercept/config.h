@@ -12,6 +12,7 @@ struct gw_config {
     size_t thread_buffer_bytes; /* GPUWATCH_BUFFER_KB, 64..1048576 KiB, power of two */
     int use_tsc;                /* GPUWATCH_CLOCK=tsc|monotonic, default tsc where invariant */
     unsigned stack_depth;       /* GPUWATCH_STACK_DEPTH, 0..64 frames, default 12; 0 = off */
+    int stack_libc;             /* GPUWATCH_STACK_UNWINDER=libc: glibc's backtrace() */
 };
 
 /* Fills *cfg from the environment; bad values warn once and fall back to defaults. */

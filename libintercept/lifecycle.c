@@ -136,7 +136,7 @@ int gw_tracing_start(void)
         int next = GW_STATE_OFF;
         if (!cfg.disabled && gw_resolve_init() == 0) {
             gw_clock_init(cfg.use_tsc);
-            gw_stack_init(cfg.stack_depth);
+            gw_stack_init(cfg.stack_depth, cfg.stack_libc);
             if (gw_recorder_start(&cfg) == 0) {
                 next = GW_STATE_READY;
                 gw_cupti_start();

@@ -1,15 +1,18 @@
 /*
- * Call stacks of allocating calls, with libunwind's unw_backtrace.
+ * Call stacks of allocating calls, with libunwind's unw_backtrace, or glibc's backtrace()
+ * where libunwind is not installed (many CUDA and PyTorch images lack libunwind8) or
+ * GPUWATCH_STACK_UNWINDER=libc asks for it: both walk the DWARF unwind tables.
  *
  * libunwind is dlopened RTLD_LOCAL rather than linked: libunwind.so.8 exports the
  * _Unwind_* personality API and a weak backtrace(), and a preloaded library's dependencies
  * join the global scope, where they would take C++ exception unwinding (libstdc++ binds
  * _Unwind_RaiseException to the first definition) and backtrace() from the program.
- * Without libunwind every stack id is 0; the program never notices either way.
+ * When neither unwinds, every stack id is 0; the program never notices either way.
  */
 #include "stack_capture.h"
 
 #include <dlfcn.h>
+#include <execinfo.h>
 #include <link.h>
 #include <libunwind.h>
 #include <stdint.h>
@@ -19,10 +22,12 @@
 #include "recorder.h"
 
 #define UNWIND_SONAME "libunwind.so.8"
-#define SELF_FRAMES 4  /* room for this function, the hook and libunwind's own frame */
+#define SELF_FRAMES 4  /* room for this function, the hook and the unwinder's own frame */
+
+typedef int (*unwind_fn)(void **frames, int size);  /* unw_backtrace and backtrace() alike */
 
 static unsigned stack_depth;
-static __typeof__(&unw_backtrace) backtrace_fn;
+static unwind_fn backtrace_fn;
 static uintptr_t self_lo, self_hi;  /* the shim's mapped range: its frames are skipped */
 static const char self_anchor;
 
@@ -49,17 +54,23 @@ static int find_self(struct dl_phdr_info *info, size_t size, void *data)
     return 1;
 }
 
-void gw_stack_init(unsigned depth)
+static int libc_backtrace(void **frames, int size) { return backtrace(frames, size); }
+
+void gw_stack_init(unsigned depth, int use_libc)
 {
     if (depth > GW_STACK_MAX_FRAMES)
         depth = GW_STACK_MAX_FRAMES;
     if (depth && !__atomic_load_n(&backtrace_fn, __ATOMIC_ACQUIRE)) {
         dl_iterate_phdr(find_self, NULL);
-        void *lib = dlopen(UNWIND_SONAME, RTLD_NOW | RTLD_LOCAL);
-        void *fn = lib ? dlsym(lib, "unw_backtrace") : NULL;
-        if (!fn)
-            gw_debug("no %s: allocation call stacks are not recorded", UNWIND_SONAME);
-        __atomic_store_n(&backtrace_fn, (__typeof__(&unw_backtrace))fn, __ATOMIC_RELEASE);
+        void *lib = use_libc ? NULL : dlopen(UNWIND_SONAME, RTLD_NOW | RTLD_LOCAL);
+        unwind_fn fn = lib ? (unwind_fn)dlsym(lib, "unw_backtrace") : NULL;
+        if (!fn) {
+            if (!use_libc)
+                gw_debug("no %s: allocation call stacks from glibc's backtrace()",
+                         UNWIND_SONAME);
+            fn = libc_backtrace;
+        }
+        __atomic_store_n(&backtrace_fn, fn, __ATOMIC_RELEASE);
     }
     __atomic_store_n(&stack_depth, depth, __ATOMIC_RELEASE);
 }
@@ -69,7 +80,7 @@ static int in_self(uintptr_t pc) { return pc >= self_lo && pc < self_hi; }
 uint64_t gw_stack_here(void)
 {
     unsigned depth = __atomic_load_n(&stack_depth, __ATOMIC_ACQUIRE);
-    __typeof__(&unw_backtrace) unwind = __atomic_load_n(&backtrace_fn, __ATOMIC_ACQUIRE);
+    unwind_fn unwind = __atomic_load_n(&backtrace_fn, __ATOMIC_ACQUIRE);
     if (!depth || !unwind)
         return 0;
     void *frames[GW_STACK_MAX_FRAMES + SELF_FRAMES];

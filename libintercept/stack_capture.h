@@ -4,8 +4,9 @@
 
 #include <stdint.h>
 
-/* Loads the unwinder once, for stacks of up to depth frames (0: none); at tracing start. */
-void gw_stack_init(unsigned depth);
+/* Loads the unwinder once, for stacks of up to depth frames (0: none); at tracing start.
+ * libunwind unless use_libc, or when libunwind is not installed: glibc's backtrace(). */
+void gw_stack_init(unsigned depth, int use_libc);
 
 /* The STACK id of the program's call into the hook that calls this (the shim's own
  * frames left out), defining it the first time; 0 when stacks are off or unwinding failed.

@@ -28,13 +28,20 @@ struct stacks_run {
 
 static struct stacks_run run;
 
-static void run_stacks(const char *depth)
+static void run_stacks_with(const char *depth, const char *unwinder)
 {
     memset(&run, 0, sizeof run);
-    char env_depth[64];
+    char env_depth[64], env_unwinder[64];
     snprintf(env_depth, sizeof env_depth, "GPUWATCH_STACK_DEPTH=%s", depth ? depth : "");
+    snprintf(env_unwinder, sizeof env_unwinder, "GPUWATCH_STACK_UNWINDER=%s",
+             unwinder ? unwinder : "");
     const char *args[] = {"--mode", "stacks", NULL};
-    const char *env[] = {depth ? env_depth : NULL, NULL};
+    const char *env[3] = {NULL};
+    unsigned nenv = 0;
+    if (depth)
+        env[nenv++] = env_depth;
+    if (unwinder)
+        env[nenv++] = env_unwinder;
     struct run_options options = {.args = args, .env = env, .preload = 1};
     run_workload(&options, &run.result);
     assert_int_equal(run.result.exited, 1);
@@ -73,6 +80,8 @@ static void run_stacks(const char *depth)
     assert_int_equal(gw_reader_damage(run.reader, &damage), 0);
 }
 
+static void run_stacks(const char *depth) { run_stacks_with(depth, NULL); }
+
 static void finish(void)
 {
     gw_reader_close(run.reader);
@@ -100,10 +109,10 @@ static void assert_alloc_order(void)
     assert_int_equal(run.free_extra_words, 0);
 }
 
-static void test_allocations_name_their_call_site(void **state)
+/* Both unwinders (libunwind by default; glibc's backtrace() where libunwind is missing)
+ * must give the same answer. */
+static void assert_call_sites_named(void)
 {
-    (void)state;
-    run_stacks(NULL);  /* the default depth */
     assert_alloc_order();
     /* one site, one stack: interned once; three call sites, three STACK definitions */
     assert_true(run.stack[0] != 0);
@@ -137,6 +146,21 @@ static void test_allocations_name_their_call_site(void **state)
         const char *m = gw_reader_string(run.reader, dev->frames[i].module_id, NULL);
         assert_null(m ? strstr(m, "libgpuwatch") : NULL);
     }
+}
+
+static void test_allocations_name_their_call_site(void **state)
+{
+    (void)state;
+    run_stacks(NULL);  /* the default depth and unwinder */
+    assert_call_sites_named();
+    finish();
+}
+
+static void test_libc_unwinder_names_the_same_sites(void **state)
+{
+    (void)state;
+    run_stacks_with(NULL, "libc");
+    assert_call_sites_named();
     finish();
 }
 
@@ -167,6 +191,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_allocations_name_their_call_site),
+        cmocka_unit_test(test_libc_unwinder_names_the_same_sites),
         cmocka_unit_test(test_depth_limits_frames),
         cmocka_unit_test(test_depth_zero_records_none),
     };
