@@ -2,6 +2,7 @@
 
 #include <string.h>
 
+/* What an_feeder_push does with a released event, for an_reorder_flush. */
 static void emit_host(void *user, const struct an_ev *ev)
 {
     struct an_model *m = user;
@@ -27,14 +28,6 @@ int an_feeder_init(struct an_feeder *f, struct an_model *m, uint64_t max_window_
         return -1;
     }
     return 0;
-}
-
-void an_feeder_push(struct an_feeder *f, const struct an_ev *ev)
-{
-    if (an_is_gpu(ev))
-        an_reorder_push(f->gpu, 1ull << 63 | (uint64_t)ev->tid << 40 | (ev->stream & 0xFFFFFFFFFFull), ev);
-    else
-        an_reorder_push(f->host, ev->tid, ev);
 }
 
 uint64_t an_feeder_late(const struct an_feeder *f)

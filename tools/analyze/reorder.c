@@ -4,7 +4,10 @@
  * already holds (a small disorder is sorted in, SOURCE_SORT_BACK deep), it starts a new
  * ring for that source: CUPTI hands its buffers over in any order, each one sorted, so a
  * source becomes a few sorted runs, merged by the heap like any other rings. Drained rings
- * that are no source's current one are reused. */
+ * that are no source's current one are reused.
+ *
+ * The per-event path (an in-order append to the source pushed last; releasing one head)
+ * is inline in reorder.h; the rest is here. */
 #include "reorder.h"
 
 #include <stdlib.h>
@@ -16,46 +19,17 @@
  * writes a stream's kernels and copies from separate buffers). */
 #define SOURCE_SORT_BACK 64
 
-struct source {
-    struct an_ev *ring;
-    size_t cap, head, count;  /* cap is a power of two */
-    size_t heap_pos;          /* index in the heap, or SIZE_MAX when empty */
-    uint64_t key;
-    int current;              /* the ring its source key pushes to now */
-};
-
-/* The head time is kept in the heap itself: no pointer chase into a (cold) ring to compare. */
-struct heap_entry {
-    uint64_t ts;
-    size_t source;
-};
-
-struct an_reorder {
-    uint64_t window, max_window;
-    size_t max_events;
-    an_emit_fn emit;
-    void *user;
-    struct gw_map index;      /* source key -> index */
-    struct source *sources;
-    size_t nsources, sources_cap;
-    uint64_t last_key;
-    size_t last_index;
-    int have_last;
-    size_t *spare;            /* drained rings no key pushes to, for reuse */
-    size_t nspare;
-    struct heap_entry *heap;  /* sources with events waiting, earliest head first */
-    size_t heap_len;
-    size_t waiting;
-    uint64_t newest, released;
-    struct an_reorder_stats stats;
-};
-
 struct an_reorder *an_reorder_new(uint64_t window_ns, uint64_t max_window_ns,
                                   size_t max_events, an_emit_fn emit, void *user)
 {
     struct an_reorder *r = calloc(1, sizeof *r);
     if (!r)
         return NULL;
+    r->index = calloc(1, sizeof *r->index);
+    if (!r->index) {
+        free(r);
+        return NULL;
+    }
     r->window = window_ns < max_window_ns ? window_ns : max_window_ns;
     r->max_window = max_window_ns;
     r->stats.window_ns = r->window;
@@ -67,7 +41,7 @@ struct an_reorder *an_reorder_new(uint64_t window_ns, uint64_t max_window_ns,
 
 static void heap_swap(struct an_reorder *r, size_t a, size_t b)
 {
-    struct heap_entry t = r->heap[a];
+    struct an_reorder_heap_entry t = r->heap[a];
     r->heap[a] = r->heap[b];
     r->heap[b] = t;
     r->sources[r->heap[a].source].heap_pos = a;
@@ -100,46 +74,47 @@ static void sift_down(struct an_reorder *r, size_t i)
     }
 }
 
-static void release(struct an_reorder *r, const struct an_ev *ev)
+/* an_reorder_next's slow paths. The head's source has a new, later head. */
+void an_reorder_head_moved(struct an_reorder *r)
 {
-    if (ev->ts < r->released) {
-        r->stats.late++;
-        if (r->window < r->max_window) {  /* the disorder is wider than the window */
-            r->window = r->window * 2 < r->max_window ? r->window * 2 : r->max_window;
-            r->stats.window_ns = r->window;
-        }
-    } else {
-        r->released = ev->ts;
-    }
-    r->stats.emitted++;
-    r->emit(r->user, ev);
+    sift_down(r, 0);
 }
 
-/* Releases the earliest head, straight from its ring slot. */
-static void pop_one(struct an_reorder *r)
+/* The head's source has nothing left waiting. */
+void an_reorder_drained(struct an_reorder *r)
 {
     size_t s = r->heap[0].source;
-    struct source *src = &r->sources[s];
-    const struct an_ev *ev = &src->ring[src->head];
-    src->head = (src->head + 1) & (src->cap - 1);
-    src->count--;
-    r->waiting--;
-    if (src->count) {
-        r->heap[0].ts = src->ring[src->head].ts;
+    struct an_reorder_source *src = &r->sources[s];
+    src->heap_pos = SIZE_MAX;
+    if (!src->current)
+        r->spare[r->nspare++] = s;
+    r->heap_len--;
+    if (r->heap_len) {
+        r->heap[0] = r->heap[r->heap_len];
+        r->sources[r->heap[0].source].heap_pos = 0;
         sift_down(r, 0);
-    } else {
-        src->heap_pos = SIZE_MAX;
-        if (!src->current)
-            r->spare[r->nspare++] = s;
-        r->heap_len--;
-        if (r->heap_len) {
-            r->heap[0] = r->heap[r->heap_len];
-            r->sources[r->heap[0].source].heap_pos = 0;
-            sift_down(r, 0);
-        }
     }
-    /* the slot stays valid: nothing is pushed while the consumer runs */
-    release(r, ev);
+}
+
+/* An event older than one released before: the disorder is wider than the window. */
+void an_reorder_late(struct an_reorder *r)
+{
+    r->stats.late++;
+    if (r->window < r->max_window) {
+        r->window = r->window * 2 < r->max_window ? r->window * 2 : r->max_window;
+        r->stats.window_ns = r->window;
+    }
+}
+
+/* Counts an event released at once, outside the window (out of memory). */
+static int release_now(struct an_reorder *r, const struct an_ev *ev)
+{
+    if (ev->ts < r->released)
+        an_reorder_late(r);
+    else
+        r->released = ev->ts;
+    r->stats.emitted++;
+    return 0;
 }
 
 /* A ring for a source: a spare one, or a new one. Returns its index or SIZE_MAX. */
@@ -151,10 +126,10 @@ static size_t new_ring(struct an_reorder *r, uint64_t key)
     } else {
         if (r->nsources == r->sources_cap) {
             size_t cap = r->sources_cap ? r->sources_cap * 2 : 16;
-            struct source *grown = realloc(r->sources, cap * sizeof *grown);
+            struct an_reorder_source *grown = realloc(r->sources, cap * sizeof *grown);
             if (grown)
                 r->sources = grown;
-            struct heap_entry *heap = realloc(r->heap, cap * sizeof *heap);
+            struct an_reorder_heap_entry *heap = realloc(r->heap, cap * sizeof *heap);
             if (heap)
                 r->heap = heap;
             size_t *spare = realloc(r->spare, cap * sizeof *spare);
@@ -171,7 +146,7 @@ static size_t new_ring(struct an_reorder *r, uint64_t key)
     }
     r->sources[s].key = key;
     r->sources[s].current = 1;
-    if (gw_map_put(&r->index, key, s) != 0)
+    if (gw_map_put(r->index, key, s) != 0)
         return SIZE_MAX;
     r->last_key = key;
     r->last_index = s;
@@ -185,7 +160,7 @@ static int find_source(struct an_reorder *r, uint64_t key, size_t *out)
         *out = r->last_index;
         return 0;
     }
-    uint64_t *slot = gw_map_get(&r->index, key);
+    uint64_t *slot = gw_map_get(r->index, key);
     size_t s = slot ? (size_t)*slot : new_ring(r, key);
     if (s == SIZE_MAX)
         return -1;
@@ -196,7 +171,7 @@ static int find_source(struct an_reorder *r, uint64_t key, size_t *out)
     return 0;
 }
 
-static int grow_ring(struct source *src)
+static int grow_ring(struct an_reorder_source *src)
 {
     size_t cap = src->cap ? src->cap * 2 : 256;
     struct an_ev *ring = malloc(cap * sizeof *ring);
@@ -211,31 +186,27 @@ static int grow_ring(struct source *src)
     return 0;
 }
 
-int an_reorder_push(struct an_reorder *r, uint64_t key, const struct an_ev *ev)
+/* Every case an_reorder_insert does not take inline: another source, an event earlier than
+ * its source's tail, an empty or full ring. */
+int an_reorder_insert_slow(struct an_reorder *r, uint64_t key, const struct an_ev *ev)
 {
     r->stats.pushed++;
     size_t s;
-    if (find_source(r, key, &s) != 0) {
-        release(r, ev);
-        return -1;
-    }
-    struct source *src = &r->sources[s];
+    if (find_source(r, key, &s) != 0)
+        return release_now(r, ev);
+    struct an_reorder_source *src = &r->sources[s];
     if (src->count > SOURCE_SORT_BACK &&
         src->ring[(src->head + src->count - SOURCE_SORT_BACK) & (src->cap - 1)].ts > ev->ts) {
         /* earlier than this run can sort in: a new sorted run of the same source */
         src->current = 0;
         size_t fresh = new_ring(r, key);
-        if (fresh == SIZE_MAX) {
-            release(r, ev);
-            return -1;
-        }
+        if (fresh == SIZE_MAX)
+            return release_now(r, ev);
         s = fresh;
         src = &r->sources[s];
     }
-    if (src->count == src->cap && grow_ring(src) != 0) {
-        release(r, ev);
-        return -1;
-    }
+    if (src->count == src->cap && grow_ring(src) != 0)
+        return release_now(r, ev);
     size_t mask = src->cap - 1;
     /* insert, sorting back a little when this source itself is out of order */
     size_t at = src->count;
@@ -251,7 +222,7 @@ int an_reorder_push(struct an_reorder *r, uint64_t key, const struct an_ev *ev)
         r->stats.max_waiting = r->waiting;
     if (src->heap_pos == SIZE_MAX) {
         src->heap_pos = r->heap_len;
-        r->heap[r->heap_len++] = (struct heap_entry){ev->ts, s};
+        r->heap[r->heap_len++] = (struct an_reorder_heap_entry){ev->ts, s};
         sift_up(r, src->heap_pos);
     } else if (at == 0) {
         r->heap[src->heap_pos].ts = ev->ts;  /* a new, earlier head */
@@ -259,24 +230,27 @@ int an_reorder_push(struct an_reorder *r, uint64_t key, const struct an_ev *ev)
     }
     if (ev->ts > r->newest)
         r->newest = ev->ts;
-    while (r->heap_len) {
-        uint64_t t = r->heap[0].ts;
-        if (t + r->window <= r->newest) {
-            pop_one(r);
-        } else if (r->waiting > r->max_events) {
-            r->stats.forced++;
-            pop_one(r);
-        } else {
-            break;
-        }
+    return 1;
+}
+
+int an_reorder_push(struct an_reorder *r, uint64_t key, const struct an_ev *ev)
+{
+    if (!an_reorder_insert(r, key, ev)) {
+        r->emit(r->user, ev);
+        return -1;
     }
+    /* the slot stays valid: nothing is pushed while the consumer runs */
+    const struct an_ev *due;
+    while ((due = an_reorder_next(r, 0)) != NULL)
+        r->emit(r->user, due);
     return 0;
 }
 
 void an_reorder_flush(struct an_reorder *r)
 {
-    while (r->heap_len)
-        pop_one(r);
+    const struct an_ev *due;
+    while ((due = an_reorder_next(r, 1)) != NULL)
+        r->emit(r->user, due);
 }
 
 uint64_t an_reorder_released(const struct an_reorder *r)
@@ -298,6 +272,7 @@ void an_reorder_free(struct an_reorder *r)
     free(r->sources);
     free(r->heap);
     free(r->spare);
-    gw_map_free(&r->index);
+    gw_map_free(r->index);
+    free(r->index);
     free(r);
 }

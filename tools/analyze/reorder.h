@@ -44,4 +44,109 @@ uint64_t an_reorder_released(const struct an_reorder *r);
 const struct an_reorder_stats *an_reorder_stats(const struct an_reorder *r);
 void an_reorder_free(struct an_reorder *r);
 
+/*
+ * The same window without the callback, for a consumer that inlines the per-event path
+ * (the feeder): an_reorder_insert, then an_reorder_next until it returns NULL. Pushing
+ * with an_reorder_push is exactly that, emitting what an_reorder_next returns.
+ *
+ * The layout below is shown only for these inline functions; nothing else touches it.
+ */
+struct an_reorder_source {
+    struct an_ev *ring;
+    size_t cap, head, count;  /* cap is a power of two */
+    size_t heap_pos;          /* index in the heap, or SIZE_MAX when empty */
+    uint64_t key;
+    int current;              /* the ring its source key pushes to now */
+};
+
+/* The head time is kept in the heap itself: no pointer chase into a (cold) ring to compare. */
+struct an_reorder_heap_entry {
+    uint64_t ts;
+    size_t source;
+};
+
+struct an_reorder {
+    uint64_t window, max_window;
+    size_t max_events;
+    an_emit_fn emit;
+    void *user;
+    uint64_t last_key;        /* the source key pushed last, and its current ring */
+    size_t last_index;
+    int have_last;
+    struct an_reorder_source *sources;
+    struct an_reorder_heap_entry *heap;  /* sources with events waiting, earliest head first */
+    size_t heap_len;
+    size_t waiting;
+    uint64_t newest, released;
+    struct an_reorder_stats stats;
+    size_t nsources, sources_cap;
+    size_t *spare;            /* drained rings no key pushes to, for reuse */
+    size_t nspare;
+    struct gw_map *index;     /* source key -> index */
+};
+
+/* The out-of-line parts of an_reorder_insert and an_reorder_next. */
+int an_reorder_insert_slow(struct an_reorder *r, uint64_t key, const struct an_ev *ev);
+void an_reorder_head_moved(struct an_reorder *r);
+void an_reorder_drained(struct an_reorder *r);
+void an_reorder_late(struct an_reorder *r);
+
+/* Takes a copy of *ev into the window: 1. When out of memory, 0: *ev is released at once
+ * (counted as an_reorder_next would) and the caller passes it on itself. */
+static inline int an_reorder_insert(struct an_reorder *r, uint64_t key, const struct an_ev *ev)
+{
+    /* The common case: the source pushed last, in order (its ring is sorted, so an event
+     * no earlier than its tail goes at the end, no new run), with room. */
+    if (r->have_last && r->last_key == key) {
+        struct an_reorder_source *src = &r->sources[r->last_index];
+        size_t n = src->count;
+        if (n && n < src->cap) {
+            size_t mask = src->cap - 1, tail = (src->head + n - 1) & mask;
+            if (src->ring[tail].ts <= ev->ts) {
+                src->ring[(tail + 1) & mask] = *ev;
+                src->count = n + 1;
+                r->stats.pushed++;
+                if (++r->waiting > r->stats.max_waiting)
+                    r->stats.max_waiting = r->waiting;
+                if (ev->ts > r->newest)
+                    r->newest = ev->ts;
+                return 1;
+            }
+        }
+    }
+    return an_reorder_insert_slow(r, key, ev);
+}
+
+/* The next event due: the earliest head once the newest time seen is the window past it
+ * (or when more than max_events wait), or with flush, the earliest of all; NULL when none.
+ * The event stays valid until the next insert. */
+static inline const struct an_ev *an_reorder_next(struct an_reorder *r, int flush)
+{
+    if (!r->heap_len)
+        return NULL;
+    if (!flush && r->heap[0].ts + r->window > r->newest) {
+        if (r->waiting <= r->max_events)
+            return NULL;
+        r->stats.forced++;
+    }
+    struct an_reorder_source *src = &r->sources[r->heap[0].source];
+    const struct an_ev *ev = &src->ring[src->head];
+    src->head = (src->head + 1) & (src->cap - 1);
+    r->waiting--;
+    if (--src->count) {
+        uint64_t ts = src->ring[src->head].ts;
+        r->heap[0].ts = ts;
+        if ((r->heap_len > 1 && r->heap[1].ts < ts) || (r->heap_len > 2 && r->heap[2].ts < ts))
+            an_reorder_head_moved(r);  /* another source's head is earlier now */
+    } else {
+        an_reorder_drained(r);
+    }
+    if (ev->ts < r->released)
+        an_reorder_late(r);
+    else
+        r->released = ev->ts;
+    r->stats.emitted++;
+    return ev;
+}
+
 #endif
