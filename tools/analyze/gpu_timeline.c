@@ -96,8 +96,10 @@ static void close_period(struct an_model *m, struct an_device_busy *d)
         an_bins_add(&m->state->bins, AN_BIN_BUSY, d->open_start, d->open_end, (double)len);
 }
 
-void an_gpu_record(struct an_model *m, const struct an_ev *ev)
+/* (an_model_feed_gpu lives here, so that the record's path is one function) */
+void an_model_feed_gpu(struct an_model *m, const struct an_ev *ev)
 {
+    an_note_time(m, ev);
     if (ev->kind == AN_GPU_LOST) {
         m->gpu_lost += ev->bytes;
         return;
@@ -107,14 +109,17 @@ void an_gpu_record(struct an_model *m, const struct an_ev *ev)
         m->total.gpu_kernels++;
         m->total.gpu_kernel_ns += ev->end - ev->ts;
         /* (at its start: the mean kernel time is all that is taken from these) */
-        an_bins_point(&m->state->bins, AN_BIN_KERNEL_NS, ev->ts, (double)(ev->end - ev->ts));
-        an_bins_point(&m->state->bins, AN_BIN_KERNELS, ev->ts, 1);
+        struct an_bin *bin = an_bins_slot(&m->state->bins, ev->ts);
+        bin->v[AN_BIN_KERNEL_NS] += (double)(ev->end - ev->ts);
+        bin->v[AN_BIN_KERNELS] += 1;
     } else if (ev->kind == AN_GPU_COPY) {
         copy_figures(m, ev);
     }
     if (ev->kind == AN_GPU_COPY && ev->dir == GW_COPY_HTOD && ev->host_kind == GW_HOST_PAGEABLE)
         return;
-    struct an_device_busy *d = device(m, ev->tid);
+    struct an_device_busy *d = m->ndev && m->dev[0].ordinal == (int32_t)ev->tid
+                                   ? &m->dev[0]
+                                   : device(m, ev->tid);
     if (d->records++ == 0) {
         d->first = d->open_start = ev->ts;
         d->open_end = ev->end;
@@ -135,7 +140,9 @@ void an_gpu_record(struct an_model *m, const struct an_ev *ev)
     }
     if (ev->end > d->last)
         d->last = ev->end;
-    an_gpu_attribute_ready(m, 0);
+    struct an_model_state *st = m->state;
+    if (st->npending && st->pending[st->pending_head].end <= st->host_seen)
+        an_gpu_attribute_ready(m, 0);
 }
 
 void an_gpu_attribute_ready(struct an_model *m, int all)

@@ -48,14 +48,6 @@ struct an_model *an_model_new(const struct an_thresholds *th, const struct gw_fi
     return m;
 }
 
-static void note_time(struct an_model *m, const struct an_ev *ev)
-{
-    if (!m->first_ts || ev->ts < m->first_ts)
-        m->first_ts = ev->ts;
-    if (ev->end > m->last_ts)
-        m->last_ts = ev->end;
-}
-
 /* Cumulative totals as of now, GPU periods still open included. */
 void an_model_snapshot(const struct an_model *m, struct an_totals *out)
 {
@@ -174,7 +166,7 @@ static inline void feed_launch(struct an_model *m, const struct an_ev *ev)
 void an_model_feed_host(struct an_model *m, const struct an_ev *ev)
 {
     struct an_model_state *st = m->state;
-    note_time(m, ev);
+    an_note_time(m, ev);
     if (ev->kind == AN_LAUNCH && !ev->after_hole && !(ev->flags & AN_F_DRAINS)) {
         feed_launch(m, ev);
         return;
@@ -240,12 +232,6 @@ void an_model_feed_host(struct an_model *m, const struct an_ev *ev)
         break;
     }
     step_candidate(m, ev);
-}
-
-void an_model_feed_gpu(struct an_model *m, const struct an_ev *ev)
-{
-    note_time(m, ev);
-    an_gpu_record(m, ev);
 }
 
 void an_model_host_progress(struct an_model *m, uint64_t ts)

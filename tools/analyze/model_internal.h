@@ -62,8 +62,16 @@ struct an_model_state {
     size_t nkeep[2];
 };
 
-/* gpu_timeline.c */
-void an_gpu_record(struct an_model *m, const struct an_ev *ev);
+/* The run's first start and latest end, for every event (host or GPU). */
+static inline void an_note_time(struct an_model *m, const struct an_ev *ev)
+{
+    if (!m->first_ts || ev->ts < m->first_ts)
+        m->first_ts = ev->ts;
+    if (ev->end > m->last_ts)
+        m->last_ts = ev->end;
+}
+
+/* gpu_timeline.c (and an_model_feed_gpu) */
 void an_gpu_attribute_ready(struct an_model *m, int all);
 void an_gpu_close(struct an_model *m);
 

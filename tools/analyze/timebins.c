@@ -23,7 +23,7 @@ static void ensure(struct an_timebins *tb, uint64_t t)
     }
 }
 
-void an_bins_point(struct an_timebins *tb, int what, uint64_t t, double amount)
+struct an_bin *an_bins_slot_slow(struct an_timebins *tb, uint64_t t)
 {
     uint64_t i;
     if (!tb->started || t < tb->origin)
@@ -36,7 +36,12 @@ void an_bins_point(struct an_timebins *tb, int what, uint64_t t, double amount)
     }
     if (!tb->started)
         ensure(tb, t);
-    tb->bins[i].v[what] += amount;
+    return &tb->bins[i];
+}
+
+void an_bins_point(struct an_timebins *tb, int what, uint64_t t, double amount)
+{
+    an_bins_slot(tb, t)->v[what] += amount;
 }
 
 static inline uint64_t clamp_start(const struct an_timebins *tb, uint64_t t)

@@ -41,6 +41,16 @@ void an_bins_add(struct an_timebins *tb, int what, uint64_t start, uint64_t end,
                  double amount);
 /* Adds `amount` of value `what` at time t (a point, the common and cheap case). */
 void an_bins_point(struct an_timebins *tb, int what, uint64_t t, double amount);
+/* The bin an_bins_point adds time t to (growing the bins as it would): the common case
+ * inline, the rest in an_bins_slot_slow. */
+struct an_bin *an_bins_slot_slow(struct an_timebins *tb, uint64_t t);
+static inline struct an_bin *an_bins_slot(struct an_timebins *tb, uint64_t t)
+{
+    uint64_t i;
+    if (tb->started && t >= tb->origin && (i = (t - tb->origin) >> tb->shift) < AN_BINS)
+        return &tb->bins[i];
+    return an_bins_slot_slow(tb, t);
+}
 /* Sum of value `what` within [start, end), partial bins pro rata. */
 double an_bins_sum(const struct an_timebins *tb, int what, uint64_t start, uint64_t end);
 
