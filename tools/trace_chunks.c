@@ -293,7 +293,7 @@ static void calls_begin(struct gw_reader *r, const struct gw_chunk_header *h,
                         enum seq_state seq)
 {
     r->call_key = (uint64_t)h->tid | (uint64_t)h->kind << 32;
-    r->call_serial = 0; /* until the chunk's CALL_BASE says */
+    r->call_id_high = (uint64_t)h->tid << 32; /* until the chunk's CALL_BASE gives a serial */
     uint64_t *slot = gw_map_get(&r->calls, r->call_key);
     uint64_t state = slot ? *slot : 0;
     r->call_next = state & ~CALLS_UNSURE;

@@ -1,7 +1,7 @@
 /*
- * The reader's record decoding: one record of an intact chunk's payload into struct
- * gw_event, with the delta time and call number it carries, and a damage report for a
- * record shorter than its type requires.
+ * The reader's event loop (gw_reader_next) and record decoding: one record of an intact
+ * chunk's payload into struct gw_event, with the delta time and call number it carries,
+ * and a damage report for a record shorter than its type requires.
  */
 #include "trace_reader_internal.h"
 
@@ -13,29 +13,31 @@
 
 /* ---- record decoding ---- */
 
+/* A record body being read: p moves towards end. */
 struct cursor {
-    const uint8_t *p;
-    size_t n;
+    const uint8_t *p, *end;
 };
+
+static inline size_t left(const struct cursor *c)
+{
+    return (size_t)(c->end - c->p);
+}
 
 static inline __attribute__((always_inline)) int get(struct cursor *c, uint64_t *value)
 {
-    if (c->n && c->p[0] < 0x80) {  /* most words are one byte */
-        *value = c->p[0];
-        c->p++;
-        c->n--;
+    if (c->p < c->end && c->p[0] < 0x80) {  /* most words are one byte */
+        *value = *c->p++;
         return 0;
     }
-    size_t k = gw_get_uvarint(c->p, c->n, value);
+    size_t k = gw_get_uvarint(c->p, left(c), value);
     if (k == 0)
         return -1;
     c->p += k;
-    c->n -= k;
     return 0;
 }
 
 /* Reads up to n varints; returns how many were read before the body ended. */
-static unsigned get_words(struct cursor *c, uint64_t *w, unsigned n)
+static inline unsigned get_words(struct cursor *c, uint64_t *w, unsigned n)
 {
     unsigned i = 0;
     while (i < n && get(c, &w[i]) == 0)
@@ -43,6 +45,17 @@ static unsigned get_words(struct cursor *c, uint64_t *w, unsigned n)
     for (unsigned j = i; j < n; j++)
         w[j] = 0;
     return i;
+}
+
+/* memset(p, 0, n) for a constant n, in pieces of 48 bytes: GCC expands a memset of more
+ * than 64 bytes into a `rep stos` (slow to start, and ~20 instructions where the pieces
+ * take one 16-byte store per 16 bytes). */
+static inline __attribute__((always_inline)) void clear_bytes(void *p, size_t n)
+{
+    char *b = p;
+    for (; n > 48; n -= 48, b += 48)
+        memset(b, 0, 48);
+    memset(b, 0, n);
 }
 
 static const char *record_name(uint8_t type)
@@ -82,32 +95,30 @@ static void report_short(struct gw_reader *r, uint64_t off, const char *what, un
 }
 
 /* Payload words each family carries (LAUNCH: one more for graph and host-function
- * launches). */
-static unsigned family_words(int family, unsigned api_id)
-{
-    switch (family) {
-    case GW_FAM_PLAIN: return 0;
-    case GW_FAM_PROC: return 4;
-    case GW_FAM_CTX: return 2;
-    case GW_FAM_MEMINFO: return 2;
-    case GW_FAM_ALLOC: return 4;
-    case GW_FAM_FREE: return 2;
-    case GW_FAM_VMM: return 3;
-    case GW_FAM_HOSTMEM: return 3;
-    case GW_FAM_LAUNCH:
-        switch (api_id) {
-        case GW_API_cuGraphLaunch: case GW_API_cuGraphLaunch_ptsz:
-        case GW_API_cuLaunchHostFunc: case GW_API_cuLaunchHostFunc_ptsz:
-            return 3;
-        }
-        return 2;
-    case GW_FAM_COPY: return 5;
-    case GW_FAM_SET: return 3;
-    case GW_FAM_SYNC: return 2;
-    case GW_FAM_NAME: return 2;
-    }
-    return 0;
-}
+ * launches), as a constant expression for call_specs. */
+#define LAUNCH_WORDS(id)                                                                  \
+    ((id) == GW_API_cuGraphLaunch || (id) == GW_API_cuGraphLaunch_ptsz ||                 \
+     (id) == GW_API_cuLaunchHostFunc || (id) == GW_API_cuLaunchHostFunc_ptsz ? 3 : 2)
+#define FAMILY_WORDS(family, id)                                                          \
+    ((family) == GW_FAM_PROC ? 4 : (family) == GW_FAM_CTX ? 2 :                           \
+     (family) == GW_FAM_MEMINFO ? 2 : (family) == GW_FAM_ALLOC ? 4 :                      \
+     (family) == GW_FAM_FREE ? 2 : (family) == GW_FAM_VMM ? 3 :                           \
+     (family) == GW_FAM_HOSTMEM ? 3 : (family) == GW_FAM_LAUNCH ? LAUNCH_WORDS(id) :      \
+     (family) == GW_FAM_COPY ? 5 : (family) == GW_FAM_SET ? 3 :                           \
+     (family) == GW_FAM_SYNC ? 2 : (family) == GW_FAM_NAME ? 2 : 0)
+
+/* What a call record of each api id carries: its family (as gw_api_family, + 1 so that the
+ * ids missing from api_list.h read as 0: unknown) and its family's payload words. One
+ * table, read inline, because every call needs both. */
+static const struct call_spec {
+    uint8_t family_1;
+    uint8_t words;
+} call_specs[GW_API_ID_LIMIT] = {
+#define GW_API(id, name, family, base, version, per_thread)                               \
+    [id] = {(family) + 1, FAMILY_WORDS(family, id)},
+#include "gpuwatch/api_list.h"
+#undef GW_API
+};
 
 static void fill_family(struct gw_event *ev)
 {
@@ -185,8 +196,10 @@ static void fill_family(struct gw_event *ev)
     }
 }
 
-static void note_time(struct gw_reader *r, uint64_t ts, uint64_t end)
+/* Widens the time span of the records read (stats.first_ts_ns, last_ts_ns). */
+static inline void note_time(struct gw_reader *r, uint64_t ts, uint64_t dur)
 {
+    uint64_t end = ts + dur;
     if (end < ts)
         end = UINT64_MAX;  /* a duration that wraps: the record's own problem */
     if (r->stats.first_ts_ns == 0 || ts < r->stats.first_ts_ns)
@@ -195,63 +208,88 @@ static void note_time(struct gw_reader *r, uint64_t ts, uint64_t end)
         r->stats.last_ts_ns = end;
 }
 
-static int decode_call(struct gw_reader *r, uint8_t type, struct cursor *c, uint64_t off,
-                       size_t body_len, uint64_t number, struct gw_event *ev)
+/* A call's payload words after its fixed fields: the first GW_EVENT_MAX_WORDS into
+ * ev->words (which must be 0), the others (a newer writer's) only counted. Returns how
+ * many there were; a word cut by the body's end is reported and ends them. */
+static inline unsigned get_payload(struct gw_reader *r, uint8_t type, struct cursor *c,
+                                   uint64_t off, struct gw_event *ev)
+{
+    unsigned n = 0;
+    while (c->p < c->end && n < GW_EVENT_MAX_WORDS) {
+        if (get(c, &ev->words[n]) != 0)
+            goto cut;
+        n++;
+    }
+    while (c->p < c->end) {
+        uint64_t ignored;
+        if (get(c, &ignored) != 0)
+            goto cut;
+        n++;
+    }
+    return n;
+cut:
+    gw_reader_report(r, GW_DAMAGE_RECORD, off, 0, off, r->ch.tid,
+                     "offset %" PRIu64 ": expected a varint for payload word %u of a %s "
+                     "record, found %zu cut bytes",
+                     off, n + 1, record_name(type), left(c));
+    return n;
+}
+
+/* A call's fixed words after its dt: api id, duration and, for CALL_ERR, the result.
+ * Returns how many varints the record has up to them, its dt included. */
+static inline unsigned get_fixed(struct cursor *c, uint8_t type, uint64_t *api,
+                                 uint64_t *dur, uint64_t *result)
+{
+    if (get(c, api) != 0)
+        return 1;
+    if (get(c, dur) != 0)
+        return 2;
+    if (type != GW_REC_CALL_ERR)
+        return 3;
+    return get(c, result) == 0 ? 4 : 3;
+}
+
+/* CALL and CALL_ERR after their dt: the hottest path of every tool, so each field is set
+ * once (no clearing of the whole event, a `rep stos` that was a third of the reader's
+ * time) and the family comes from call_specs inline. */
+static inline int decode_call(struct gw_reader *r, uint8_t type, struct cursor *c,
+                              uint64_t off, size_t body_len, uint64_t number,
+                              struct gw_event *ev)
 {
     uint64_t api, dur, result = 0;
-    unsigned have = 1 + (get(c, &api) == 0);
-    have += have == 2 && get(c, &dur) == 0;
-    have += have == 3 && type == GW_REC_CALL_ERR && get(c, &result) == 0;
+    unsigned have = get_fixed(c, type, &api, &dur, &result);
     unsigned want = type == GW_REC_CALL_ERR ? 4 : 3;
     if (have < want) {
         report_short(r, off, record_name(type), have, want, body_len);
         return 0;
     }
-    /* The hottest path of every tool: set each field rather than clearing ~240 bytes (a
-     * `rep stos` that was a third of the reader's time). */
-    static const __typeof__(ev->u) no_payload;
-    static const uint64_t no_words[GW_EVENT_MAX_WORDS]; /* missing words read as 0 */
-    ev->u = no_payload;
-    memcpy(ev->words, no_words, sizeof no_words);
-    ev->nwords = 0;
+    memset(ev->words, 0, sizeof ev->words);  /* missing words read as 0 */
+    clear_bytes(&ev->u, sizeof ev->u);        /* and family fields a call lacks are 0 */
     ev->kind = GW_EV_CALL;
     ev->tid = r->ch.tid;
     ev->ts_ns = r->ts;
     ev->dur_ns = dur;
     ev->api_id = api > UINT32_MAX ? UINT32_MAX : (uint32_t)api;
     ev->result = (uint32_t)result;
-    ev->family = gw_api_family(ev->api_id);
+    /* api_list.h never assigns id 0, so its empty row stands for every unknown id */
+    const struct call_spec *spec = &call_specs[api < GW_API_ID_LIMIT ? api : 0];
+    ev->family = (int)spec->family_1 - 1;
     ev->offset = off;
-    ev->call_id = (r->call_serial ? r->call_serial : (uint64_t)r->ch.tid) << 32 |
-                  (number & 0xFFFFFFFFu);
+    ev->call_id = r->call_id_high | (number & 0xFFFFFFFFu);
     ev->call_id_unsure = r->call_unsure;
     r->stats.calls_unsure += r->call_unsure;
-    uint64_t word;
-    while (c->n > 0) {
-        if (get(c, &word) != 0) {
-            gw_reader_report(r, GW_DAMAGE_RECORD, off, 0, off, r->ch.tid,
-                             "offset %" PRIu64 ": expected a varint for payload word %u of a "
-                             "%s record, found %zu cut bytes",
-                             off, ev->nwords + 1, record_name(type), c->n);
-            break;
-        }
-        if (ev->nwords < GW_EVENT_MAX_WORDS)
-            ev->words[ev->nwords] = word;
-        ev->nwords++;
-    }
-    if (ev->nwords > GW_EVENT_MAX_WORDS)
-        ev->nwords = GW_EVENT_MAX_WORDS;
+    unsigned nwords = get_payload(r, type, c, off, ev);
+    ev->nwords = nwords < GW_EVENT_MAX_WORDS ? nwords : GW_EVENT_MAX_WORDS;
     r->stats.calls++;
-    if (type == GW_REC_CALL_ERR)
-        r->stats.call_errors++;
-    note_time(r, ev->ts_ns, ev->ts_ns + dur);
+    r->stats.call_errors += type == GW_REC_CALL_ERR;
+    note_time(r, ev->ts_ns, dur);
     if (ev->family >= 0) {
-        unsigned words = family_words(ev->family, ev->api_id);
-        if (ev->nwords < words)
+        if (ev->nwords < spec->words)
             gw_reader_report(r, GW_DAMAGE_RECORD, off, 0, off, r->ch.tid,
                              "offset %" PRIu64 ": expected %u payload words in a %s record, "
                              "found %u (the missing ones read as 0)",
-                             off, words, gw_api_name(ev->api_id), ev->nwords);
+                             off, (unsigned)spec->words, gw_api_name(ev->api_id),
+                             ev->nwords);
         fill_family(ev);
     }
     return !r->defs_only;
@@ -279,7 +317,7 @@ static int decode_def(struct gw_reader *r, uint8_t type, struct cursor *c, uint6
         report_short(r, off, record_name(type), have, n, body_len);
         return 0;
     }
-    memset(ev, 0, sizeof *ev);
+    clear_bytes(ev, sizeof *ev);
     ev->tid = r->ch.tid;
     ev->offset = off;
     ev->family = -1;
@@ -288,8 +326,8 @@ static int decode_def(struct gw_reader *r, uint8_t type, struct cursor *c, uint6
     case GW_REC_STRING:
         ev->kind = GW_EV_STRING;
         ev->u.string.id = w[0];
-        ev->u.string.text = gw_tables_add_string(r, w[0], c->p, c->n);
-        ev->u.string.len = ev->u.string.text ? c->n : 0;
+        ev->u.string.text = gw_tables_add_string(r, w[0], c->p, left(c));
+        ev->u.string.len = ev->u.string.text ? left(c) : 0;
         if (!ev->u.string.text)
             ev->u.string.text = "";
         break;
@@ -375,7 +413,7 @@ static int decode_timed(struct gw_reader *r, uint8_t type, const struct timed_sp
                          "offset %" PRIu64 ": expected %u varints in the %zu-byte body of a "
                          "%s record, found %u (the missing ones read as 0)",
                          off, 1 + spec->full, body_len, record_name(type), 1 + have);
-    memset(ev, 0, sizeof *ev);
+    clear_bytes(ev, sizeof *ev);
     ev->kind = spec->kind;
     ev->tid = r->ch.tid;
     ev->ts_ns = r->ts;
@@ -427,7 +465,7 @@ static int decode_timed(struct gw_reader *r, uint8_t type, const struct timed_sp
         r->stats.nvtx_records++;
         break;
     }
-    note_time(r, ev->ts_ns, ev->ts_ns + ev->dur_ns);
+    note_time(r, ev->ts_ns, ev->dur_ns);
     return !r->defs_only;
 }
 
@@ -440,7 +478,7 @@ static int decode_correlation(struct gw_reader *r, struct cursor *c, uint64_t of
         report_short(r, off, "CORRELATION", have, 2, body_len);
         return 0;
     }
-    memset(ev, 0, sizeof *ev);
+    clear_bytes(ev, sizeof *ev);
     ev->kind = GW_EV_CORRELATION;
     ev->tid = r->ch.tid;
     ev->family = -1;
@@ -451,73 +489,145 @@ static int decode_correlation(struct gw_reader *r, struct cursor *c, uint64_t of
     return !r->defs_only;
 }
 
-/* Decodes one record; returns 1 when it produced an event for the caller. */
-int gw_decode_record(struct gw_reader *r, const struct gw_record_view *rec, uint64_t off,
-                         struct gw_event *ev)
+/* LOST, GPU and NVTX records after their dt. Out of line, like decode_untimed, and given
+ * the cursor by value, so that the loop of gw_decode_next around the call path stays
+ * small and keeps its cursor in registers. */
+static __attribute__((noinline)) int decode_timed_other(struct gw_reader *r,
+                                                        const struct gw_record_view *rec,
+                                                        struct cursor body, uint64_t off,
+                                                        struct gw_event *ev)
 {
-    struct cursor c = {rec->body, rec->body_len};
-    if (rec->type >= 1 && rec->type <= GW_REC_TIMED_MAX) {
-        int is_call = rec->type == GW_REC_CALL || rec->type == GW_REC_CALL_ERR;
-        /* every CALL record has its number, even one that cannot be decoded */
-        uint64_t number = is_call ? r->call_next++ : 0;
-        uint64_t dt;
-        if (get(&c, &dt) != 0) {
-            report_short(r, off, record_name(rec->type), 0, 1, rec->body_len);
-            if (rec->type == GW_REC_LOST)
-                r->call_unsure = 1;
+    struct cursor *c = &body;
+    if (rec->type == GW_REC_LOST) {
+        uint64_t count, calls;
+        if (get(c, &count) != 0) {
+            report_short(r, off, "LOST", 1, 2, rec->body_len);
+            r->call_unsure = 1;  /* calls were dropped, how many is not known */
             return 0;
         }
-        r->ts += (uint64_t)gw_unzigzag(dt);
-        if (is_call)
-            return decode_call(r, rec->type, &c, off, rec->body_len, number, ev);
-        if (rec->type == GW_REC_LOST) {
-            uint64_t count, calls;
-            if (get(&c, &count) != 0) {
-                report_short(r, off, "LOST", 1, 2, rec->body_len);
-                r->call_unsure = 1;  /* calls were dropped, how many is not known */
-                return 0;
-            }
-            if (get(&c, &calls) != 0)  /* optional: all of them were calls */
-                calls = count;
-            r->call_next += calls;
-            memset(ev, 0, sizeof *ev);
-            ev->kind = GW_EV_LOST;
-            ev->tid = r->ch.tid;
-            ev->ts_ns = r->ts;
-            ev->family = -1;
-            ev->offset = off;
-            ev->u.lost.count = count;
-            ev->u.lost.calls = calls;
-            r->stats.lost_records++;
-            r->stats.lost_events += count;
-            r->stats.lost_calls += calls;
-            note_time(r, ev->ts_ns, ev->ts_ns);
-            return !r->defs_only;
-        }
-        const struct timed_spec *spec = timed_spec(rec->type);
-        if (spec)
-            return decode_timed(r, rec->type, spec, &c, off, rec->body_len, ev);
-        r->stats.unknown_records++;
-        return 0;
+        if (get(c, &calls) != 0)  /* optional: all of them were calls */
+            calls = count;
+        r->call_next += calls;
+        clear_bytes(ev, sizeof *ev);
+        ev->kind = GW_EV_LOST;
+        ev->tid = r->ch.tid;
+        ev->ts_ns = r->ts;
+        ev->family = -1;
+        ev->offset = off;
+        ev->u.lost.count = count;
+        ev->u.lost.calls = calls;
+        r->stats.lost_records++;
+        r->stats.lost_events += count;
+        r->stats.lost_calls += calls;
+        note_time(r, ev->ts_ns, 0);
+        return !r->defs_only;
     }
+    const struct timed_spec *spec = timed_spec(rec->type);
+    if (spec)
+        return decode_timed(r, rec->type, spec, c, off, rec->body_len, ev);
+    r->stats.unknown_records++;
+    return 0;
+}
+
+/* Definitions, CORRELATION, CALL_BASE and unknown untimed records. */
+static __attribute__((noinline)) int decode_untimed(struct gw_reader *r,
+                                                    const struct gw_record_view *rec,
+                                                    struct cursor body, uint64_t off,
+                                                    struct gw_event *ev)
+{
+    struct cursor *c = &body;
     if (rec->type >= GW_REC_STRING && rec->type <= GW_REC_THREAD)
-        return decode_def(r, rec->type, &c, off, rec->body_len, ev);
+        return decode_def(r, rec->type, c, off, rec->body_len, ev);
     if (rec->type == GW_REC_CORRELATION)
-        return decode_correlation(r, &c, off, rec->body_len, ev);
+        return decode_correlation(r, c, off, rec->body_len, ev);
     if (rec->type == GW_REC_STACK)
         return gw_stacks_decode(r, rec->body, rec->body_len, off, ev);
     if (rec->type == GW_REC_CALL_BASE) {
         /* The writer's own numbering: whatever was lost before, numbers are sure again. */
         uint64_t w[2];
-        if (get_words(&c, w, 2) < 2) {
+        if (get_words(c, w, 2) < 2) {
             report_short(r, off, "CALL_BASE", 0, 2, rec->body_len);
             return 0;
         }
-        r->call_serial = w[0];
+        /* call ids are serial << 32 | number; a serial of 0 leaves the tid's */
+        r->call_id_high = (w[0] ? w[0] : (uint64_t)r->ch.tid) << 32;
         r->call_next = w[1];
         r->call_unsure = 0;
         return 0;
     }
     r->stats.unknown_records++;
     return 0;
+}
+
+/* Decodes one record; returns 1 when it produced an event for the caller. */
+static inline __attribute__((always_inline)) int decode_record(
+    struct gw_reader *r, const struct gw_record_view *rec, uint64_t off, struct gw_event *ev)
+{
+    struct cursor c = {rec->body, rec->body + rec->body_len};
+    if (rec->type < 1 || rec->type > GW_REC_TIMED_MAX)
+        return decode_untimed(r, rec, c, off, ev);
+    int is_call = rec->type == GW_REC_CALL || rec->type == GW_REC_CALL_ERR;
+    /* every CALL record has its number, even one that cannot be decoded */
+    uint64_t number = is_call ? r->call_next++ : 0;
+    uint64_t dt;
+    if (get(&c, &dt) != 0) {
+        report_short(r, off, record_name(rec->type), 0, 1, rec->body_len);
+        if (rec->type == GW_REC_LOST)
+            r->call_unsure = 1;
+        return 0;
+    }
+    r->ts += (uint64_t)gw_unzigzag(dt);
+    if (is_call)
+        return decode_call(r, rec->type, &c, off, rec->body_len, number, ev);
+    return decode_timed_other(r, rec, c, off, ev);
+}
+
+/* Decodes the current chunk's records from rec_off on until one gives an event: 1 with ev
+ * filled, or 0 when the chunk has no more (its end, or framing damage, reported). */
+static inline __attribute__((always_inline)) int decode_chunk_next(struct gw_reader *r,
+                                                                   struct gw_event *ev)
+{
+    const uint8_t *buf = r->buf;
+    size_t len = r->ch.payload_len;
+    uint64_t base = r->ch_off + GW_CHUNK_HEADER_SIZE;  /* file offset of buf[0] */
+    while (r->rec_off < len) {
+        size_t start = r->rec_off;
+        uint64_t off = base + start;
+        struct gw_record_view rec;
+        if (gw_next_record(buf, len, &r->rec_off, &rec) != 0) {
+            uint64_t lost = len - start;
+            gw_reader_report(r, GW_DAMAGE_RECORD, off, lost, r->pos, r->ch.tid,
+                             "offset %" PRIu64 ": expected a record (type, body length, "
+                             "body) within the chunk at %" PRIu64 " (tid %" PRIu32
+                             "), found a record cut by the chunk's end; %" PRIu64
+                             " bytes of the chunk skipped",
+                             off, r->ch_off, r->ch.tid, lost);
+            r->call_unsure = 1;  /* the skipped bytes may have held calls */
+            return 0;
+        }
+        if (decode_record(r, &rec, off, ev))
+            return 1;
+    }
+    return 0;
+}
+
+/* The event loop: records of the current chunk, then of the next intact one
+ * (trace_chunks.c). Here rather than in trace_reader.c so that the call path is inlined
+ * into it: one call per event. */
+int gw_reader_next(struct gw_reader *r, struct gw_event *ev)
+{
+    for (;;) {
+        if (r->in_chunk) {
+            if (decode_chunk_next(r, ev))
+                return 1;
+            if (!r->defs_only)
+                gw_calls_end(r);
+            r->in_chunk = 0;
+        }
+        if (!gw_chunks_next(r))
+            return 0;
+        r->in_chunk = 1;
+        r->rec_off = 0;
+        r->ts = r->ch.base_ts_ns;
+    }
 }

@@ -1,7 +1,7 @@
 /*
- * The trace reader: file header validation, open/close/rewind, and the event loop over
- * intact chunks (framing in trace_chunks.c, record decoding in trace_decode.c). Definition
- * tables live in trace_tables.c and trace_stacks.c.
+ * The trace reader: file header validation, open/close/rewind and accessors. The event
+ * loop (gw_reader_next) is in trace_decode.c with the record decoding it inlines, chunk
+ * framing in trace_chunks.c, definition tables in trace_tables.c and trace_stacks.c.
  */
 #include "trace_reader.h"
 #include "trace_reader_internal.h"
@@ -15,42 +15,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#include "gpuwatch/record_walk.h"
-
-int gw_reader_next(struct gw_reader *r, struct gw_event *ev)
-{
-    for (;;) {
-        if (!r->in_chunk) {
-            if (!gw_chunks_next(r))
-                return 0;
-            r->in_chunk = 1;
-            r->rec_off = 0;
-            r->ts = r->ch.base_ts_ns;
-        }
-        while (r->rec_off < r->ch.payload_len) {
-            size_t start = r->rec_off;
-            uint64_t off = r->ch_off + GW_CHUNK_HEADER_SIZE + start;
-            struct gw_record_view rec;
-            if (gw_next_record(r->buf, r->ch.payload_len, &r->rec_off, &rec) != 0) {
-                uint64_t lost = r->ch.payload_len - start;
-                gw_reader_report(r, GW_DAMAGE_RECORD, off, lost, r->pos, r->ch.tid,
-                                 "offset %" PRIu64 ": expected a record (type, body length, "
-                                 "body) within the chunk at %" PRIu64 " (tid %" PRIu32
-                                 "), found a record cut by the chunk's end; %" PRIu64
-                                 " bytes of the chunk skipped",
-                                 off, r->ch_off, r->ch.tid, lost);
-                r->call_unsure = 1;  /* the skipped bytes may have held calls */
-                break;
-            }
-            if (gw_decode_record(r, &rec, off, ev))
-                return 1;
-        }
-        if (!r->defs_only)
-            gw_calls_end(r);
-        r->in_chunk = 0;
-    }
-}
 
 /* ---- open, close, rewind ---- */
 

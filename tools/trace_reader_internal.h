@@ -46,7 +46,8 @@ struct gw_reader {
     uint64_t call_key;          /* key of the current chunk's thread */
     uint64_t call_next;         /* its next call number */
     unsigned call_unsure;       /* and whether numbers may be short */
-    uint64_t call_serial;       /* the chunk's thread serial from CALL_BASE; 0 without */
+    uint64_t call_id_high;      /* the high half of its call ids: the thread serial from
+                                 * CALL_BASE, or the tid without one, << 32 */
 
     /* definition tables (trace_tables.c) */
     struct gw_string_entry *strings;
@@ -81,11 +82,6 @@ int gw_reader_read_at(struct gw_reader *r, uint64_t off, void *dst, size_t len);
 int gw_chunks_next(struct gw_reader *r);
 /* trace_chunks.c: keeps the numbering of the current chunk's thread for its next chunk. */
 void gw_calls_end(struct gw_reader *r);
-/* trace_decode.c: decodes one record at file offset off; 1 when ev holds an event for
- * the caller. */
-struct gw_record_view;
-int gw_decode_record(struct gw_reader *r, const struct gw_record_view *rec, uint64_t off,
-                     struct gw_event *ev);
 
 /* Records a damage report (unless the reader is quiet) and calls the callback. For
  * GW_DAMAGE_LOST_CHUNKS, lost_bytes carries the number of lost chunks instead. */
