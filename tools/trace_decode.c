@@ -58,6 +58,26 @@ static inline __attribute__((always_inline)) void clear_bytes(void *p, size_t n)
     memset(b, 0, n);
 }
 
+/* An event of the given kind with every other field 0 (family -1): field by field, as a
+ * memset of the whole event would be a `rep stos` (see clear_bytes). */
+static inline void start_event(struct gw_event *ev, enum gw_event_kind kind, uint32_t tid,
+                               uint64_t ts, uint64_t off)
+{
+    ev->kind = kind;
+    ev->tid = tid;
+    ev->ts_ns = ts;
+    ev->dur_ns = 0;
+    ev->api_id = 0;
+    ev->result = 0;
+    ev->family = -1;
+    ev->offset = off;
+    ev->nwords = 0;
+    memset(ev->words, 0, sizeof ev->words);
+    clear_bytes(&ev->u, sizeof ev->u);
+    ev->call_id = 0;
+    ev->call_id_unsure = 0;
+}
+
 static const char *record_name(uint8_t type)
 {
     switch (type) {
@@ -413,12 +433,7 @@ static int decode_timed(struct gw_reader *r, uint8_t type, const struct timed_sp
                          "offset %" PRIu64 ": expected %u varints in the %zu-byte body of a "
                          "%s record, found %u (the missing ones read as 0)",
                          off, 1 + spec->full, body_len, record_name(type), 1 + have);
-    clear_bytes(ev, sizeof *ev);
-    ev->kind = spec->kind;
-    ev->tid = r->ch.tid;
-    ev->ts_ns = r->ts;
-    ev->family = -1;
-    ev->offset = off;
+    start_event(ev, spec->kind, r->ch.tid, r->ts, off);
     switch (type) {
     case GW_REC_GPU_KERNEL:
         ev->dur_ns = w[0];
@@ -478,11 +493,7 @@ static int decode_correlation(struct gw_reader *r, struct cursor *c, uint64_t of
         report_short(r, off, "CORRELATION", have, 2, body_len);
         return 0;
     }
-    clear_bytes(ev, sizeof *ev);
-    ev->kind = GW_EV_CORRELATION;
-    ev->tid = r->ch.tid;
-    ev->family = -1;
-    ev->offset = off;
+    start_event(ev, GW_EV_CORRELATION, r->ch.tid, 0, off);
     ev->u.correlation.correlation_id = w[0];
     ev->u.correlation.call_id = w[1];
     r->stats.correlations++;
@@ -508,12 +519,7 @@ static __attribute__((noinline)) int decode_timed_other(struct gw_reader *r,
         if (get(c, &calls) != 0)  /* optional: all of them were calls */
             calls = count;
         r->call_next += calls;
-        clear_bytes(ev, sizeof *ev);
-        ev->kind = GW_EV_LOST;
-        ev->tid = r->ch.tid;
-        ev->ts_ns = r->ts;
-        ev->family = -1;
-        ev->offset = off;
+        start_event(ev, GW_EV_LOST, r->ch.tid, r->ts, off);
         ev->u.lost.count = count;
         ev->u.lost.calls = calls;
         r->stats.lost_records++;
