@@ -122,10 +122,55 @@ static size_t intervals(const struct an_step_key *k, size_t from, uint64_t *out)
     return n;
 }
 
+/* Sorts a ascending: a radix sort (8-bit digits, least significant first, skipping digits
+ * all values share), qsort when there is no room for the copy it needs. */
+static void sort_u64(uint64_t *a, size_t n)
+{
+    uint64_t *tmp = n > 64 ? malloc(n * sizeof *tmp) : NULL;
+    if (!tmp) {
+        qsort(a, n, sizeof *a, cmp_u64);
+        return;
+    }
+    size_t (*count)[256] = calloc(8, sizeof *count);
+    if (!count) {
+        free(tmp);
+        qsort(a, n, sizeof *a, cmp_u64);
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        uint64_t v = a[i];
+        for (int d = 0; d < 8; d++)
+            count[d][(v >> (8 * d)) & 255]++;
+    }
+    uint64_t *src = a, *dst = tmp;
+    for (int d = 0; d < 8; d++) {
+        size_t *c = count[d];
+        if (c[(src[0] >> (8 * d)) & 255] == n)
+            continue;  /* every value has this digit */
+        size_t at = 0;
+        for (int b = 0; b < 256; b++) {
+            size_t here = c[b];
+            c[b] = at;
+            at += here;
+        }
+        for (size_t i = 0; i < n; i++) {
+            uint64_t v = src[i];
+            dst[c[(v >> (8 * d)) & 255]++] = v;
+        }
+        uint64_t *t = src;
+        src = dst;
+        dst = t;
+    }
+    if (src != a)
+        memcpy(a, src, n * sizeof *a);
+    free(count);
+    free(tmp);
+}
+
 static size_t sorted_intervals(const struct an_step_key *k, size_t from, uint64_t *out)
 {
     size_t n = intervals(k, from, out);
-    qsort(out, n, sizeof *out, cmp_u64);
+    sort_u64(out, n);
     return n;
 }
 
@@ -264,21 +309,28 @@ void an_steps_choose(struct an_model *m, struct an_step_finder *f)
     uint64_t *buf = malloc(AN_STEP_MAX_SAMPLES * sizeof *buf);
     if (!buf)
         return;
-    for (size_t i = 0; i < f->nkeys; i++) {
-        const struct an_step_key *k = &f->keys[i];
-        if (k->count < (uint64_t)m->th.min_steps + 1 || k->nsamples < 3)
-            continue;
-        double cover = m->wall_ns ? (double)(k->last - k->first) / (double)m->wall_ns : 0;
-        if (cover < m->th.step_coverage)
-            continue;
-        /* a candidate needs only its median: selection, not a sort (most are rejected) */
-        size_t n = intervals(k, 0, buf);
-        double reg = regularity(buf, n, n ? select_nth(buf, n, n / 2) : 0);
-        if (reg < m->th.step_regularity || buf[n / 2] == 0)  /* the median, selected */
-            continue;
-        if (!best || better(k, best)) {
-            best = k;
-            best_reg = reg;
+    /* tier by tier (in key order within one): once a tier has a regular candidate, no key of
+     * a later tier is better, and a key that is not better than the best so far is not
+     * examined (the choice is the same as examining every key in key order) */
+    for (unsigned tier = AN_TIER_NVTX; tier <= AN_TIER_KERNEL && !best; tier++) {
+        for (size_t i = 0; i < f->nkeys; i++) {
+            const struct an_step_key *k = &f->keys[i];
+            if ((unsigned)k->tier != tier || (best && !better(k, best)))
+                continue;
+            if (k->count < (uint64_t)m->th.min_steps + 1 || k->nsamples < 3)
+                continue;
+            double cover = m->wall_ns ? (double)(k->last - k->first) / (double)m->wall_ns : 0;
+            if (cover < m->th.step_coverage)
+                continue;
+            /* a candidate needs only its median: selection, not a sort (most are rejected) */
+            size_t n = intervals(k, 0, buf);
+            double reg = regularity(buf, n, n ? select_nth(buf, n, n / 2) : 0);
+            if (reg < m->th.step_regularity || buf[n / 2] == 0)  /* the median, selected */
+                continue;
+            if (!best || better(k, best)) {
+                best = k;
+                best_reg = reg;
+            }
         }
     }
     if (!best) {
