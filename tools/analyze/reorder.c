@@ -36,7 +36,15 @@ struct an_reorder *an_reorder_new(uint64_t window_ns, uint64_t max_window_ns,
     r->max_events = max_events ? max_events : 1;
     r->emit = emit;
     r->user = user;
+    r->none.mask = SIZE_MAX;
+    r->last = &r->none;
+    r->due = UINT64_MAX;
     return r;
+}
+
+static void set_due(struct an_reorder *r)
+{
+    r->due = r->heap_len ? r->heap[0].ts + r->window : UINT64_MAX;
 }
 
 static void heap_swap(struct an_reorder *r, size_t a, size_t b)
@@ -78,6 +86,7 @@ static void sift_down(struct an_reorder *r, size_t i)
 void an_reorder_head_moved(struct an_reorder *r)
 {
     sift_down(r, 0);
+    set_due(r);
 }
 
 /* The head's source has nothing left waiting. */
@@ -94,6 +103,8 @@ void an_reorder_drained(struct an_reorder *r)
         r->sources[r->heap[0].source].heap_pos = 0;
         sift_down(r, 0);
     }
+    r->heap[r->heap_len].ts = UINT64_MAX;
+    set_due(r);
 }
 
 /* An event older than one released before: the disorder is wider than the window. */
@@ -103,6 +114,7 @@ void an_reorder_late(struct an_reorder *r)
     if (r->window < r->max_window) {
         r->window = r->window * 2 < r->max_window ? r->window * 2 : r->max_window;
         r->stats.window_ns = r->window;
+        set_due(r);
     }
 }
 
@@ -127,11 +139,16 @@ static size_t new_ring(struct an_reorder *r, uint64_t key)
         if (r->nsources == r->sources_cap) {
             size_t cap = r->sources_cap ? r->sources_cap * 2 : 16;
             struct an_reorder_source *grown = realloc(r->sources, cap * sizeof *grown);
-            if (grown)
+            if (grown) {
                 r->sources = grown;
-            struct an_reorder_heap_entry *heap = realloc(r->heap, cap * sizeof *heap);
-            if (heap)
+                if (r->have_last)
+                    r->last = &r->sources[r->last_index];
+            }
+            struct an_reorder_heap_entry *heap = realloc(r->heap, (cap + 2) * sizeof *heap);
+            if (heap) {
                 r->heap = heap;
+                r->heap[r->heap_len].ts = r->heap[r->heap_len + 1].ts = UINT64_MAX;
+            }
             size_t *spare = realloc(r->spare, cap * sizeof *spare);
             if (spare)
                 r->spare = spare;
@@ -141,6 +158,7 @@ static size_t new_ring(struct an_reorder *r, uint64_t key)
         }
         s = r->nsources++;
         memset(&r->sources[s], 0, sizeof r->sources[s]);
+        r->sources[s].mask = SIZE_MAX;
         r->sources[s].heap_pos = SIZE_MAX;
         r->stats.sources = r->nsources;
     }
@@ -150,6 +168,7 @@ static size_t new_ring(struct an_reorder *r, uint64_t key)
         return SIZE_MAX;
     r->last_key = key;
     r->last_index = s;
+    r->last = &r->sources[s];
     r->have_last = 1;
     return s;
 }
@@ -166,6 +185,7 @@ static int find_source(struct an_reorder *r, uint64_t key, size_t *out)
         return -1;
     r->last_key = key;
     r->last_index = s;
+    r->last = &r->sources[s];
     r->have_last = 1;
     *out = s;
     return 0;
@@ -173,15 +193,15 @@ static int find_source(struct an_reorder *r, uint64_t key, size_t *out)
 
 static int grow_ring(struct an_reorder_source *src)
 {
-    size_t cap = src->cap ? src->cap * 2 : 256;
+    size_t cap = src->ring ? (src->mask + 1) * 2 : 256;
     struct an_ev *ring = malloc(cap * sizeof *ring);
     if (!ring)
         return -1;
     for (size_t i = 0; i < src->count; i++)
-        ring[i] = src->ring[(src->head + i) & (src->cap - 1)];
+        ring[i] = src->ring[(src->head + i) & src->mask];
     free(src->ring);
     src->ring = ring;
-    src->cap = cap;
+    src->mask = cap - 1;
     src->head = 0;
     return 0;
 }
@@ -190,13 +210,12 @@ static int grow_ring(struct an_reorder_source *src)
  * its source's tail, an empty or full ring. */
 int an_reorder_insert_slow(struct an_reorder *r, uint64_t key, const struct an_ev *ev)
 {
-    r->stats.pushed++;
     size_t s;
     if (find_source(r, key, &s) != 0)
         return release_now(r, ev);
     struct an_reorder_source *src = &r->sources[s];
     if (src->count > SOURCE_SORT_BACK &&
-        src->ring[(src->head + src->count - SOURCE_SORT_BACK) & (src->cap - 1)].ts > ev->ts) {
+        src->ring[(src->head + src->count - SOURCE_SORT_BACK) & src->mask].ts > ev->ts) {
         /* earlier than this run can sort in: a new sorted run of the same source */
         src->current = 0;
         size_t fresh = new_ring(r, key);
@@ -205,9 +224,9 @@ int an_reorder_insert_slow(struct an_reorder *r, uint64_t key, const struct an_e
         s = fresh;
         src = &r->sources[s];
     }
-    if (src->count == src->cap && grow_ring(src) != 0)
+    if ((!src->ring || src->count == src->mask + 1) && grow_ring(src) != 0)
         return release_now(r, ev);
-    size_t mask = src->cap - 1;
+    size_t mask = src->mask;
     /* insert, sorting back a little when this source itself is out of order */
     size_t at = src->count;
     while (at > 0 && src->count - at < SOURCE_SORT_BACK &&
@@ -217,16 +236,20 @@ int an_reorder_insert_slow(struct an_reorder *r, uint64_t key, const struct an_e
     }
     src->ring[(src->head + at) & mask] = *ev;
     src->count++;
+    src->tail_ts = src->ring[(src->head + src->count - 1) & mask].ts;
     r->waiting++;
     if (r->waiting > r->stats.max_waiting)
         r->stats.max_waiting = r->waiting;
     if (src->heap_pos == SIZE_MAX) {
         src->heap_pos = r->heap_len;
         r->heap[r->heap_len++] = (struct an_reorder_heap_entry){ev->ts, s};
+        r->heap[r->heap_len + 1].ts = UINT64_MAX;
         sift_up(r, src->heap_pos);
+        set_due(r);
     } else if (at == 0) {
         r->heap[src->heap_pos].ts = ev->ts;  /* a new, earlier head */
         sift_up(r, src->heap_pos);
+        set_due(r);
     }
     if (ev->ts > r->newest)
         r->newest = ev->ts;
@@ -260,6 +283,8 @@ uint64_t an_reorder_released(const struct an_reorder *r)
 
 const struct an_reorder_stats *an_reorder_stats(const struct an_reorder *r)
 {
+    struct an_reorder *w = (struct an_reorder *)r;  /* (never a const object) */
+    w->stats.pushed = r->stats.emitted + r->waiting;
     return &r->stats;
 }
 

@@ -53,36 +53,46 @@ void an_reorder_free(struct an_reorder *r);
  */
 struct an_reorder_source {
     struct an_ev *ring;
-    size_t cap, head, count;  /* cap is a power of two */
+    size_t mask;              /* ring capacity - 1 (a power of two); SIZE_MAX before any */
+    size_t head, count;
+    uint64_t tail_ts;         /* the latest time in the ring (it is sorted), when count */
     size_t heap_pos;          /* index in the heap, or SIZE_MAX when empty */
     uint64_t key;
     int current;              /* the ring its source key pushes to now */
 };
 
-/* The head time is kept in the heap itself: no pointer chase into a (cold) ring to compare. */
+/* The head time is kept in the heap itself: no pointer chase into a (cold) ring to compare.
+ * Two entries of time UINT64_MAX always follow the heap's last: the root's children can be
+ * compared without a length check. */
 struct an_reorder_heap_entry {
     uint64_t ts;
     size_t source;
 };
 
 struct an_reorder {
+    /* the per-event state */
+    uint64_t last_key;        /* the source key pushed last ... */
+    struct an_reorder_source *last;  /* ... and its current ring (none: one never taken) */
+    uint64_t newest;          /* the latest time pushed */
+    uint64_t due;             /* the root's time + the window (as the release test adds
+                                 them); UINT64_MAX when nothing waits */
+    size_t waiting, max_events;
+    struct an_reorder_heap_entry *heap;  /* sources with events waiting, earliest head first */
+    struct an_reorder_source *sources;
+    uint64_t released;
+    struct an_reorder_stats stats;  /* pushed is emitted + waiting, filled when asked */
+    /* the rest */
     uint64_t window, max_window;
-    size_t max_events;
+    size_t heap_len;
     an_emit_fn emit;
     void *user;
-    uint64_t last_key;        /* the source key pushed last, and its current ring */
-    size_t last_index;
     int have_last;
-    struct an_reorder_source *sources;
-    struct an_reorder_heap_entry *heap;  /* sources with events waiting, earliest head first */
-    size_t heap_len;
-    size_t waiting;
-    uint64_t newest, released;
-    struct an_reorder_stats stats;
+    size_t last_index;        /* r->last as an index in sources */
     size_t nsources, sources_cap;
     size_t *spare;            /* drained rings no key pushes to, for reuse */
     size_t nspare;
     struct gw_map *index;     /* source key -> index */
+    struct an_reorder_source none;  /* r->last before the first push: never has room */
 };
 
 /* The out-of-line parts of an_reorder_insert and an_reorder_next. */
@@ -95,24 +105,19 @@ void an_reorder_late(struct an_reorder *r);
  * (counted as an_reorder_next would) and the caller passes it on itself. */
 static inline int an_reorder_insert(struct an_reorder *r, uint64_t key, const struct an_ev *ev)
 {
-    /* The common case: the source pushed last, in order (its ring is sorted, so an event
-     * no earlier than its tail goes at the end, no new run), with room. */
-    if (r->have_last && r->last_key == key) {
-        struct an_reorder_source *src = &r->sources[r->last_index];
-        size_t n = src->count;
-        if (n && n < src->cap) {
-            size_t mask = src->cap - 1, tail = (src->head + n - 1) & mask;
-            if (src->ring[tail].ts <= ev->ts) {
-                src->ring[(tail + 1) & mask] = *ev;
-                src->count = n + 1;
-                r->stats.pushed++;
-                if (++r->waiting > r->stats.max_waiting)
-                    r->stats.max_waiting = r->waiting;
-                if (ev->ts > r->newest)
-                    r->newest = ev->ts;
-                return 1;
-            }
-        }
+    /* The common case: the source pushed last, in order (no earlier than its ring's tail,
+     * so at the end and no new run), into a ring neither empty nor full. */
+    struct an_reorder_source *src = r->last;
+    size_t n = src->count;
+    if (r->last_key == key && n - 1 < src->mask && src->tail_ts <= ev->ts) {
+        src->ring[(src->head + n) & src->mask] = *ev;
+        src->count = n + 1;
+        src->tail_ts = ev->ts;
+        if (++r->waiting > r->stats.max_waiting)
+            r->stats.max_waiting = r->waiting;
+        if (ev->ts > r->newest)
+            r->newest = ev->ts;
+        return 1;
     }
     return an_reorder_insert_slow(r, key, ev);
 }
@@ -122,21 +127,23 @@ static inline int an_reorder_insert(struct an_reorder *r, uint64_t key, const st
  * The event stays valid until the next insert. */
 static inline const struct an_ev *an_reorder_next(struct an_reorder *r, int flush)
 {
-    if (!r->heap_len)
-        return NULL;
-    if (!flush && r->heap[0].ts + r->window > r->newest) {
+    if (!flush && r->newest < r->due) {
         if (r->waiting <= r->max_events)
-            return NULL;
+            return NULL;  /* (an empty window: nothing waits, due is UINT64_MAX) */
         r->stats.forced++;
+    } else if (!r->heap_len) {
+        return NULL;
     }
-    struct an_reorder_source *src = &r->sources[r->heap[0].source];
+    struct an_reorder_heap_entry *heap = r->heap;
+    struct an_reorder_source *src = &r->sources[heap[0].source];
     const struct an_ev *ev = &src->ring[src->head];
-    src->head = (src->head + 1) & (src->cap - 1);
+    src->head = (src->head + 1) & src->mask;
     r->waiting--;
     if (--src->count) {
         uint64_t ts = src->ring[src->head].ts;
-        r->heap[0].ts = ts;
-        if ((r->heap_len > 1 && r->heap[1].ts < ts) || (r->heap_len > 2 && r->heap[2].ts < ts))
+        heap[0].ts = ts;
+        r->due = ts + r->window;
+        if (heap[1].ts < ts || heap[2].ts < ts)
             an_reorder_head_moved(r);  /* another source's head is earlier now */
     } else {
         an_reorder_drained(r);
