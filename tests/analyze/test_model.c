@@ -106,6 +106,52 @@ static void reorder_cap(void **state)
     an_reorder_free(r);
 }
 
+/* The inline path (an_reorder_insert, then an_reorder_next until NULL) releases exactly
+ * what an_reorder_push emits, in the same order, with the same accounting: sources in and
+ * out of order, sorted runs of one source, late events that widen the window, and releases
+ * forced by the cap. */
+static void reorder_inline_path_same_as_push(void **state)
+{
+    (void)state;
+    static struct collected a, b;
+    a.n = b.n = 0;
+    struct an_reorder *ra = an_reorder_new(2 * MS, 16 * MS, 500, collect, &a);
+    struct an_reorder *rb = an_reorder_new(2 * MS, 16 * MS, 500, collect, &b);
+    assert_non_null(ra);
+    assert_non_null(rb);
+    uint64_t seed = 12345, t[5] = {100 * MS, 100 * MS, 100 * MS, 100 * MS, 100 * MS};
+    for (uint64_t i = 0; i < 4000; i++) {
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        uint64_t x = seed >> 33, s = x % 5;
+        uint64_t ts = x % 10 < 7  ? (t[s] += x % (50 * US))   /* in order */
+                      : x % 10 < 9 ? t[s] + MS - x % (2 * MS)  /* a little off */
+                                   : t[s] - 5 * MS;            /* a late run */
+        struct an_ev e = {.ts = ts, .end = ts, .tid = (uint32_t)s, .bytes = i};
+        an_reorder_push(ra, s, &e);
+        assert_int_equal(an_reorder_insert(rb, s, &e), 1);
+        const struct an_ev *due;
+        while ((due = an_reorder_next(rb, 0)) != NULL)
+            collect(&b, due);
+        assert_int_equal(a.n, b.n);
+    }
+    an_reorder_flush(ra);
+    const struct an_ev *due;
+    while ((due = an_reorder_next(rb, 1)) != NULL)
+        collect(&b, due);
+    assert_int_equal(a.n, 4000);
+    assert_int_equal(b.n, 4000);
+    assert_memory_equal(a.ts, b.ts, sizeof a.ts);
+    const struct an_reorder_stats *sa = an_reorder_stats(ra), *sb = an_reorder_stats(rb);
+    assert_int_equal(sa->pushed, 4000);
+    assert_int_equal(sa->emitted, 4000);
+    assert_true(sa->late > 0);
+    assert_true(sa->forced > 0);
+    assert_true(sa->sources > 5);  /* late runs of a source became rings of their own */
+    assert_memory_equal(sa, sb, sizeof *sa);
+    an_reorder_free(ra);
+    an_reorder_free(rb);
+}
+
 /* ---- allocation table ---- */
 
 static void ptrmap_put_take(void **state)
@@ -299,6 +345,7 @@ int main(void)
         cmocka_unit_test(reorder_late_event),
         cmocka_unit_test(reorder_runs_of_one_source),
         cmocka_unit_test(reorder_cap),
+        cmocka_unit_test(reorder_inline_path_same_as_push),
         cmocka_unit_test(ptrmap_put_take),
         cmocka_unit_test(timebins_sum),
         cmocka_unit_test(attribution),
