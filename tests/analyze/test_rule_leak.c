@@ -65,6 +65,10 @@ static const char *const fake_strings[] = {
     [1] = "/opt/app/train", [2] = "leak_step", [3] = "main",
     [4] = "/usr/lib/libgpuwatch.so", [5] = "/usr/local/cuda/lib64/libcudart.so.12",
     [6] = "cudaMalloc", [7] = "/lib/x86_64-linux-gnu/libc.so.6", [8] = "__libc_start_main",
+    [9] = "/venv/lib/python3.12/site-packages/torch/lib/libc10_cuda.so",
+    [10] = "_ZN3c104cuda20CUDACachingAllocator6Native22DeviceCachingAllocator6mallocEimP11CUstream_st",
+    [11] = "/venv/lib/python3.12/site-packages/torch/lib/libtorch_python.so",
+    [12] = "/usr/bin/python3.12", [13] = "_PyEval_EvalFrameDefault",
 };
 static const struct gw_stack_frame stack7_frames[] = {  /* the runtime, then the program */
     {5, 0x4100, 6, 0x20}, {1, 0x1480, 2, 0x1c}, {1, 0x1610, 3, 0x50}, {7, 0x27249, 8, 0x84},
@@ -72,8 +76,11 @@ static const struct gw_stack_frame stack7_frames[] = {  /* the runtime, then the
 static const struct gw_stack_frame stack9_frames[] = {  /* no symbols in the program */
     {4, 0x900, 0, 0}, {1, 0x2222, 0, 0}, {7, 0x27249, 8, 0x84},
 };
+static const struct gw_stack_frame stack15_frames[] = {  /* PyTorch's allocator, Python */
+    {5, 0x4100, 6, 0x20}, {9, 0x51000, 10, 0x3c4}, {11, 0x880000, 0, 0}, {12, 0x1f0000, 13, 0x99},
+};
 static const struct gw_stack fake_stacks[] = {
-    {7, 4, stack7_frames}, {9, 3, stack9_frames},
+    {7, 4, stack7_frames}, {9, 3, stack9_frames}, {15, 4, stack15_frames},
 };
 
 static const char *fake_resolve(void *user, int what, uint64_t id)
@@ -146,6 +153,51 @@ static void names_where_it_was_allocated(void **state)
                            "__libc_start_main: 40.0 MiB in 10 blocks."));
     assert_null(strstr(f->evidence, "stack 11"));       /* 30 MiB: fourth */
     assert_null(strstr(f->evidence, "no call stack"));  /* 10 MiB: fifth */
+    assert_null(strstr(f->change, "_record_memory_history"));  /* not a PyTorch program */
+    an_findings_free(&out);
+    an_model_free(m);
+}
+
+/* In a PyTorch program every allocation comes from its caching allocator: the site is named
+ * as such (not by mangled C++ or interpreter frames), and the change says how to get the
+ * Python lines from PyTorch's own memory snapshot. */
+static void pytorch_allocator_site(void **state)
+{
+    (void)state;
+    struct synth s = {0};
+    struct loop L = {.steps = 1, .kernels = 3, .kernel_ns = 1 * MS, .launch_ns = 5 * US,
+                     .item = 1, .leak_bytes = 20u << 20};
+    for (unsigned i = 0; i < 40; i++) {
+        size_t before = s.n;
+        synth_loop(&s, &L);
+        for (size_t k = before; k < s.n; k++)
+            if (s.ev[k].kind == AN_ALLOC)
+                s.ev[k].key = 15;
+    }
+    struct gw_file_header h;
+    memset(&h, 0, sizeof h);
+    h.device_total_mem = 4ull << 30;
+    h.device_free_at_start = 4ull << 30;
+    h.cupti_status = GW_CUPTI_DISABLED;
+    struct an_model *m = an_model_new(NULL, &h);
+    assert_non_null(m);
+    m->resolve = fake_resolve;
+    m->stack = fake_stack;
+    an_model_feed_all(m, s.ev, s.n);
+    synth_free(&s);
+
+    struct an_findings out = {0};
+    const struct an_finding *f = synth_rule(m, an_rule_leak, &out, 8);
+    assert_non_null(f);
+    assert_int_equal(f->nsites, 1);
+    assert_int_equal(f->sites[0].stack, 15);
+    assert_int_equal(f->sites[0].bytes, (40ull * 20 + 64) << 20);  /* the weights too */
+    assert_int_equal(f->sites[0].count, 41);
+    assert_string_equal(f->sites[0].where, "PyTorch's caching allocator (libc10_cuda.so)");
+    assert_non_null(strstr(f->evidence, "Allocated at PyTorch's caching allocator "
+                                        "(libc10_cuda.so): 864.0 MiB in 41 blocks."));
+    assert_non_null(strstr(f->change, "torch.cuda.memory._record_memory_history()"));
+    assert_non_null(strstr(f->change, "torch.cuda.memory._dump_snapshot(\"mem.pickle\")"));
     an_findings_free(&out);
     an_model_free(m);
 }
@@ -171,6 +223,7 @@ int main(void)
         cmocka_unit_test(grows_too_little),
         cmocka_unit_test(grows_now_and_then),
         cmocka_unit_test(names_where_it_was_allocated),
+        cmocka_unit_test(pytorch_allocator_site),
         cmocka_unit_test(no_stacks_no_sites),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -27,6 +27,15 @@ static int is_cuda_frame(const char *module)
     return !strncmp(name, "libgpuwatch", 11) || !strncmp(name, "libcuda", 7);
 }
 
+/* In a PyTorch program every cudaMalloc comes from PyTorch's caching allocator (libc10_cuda,
+ * libtorch_cuda): its C++ frames say nothing about which tensors, and the interpreter's
+ * frames below them say nothing either. PyTorch's own memory snapshot has the Python lines. */
+static int is_pytorch_frame(const char *module)
+{
+    const char *name = base_name(module);
+    return !strncmp(name, "libc10", 6) || !strncmp(name, "libtorch", 8);
+}
+
 /* The first SITE_FRAMES frames of the stack outside the shim and the CUDA libraries:
  * symbol names when known, else module+0xOFFSET; the first symbol's module after it. */
 static void describe(const struct an_model *m, uint64_t id, char *out, size_t size)
@@ -43,6 +52,11 @@ static void describe(const struct an_model *m, uint64_t id, char *out, size_t si
         const char *module = m->resolve ? m->resolve(m->resolve_user, 0, f->module_id) : NULL;
         if (module && is_cuda_frame(module))
             continue;
+        if (module && is_pytorch_frame(module)) {
+            if (!named)
+                snprintf(out, size, "%s (%s)", AN_SITE_PYTORCH, base_name(module));
+            return;  /* after the program's own frames, PyTorch's add nothing */
+        }
         const char *symbol =
             f->symbol_id && m->resolve ? m->resolve(m->resolve_user, 0, f->symbol_id) : NULL;
         char frame[FRAME_NAME_MAX + 32];

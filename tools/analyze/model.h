@@ -102,6 +102,8 @@ struct an_alloc_site {
     char where[160];             /* "leak_step <- main (train)"; "" when unknown */
 };
 #define AN_KEEP_SITES 3
+/* The name of a site inside PyTorch's caching allocator (alloc_sites.c). */
+#define AN_SITE_PYTORCH "PyTorch's caching allocator"
 
 struct an_memory {
     uint64_t capacity;           /* device total bytes (header or cuMemGetInfo), 0 unknown */

@@ -7,6 +7,7 @@
  * A risk: no time saving.
  */
 #include <stdio.h>
+#include <string.h>
 
 #include "rules.h"
 
@@ -72,6 +73,9 @@ void an_rule_leak(const struct an_model *m, const struct an_rule_ctx *ctx,
                    (unsigned long long)site->count, site->count == 1 ? "" : "s");
         f->sites[f->nsites++] = *site;
     }
+    int in_pytorch = 0;
+    for (size_t i = 0; i < mem->nsites; i++)
+        in_pytorch |= !strncmp(mem->site[i].where, AN_SITE_PYTORCH, strlen(AN_SITE_PYTORCH));
     if (mem->nsites)
         an_appendf(f->evidence, sizeof f->evidence, ".");
     snprintf(f->change, sizeof f->change,
@@ -80,6 +84,12 @@ void an_rule_leak(const struct an_model *m, const struct an_rule_ctx *ctx,
              "of outputs, del large temporaries; torch.cuda.memory_snapshot() shows who holds "
              "what. Between jobs sharing a GPU, release cached memory with "
              "torch.cuda.empty_cache().");
+    if (in_pytorch)
+        an_appendf(f->change, sizeof f->change,
+                   " For the Python lines that allocated what is held: call "
+                   "torch.cuda.memory._record_memory_history() at start and "
+                   "torch.cuda.memory._dump_snapshot(\"mem.pickle\") after a few steps, and "
+                   "open it at pytorch.org/memory_viz.");
     f->risk = 1;
     f->first_ts = m->steady_start;
     f->last_ts = m->steady_end;
