@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "gpuwatch/crc32.h"
+#include "gpuwatch/varint.h"
 
 #define SCAN_WINDOW 65536u
 
@@ -49,11 +50,11 @@ static int load_payload(struct gw_reader *r, uint64_t chunk_off, uint32_t len)
 {
     if (r->buf_offset == chunk_off && r->buf_len == len)
         return 0;
-    if (len > r->buf_cap) {
+    if (!r->buf || len > r->buf_cap) {
         size_t cap = r->buf_cap ? r->buf_cap : 4096;
         while (cap < len)
             cap *= 2;
-        uint8_t *buf = realloc(r->buf, cap);
+        uint8_t *buf = realloc(r->buf, cap + GW_VARINT_PAD);
         if (!buf) {
             gw_reader_report(r, GW_DAMAGE_IO, chunk_off, 0, r->file_size, 0,
                              "offset %" PRIu64 ": out of memory for a %" PRIu32
@@ -68,6 +69,9 @@ static int load_payload(struct gw_reader *r, uint64_t chunk_off, uint32_t len)
     r->buf_offset = GW_NO_OFFSET;
     if (gw_reader_read_at(r, chunk_off + GW_CHUNK_HEADER_SIZE, r->buf, len) != 0)
         return -1;
+    /* zeros after the payload: the decoder reads varints with 8-byte loads
+     * (gw_get_uvarint_padded) and checks their ends against the record's after */
+    memset(r->buf + len, 0, GW_VARINT_PAD);
     r->buf_offset = chunk_off;
     r->buf_len = len;
     return 0;

@@ -127,15 +127,27 @@ static void report_short(struct gw_reader *r, uint64_t off, const char *what, un
      (family) == GW_FAM_COPY ? 5 : (family) == GW_FAM_SET ? 3 :                           \
      (family) == GW_FAM_SYNC ? 2 : (family) == GW_FAM_NAME ? 2 : 0)
 
+/* Union words a family's fields take when they are its payload words in order (see
+ * fill_union); FILL_SWITCH for the families that fill_family sets field by field. */
+#define FILL_SWITCH 0xFF
+#define FAMILY_FILL(family)                                                               \
+    ((family) == GW_FAM_PROC ? 4 : (family) == GW_FAM_CTX ? 2 :                           \
+     (family) == GW_FAM_MEMINFO ? 2 : (family) == GW_FAM_ALLOC ? 5 :                      \
+     (family) == GW_FAM_FREE ? 2 : (family) == GW_FAM_HOSTMEM ? 4 :                       \
+     (family) == GW_FAM_LAUNCH ? 3 : (family) == GW_FAM_SET ? 3 :                         \
+     (family) == GW_FAM_SYNC ? 2 : (family) == GW_FAM_NAME ? 2 :                          \
+     (family) == GW_FAM_VMM || (family) == GW_FAM_COPY ? FILL_SWITCH : 0)
+
 /* What a call record of each api id carries: its family (as gw_api_family, + 1 so that the
- * ids missing from api_list.h read as 0: unknown) and its family's payload words. One
- * table, read inline, because every call needs both. */
+ * ids missing from api_list.h read as 0: unknown), its family's payload words and how its
+ * union is filled. One table, read inline, because every call needs them. */
 static const struct call_spec {
     uint8_t family_1;
     uint8_t words;
+    uint8_t fill;
 } call_specs[GW_API_ID_LIMIT] = {
 #define GW_API(id, name, family, base, version, per_thread)                               \
-    [id] = {(family) + 1, FAMILY_WORDS(family, id)},
+    [id] = {(family) + 1, FAMILY_WORDS(family, id), FAMILY_FILL(family)},
 #include "gpuwatch/api_list.h"
 #undef GW_API
 };
@@ -216,6 +228,37 @@ static void fill_family(struct gw_event *ev)
     }
 }
 
+/* ev->u of a call, ev->words set: a family whose fields are its first payload words in
+ * order (all but VMM and COPY; unknown ids and PLAIN take none) gets them by a mask, the
+ * union's other bytes cleared, without a branch on the family; VMM and COPY go through
+ * fill_family. */
+static inline __attribute__((always_inline)) void fill_union(struct gw_event *ev,
+                                                             const struct call_spec *spec)
+{
+    static const uint64_t prefix[6][6] = {
+        {0, 0, 0, 0, 0, 0},
+        {~0ull, 0, 0, 0, 0, 0},
+        {~0ull, ~0ull, 0, 0, 0, 0},
+        {~0ull, ~0ull, ~0ull, 0, 0, 0},
+        {~0ull, ~0ull, ~0ull, ~0ull, 0, 0},
+        {~0ull, ~0ull, ~0ull, ~0ull, ~0ull, 0},
+    };
+    _Static_assert(sizeof ev->u >= sizeof prefix[0], "union of at least six words");
+    if (__builtin_expect(spec->fill == FILL_SWITCH, 0)) {
+        clear_bytes(&ev->u, sizeof ev->u);
+        fill_family(ev);
+        return;
+    }
+    typedef uint64_t pair __attribute__((vector_size(16)));
+    pair w[3], m[3];
+    memcpy(w, ev->words, sizeof w);
+    memcpy(m, prefix[spec->fill], sizeof m);
+    for (int i = 0; i < 3; i++)
+        w[i] &= m[i];
+    memcpy(&ev->u, w, sizeof w);
+    clear_bytes((char *)&ev->u + sizeof w, sizeof ev->u - sizeof w);
+}
+
 /* Widens the time span of the records read (stats.first_ts_ns, last_ts_ns). */
 static inline void note_time(struct gw_reader *r, uint64_t ts, uint64_t dur)
 {
@@ -284,7 +327,6 @@ static inline int decode_call(struct gw_reader *r, uint8_t type, struct cursor *
         return 0;
     }
     memset(ev->words, 0, sizeof ev->words);  /* missing words read as 0 */
-    clear_bytes(&ev->u, sizeof ev->u);        /* and family fields a call lacks are 0 */
     ev->kind = GW_EV_CALL;
     ev->tid = r->ch.tid;
     ev->ts_ns = r->ts;
@@ -310,8 +352,8 @@ static inline int decode_call(struct gw_reader *r, uint8_t type, struct cursor *
                              "found %u (the missing ones read as 0)",
                              off, (unsigned)spec->words, gw_api_name(ev->api_id),
                              ev->nwords);
-        fill_family(ev);
     }
+    fill_union(ev, spec);  /* family fields a call lacks are 0 */
     return !r->defs_only;
 }
 
@@ -588,6 +630,99 @@ static inline __attribute__((always_inline)) int decode_record(
     return decode_timed_other(r, rec, c, off, ev);
 }
 
+/* A varint of a record in the payload buffer, which has GW_VARINT_PAD zero bytes after
+ * it: most ids and words take one byte, tested first; see gw_get_uvarint_padded. */
+static inline __attribute__((always_inline)) size_t get_padded(const uint8_t *q,
+                                                               uint64_t *value)
+{
+    return gw_get_uvarint_padded(q, value);
+}
+
+/* The CALL or CALL_ERR record at buf[at] (the common case of decode_record's call path),
+ * read with 8-byte varint loads: each varint is decoded without a length and the ends
+ * are compared with the record's after (a varint cut by the end runs past it). 1 with ev
+ * filled and the reader past the record, as decode_record would leave them; 0, with
+ * nothing of the reader changed, for anything out of the ordinary (framing cut, an
+ * over-long or cut varint, fewer payload words than the family's, more than
+ * GW_EVENT_MAX_WORDS), which decode_record then reads and reports as always. Reads stay
+ * within the padding: a varint that starts before the payload's end stops at its first
+ * zero pad byte at the latest, and one that starts in the padding takes one byte. */
+static inline __attribute__((always_inline)) int fast_call(struct gw_reader *r,
+                                                           const uint8_t *buf, size_t len,
+                                                           size_t at, uint64_t off,
+                                                           struct gw_event *ev)
+{
+    const uint8_t *p = buf + at;
+    uint8_t type = p[0];
+    uint64_t body_len, dt, api, dur, result = 0;
+    size_t room = len - at - 1;  /* bytes after the type byte */
+    size_t k = get_padded(p + 1, &body_len);
+    if (k - 1 >= room || body_len > room - k)  /* k == 0 wraps: over-long */
+        return 0;
+    const uint8_t *q = p + 1 + k, *end = q + body_len;
+    size_t next = at + 1 + k + (size_t)body_len;
+    k = gw_get_uvarint_padded(q, &dt);
+    if (k == 0)
+        return 0;
+    q += k;
+    k = get_padded(q, &api);
+    if (k == 0)
+        return 0;
+    q += k;
+    k = gw_get_uvarint_padded(q, &dur);
+    if (k == 0)
+        return 0;
+    q += k;
+    if (q > end)
+        return 0;
+    if (type == GW_REC_CALL_ERR) {
+        k = get_padded(q, &result);
+        if (k == 0)
+            return 0;
+        q += k;
+        if (q > end)
+            return 0;
+    }
+    memset(ev->words, 0, sizeof ev->words);  /* missing words read as 0 */
+    unsigned n = 0;
+    while (q < end) {
+        if (n == GW_EVENT_MAX_WORDS)
+            return 0;
+        k = get_padded(q, &ev->words[n]);
+        if (k == 0)
+            return 0;
+        q += k;
+        n++;
+    }
+    if (q > end)
+        return 0;
+    const struct call_spec *spec = &call_specs[api < GW_API_ID_LIMIT ? api : 0];
+    if (spec->family_1 && n < spec->words)
+        return 0;
+    /* as decode_call */
+    r->rec_off = next;
+    uint64_t number = r->call_next++;
+    uint64_t ts = r->ts + (uint64_t)gw_unzigzag(dt);
+    r->ts = ts;
+    ev->kind = GW_EV_CALL;
+    ev->tid = r->ch.tid;
+    ev->ts_ns = ts;
+    ev->dur_ns = dur;
+    ev->api_id = api > UINT32_MAX ? UINT32_MAX : (uint32_t)api;
+    ev->result = (uint32_t)result;
+    ev->family = (int)spec->family_1 - 1;
+    ev->offset = off;
+    ev->nwords = n;
+    ev->call_id = r->call_id_high | (number & 0xFFFFFFFFu);
+    ev->call_id_unsure = r->call_unsure;
+    r->stats.calls_unsure += r->call_unsure;
+    r->stats.calls++;
+    r->stats.call_errors += type == GW_REC_CALL_ERR;
+    note_time(r, ts, dur);
+    fill_union(ev, spec);
+    return 1;
+}
+
 /* Decodes the current chunk's records from rec_off on until one gives an event: 1 with ev
  * filled, or 0 when the chunk has no more (its end, or framing damage, reported). */
 static inline __attribute__((always_inline)) int decode_chunk_next(struct gw_reader *r,
@@ -599,6 +734,9 @@ static inline __attribute__((always_inline)) int decode_chunk_next(struct gw_rea
     while (r->rec_off < len) {
         size_t start = r->rec_off;
         uint64_t off = base + start;
+        if ((uint8_t)(buf[start] - GW_REC_CALL) <= GW_REC_CALL_ERR - GW_REC_CALL &&
+            !r->defs_only && fast_call(r, buf, len, start, off, ev))
+            return 1;
         struct gw_record_view rec;
         if (gw_next_record(buf, len, &r->rec_off, &rec) != 0) {
             uint64_t lost = len - start;

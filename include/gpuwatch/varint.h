@@ -67,4 +67,30 @@ static inline size_t gw_get_uvarint(const uint8_t *in, size_t avail, uint64_t *v
     return 0;
 }
 
+/* GW_VARINT_PAD readable bytes after the end of a buffer let gw_get_uvarint_padded read
+ * any varint that starts inside it without a length check per byte. */
+#define GW_VARINT_PAD (GW_VARINT_MAX + 8)
+
+/* gw_get_uvarint without a length: in must have GW_VARINT_PAD readable bytes. Returns
+ * the bytes the varint takes (1 to GW_VARINT_MAX), or 0 when it is over-long; the same
+ * value as gw_get_uvarint(in, avail, value) whenever the result is <= avail (a caller
+ * that finds it larger has a varint cut by its end, and checks that once, after). */
+static inline size_t gw_get_uvarint_padded(const uint8_t *in, uint64_t *value)
+{
+    if (in[0] < 0x80) {
+        *value = in[0];
+        return 1;
+    }
+    if (in[1] < 0x80) {
+        *value = (uint64_t)(in[0] & 0x7F) | (uint64_t)in[1] << 7;
+        return 2;
+    }
+    if (in[2] < 0x80) {
+        *value = (uint64_t)(in[0] & 0x7F) | (uint64_t)(in[1] & 0x7F) << 7 |
+                 (uint64_t)in[2] << 14;
+        return 3;
+    }
+    return gw_get_uvarint(in, GW_VARINT_MAX, value);
+}
+
 #endif
