@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <cmocka.h>
 
+#include "feeder.h"
 #include "history.h"
 #include "ptrmap.h"
 #include "reorder.h"
@@ -153,6 +154,77 @@ static void reorder_inline_path_same_as_push(void **state)
 }
 
 /* ---- allocation table ---- */
+
+/* The analysis loop's path (an_feeder_slot, the event written there, an_feeder_push_slot)
+ * gives the model exactly what an_feeder_push of a copy does: host calls of several
+ * threads and GPU records of several streams, in order, a little off, late past the
+ * window, releases forced by the cap, and slots handed out but never pushed. */
+static void feeder_slot_path_same_as_push(void **state)
+{
+    (void)state;
+    struct an_model *ma = an_model_new(NULL, NULL), *mb = an_model_new(NULL, NULL);
+    assert_non_null(ma);
+    assert_non_null(mb);
+    struct an_feeder fa, fb;
+    assert_int_equal(an_feeder_init(&fa, ma, AN_FEEDER_MAX_WINDOW_NS, 300), 0);
+    assert_int_equal(an_feeder_init(&fb, mb, AN_FEEDER_MAX_WINDOW_NS, 300), 0);
+    uint64_t seed = 777, t[6], in_place = 0;
+    for (int s = 0; s < 6; s++)
+        t[s] = 1000 * MS;
+    for (uint64_t i = 0; i < 20000; i++) {
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        uint64_t x = seed >> 33, s = x % 6, run = (x >> 8) % 64 < 60;
+        if (run)  /* mostly long runs of one source, as chunks are */
+            s = (i / 200) % 6;
+        uint64_t ts = x % 10 < 8  ? (t[s] += x % (40 * US))   /* in order */
+                      : x % 10 < 9 ? t[s] + MS - x % (2 * MS)  /* a little off */
+                                   : t[s] - 400 * MS;          /* late past the window */
+        struct an_ev e = {.ts = ts, .end = ts + 3 * US, .bytes = i};
+        if (s < 3) {  /* host threads 1-3 */
+            e.tid = (uint32_t)s + 1;
+            e.stream = 7;
+            e.kind = x % 50 ? AN_LAUNCH : AN_SYNC;
+            e.flags = e.kind == AN_SYNC ? AN_F_DRAINS : AN_F_KERNEL;
+            e.key = 1 + x % 3;
+            e.api = 1;
+        } else {      /* device 0, streams 1-3 */
+            e.tid = 0;
+            e.stream = s - 2;
+            e.kind = AN_GPU_KERNEL;
+            e.key = 1 + x % 3;
+        }
+        struct an_ev *slot = an_feeder_slot(&fb);
+        in_place += slot != &fb.scratch;
+        if (x % 97 == 0) {  /* written, then not an event for the analysis */
+            *slot = (struct an_ev){.ts = 1};
+            continue;
+        }
+        an_feeder_push(&fa, &e);
+        *slot = e;
+        an_feeder_push_slot(&fb, slot);
+    }
+    assert_true(in_place > 10000);
+    assert_true(an_feeder_late(&fa) > 0);
+    assert_int_equal(an_feeder_late(&fa), an_feeder_late(&fb));
+    const struct an_reorder_stats *ha = an_reorder_stats(fa.host), *hb = an_reorder_stats(fb.host);
+    const struct an_reorder_stats *ga = an_reorder_stats(fa.gpu), *gb = an_reorder_stats(fb.gpu);
+    assert_true(ha->forced > 0);
+    assert_memory_equal(ha, hb, sizeof *ha);
+    assert_memory_equal(ga, gb, sizeof *ga);
+    an_feeder_finish(&fa);
+    an_feeder_finish(&fb);
+    assert_memory_equal(&ma->total, &mb->total, sizeof ma->total);
+    assert_int_equal(ma->late_events, mb->late_events);
+    assert_int_equal(ma->first_ts, mb->first_ts);
+    assert_int_equal(ma->last_ts, mb->last_ts);
+    assert_int_equal(ma->gpu_records, mb->gpu_records);
+    assert_int_equal(ma->host_calls, mb->host_calls);
+    assert_int_equal(ma->nlargest, mb->nlargest);
+    assert_memory_equal(ma->largest, mb->largest, sizeof ma->largest);
+    assert_true(ma->gpu_records > 5000);
+    an_model_free(ma);
+    an_model_free(mb);
+}
 
 static void ptrmap_put_take(void **state)
 {
@@ -346,6 +418,7 @@ int main(void)
         cmocka_unit_test(reorder_runs_of_one_source),
         cmocka_unit_test(reorder_cap),
         cmocka_unit_test(reorder_inline_path_same_as_push),
+        cmocka_unit_test(feeder_slot_path_same_as_push),
         cmocka_unit_test(ptrmap_put_take),
         cmocka_unit_test(timebins_sum),
         cmocka_unit_test(attribution),

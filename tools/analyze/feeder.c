@@ -5,9 +5,7 @@
 /* What an_feeder_push does with a released event, for an_reorder_flush. */
 static void emit_host(void *user, const struct an_ev *ev)
 {
-    struct an_model *m = user;
-    an_model_feed_host(m, ev);
-    an_model_host_progress(m, ev->ts);
+    an_model_feed_host_released(user, ev);
 }
 
 static void emit_gpu(void *user, const struct an_ev *ev)
@@ -27,6 +25,7 @@ int an_feeder_init(struct an_feeder *f, struct an_model *m, uint64_t max_window_
         an_reorder_free(f->gpu);
         return -1;
     }
+    f->slot_r = f->host;
     return 0;
 }
 

@@ -146,7 +146,8 @@ static void prune(struct an_model *m)
 /* A launch that does not drain and follows no hole, most of a trace: exactly what the
  * general path of an_model_feed_host does with it, in the same order, with the common cases
  * of the drains, the history and the step candidate inline. */
-static inline void feed_launch(struct an_model *m, const struct an_ev *ev)
+static inline __attribute__((always_inline)) void feed_launch(struct an_model *m,
+                                                              const struct an_ev *ev)
 {
     struct an_model_state *st = m->state;
     m->host_calls++;
@@ -239,12 +240,28 @@ void an_model_feed_host(struct an_model *m, const struct an_ev *ev)
         feed_other(m, ev);
 }
 
+static inline void host_progress(struct an_model *m, uint64_t ts)
+{
+    struct an_model_state *st = m->state;
+    if (ts > st->host_seen)
+        st->host_seen = ts;
+    if (st->npending)
+        an_gpu_attribute_ready(m, 0);
+}
+
 void an_model_host_progress(struct an_model *m, uint64_t ts)
 {
-    if (ts > m->state->host_seen)
-        m->state->host_seen = ts;
-    if (m->state->npending)
-        an_gpu_attribute_ready(m, 0);
+    host_progress(m, ts);
+}
+
+void an_model_feed_host_released(struct an_model *m, const struct an_ev *ev)
+{
+    an_note_time(m, ev);
+    if (ev->kind == AN_LAUNCH && !ev->after_hole && !(ev->flags & AN_F_DRAINS))
+        feed_launch(m, ev);
+    else
+        feed_other(m, ev);
+    host_progress(m, ev->ts);
 }
 
 void an_model_add_idle(struct an_model *m, int gpu, uint64_t start, uint64_t end,

@@ -238,6 +238,9 @@ void an_model_feed_host(struct an_model *m, const struct an_ev *ev);
 void an_model_feed_gpu(struct an_model *m, const struct an_ev *ev);
 /* The host side has been seen up to this time (what the host reorder released). */
 void an_model_host_progress(struct an_model *m, uint64_t ts);
+/* an_model_feed_host then an_model_host_progress(m, ev->ts), in one call: what the feeder
+ * does with each host event its reorder releases. */
+void an_model_feed_host_released(struct an_model *m, const struct an_ev *ev);
 /* Ends the pass: attributes what is pending, finds steps, computes the figures. */
 void an_model_finish(struct an_model *m);
 void an_model_free(struct an_model *m);

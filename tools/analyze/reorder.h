@@ -122,6 +122,35 @@ static inline int an_reorder_insert(struct an_reorder *r, uint64_t key, const st
     return an_reorder_insert_slow(r, key, ev);
 }
 
+/* Where an event for the source pushed last can be written in place, so that
+ * an_reorder_insert_at takes it without a copy: the free slot after its ring's tail, when
+ * that ring is neither empty nor full; NULL otherwise. */
+static inline struct an_ev *an_reorder_free_slot(struct an_reorder *r)
+{
+    struct an_reorder_source *src = r->last;
+    size_t n = src->count;
+    return n - 1 < src->mask ? &src->ring[(src->head + n) & src->mask] : NULL;
+}
+
+/* An event already written at an_reorder_free_slot(r) (nothing inserted since): taken
+ * where it lies, 1, when it is the source pushed last's (key) and in order, which is
+ * exactly when an_reorder_insert would append it there; else 0, and the caller inserts a
+ * copy of it (the slot may be overwritten by the insert). */
+static inline int an_reorder_insert_at(struct an_reorder *r, uint64_t key,
+                                       const struct an_ev *slot)
+{
+    struct an_reorder_source *src = r->last;
+    if (r->last_key != key || src->tail_ts > slot->ts)
+        return 0;
+    src->count++;
+    src->tail_ts = slot->ts;
+    if (++r->waiting > r->stats.max_waiting)
+        r->stats.max_waiting = r->waiting;
+    if (slot->ts > r->newest)
+        r->newest = slot->ts;
+    return 1;
+}
+
 /* The next event due: the earliest head once the newest time seen is the window past it
  * (or when more than max_events wait), or with flush, the earliest of all; NULL when none.
  * The event stays valid until the next insert. */

@@ -162,13 +162,14 @@ static void analyze_trace(struct an_run *run, struct an_trace *t)
     struct holes holes = {0};
     gw_reader_on_damage(r, on_damage, &holes);
     struct gw_event ev;
-    struct an_ev a;
     while (gw_reader_next(r, &ev) > 0) {
-        if (!an_event_from_gw(&ev, r, &a))
+        /* converted straight into the reorder window where it can be */
+        struct an_ev *a = an_feeder_slot(&feeder);
+        if (!an_event_from_gw(&ev, r, a))
             continue;
         if (holes.generation)  /* (no cost at all in an undamaged trace) */
-            mark_hole(&holes, &ev, &a);
-        an_feeder_push(&feeder, &a);
+            mark_hole(&holes, &ev, a);
+        an_feeder_push_slot(&feeder, a);
     }
     gw_map_free(&holes.seen);
     an_feeder_finish(&feeder);
