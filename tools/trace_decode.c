@@ -47,15 +47,27 @@ static inline unsigned get_words(struct cursor *c, uint64_t *w, unsigned n)
     return i;
 }
 
-/* memset(p, 0, n) for a constant n, in pieces of 48 bytes: GCC expands a memset of more
- * than 64 bytes into a `rep stos` (slow to start, and ~20 instructions where the pieces
- * take one 16-byte store per 16 bytes). */
+/* memset(p, 0, n) for a constant n, as 16-byte stores written out: GCC expands a memset of
+ * more than 64 bytes into a `rep stos` (slow to start, and ~20 instructions where the
+ * pieces take one store per 16 bytes), and merges adjacent memsets (ev->words and ev->u)
+ * into one such. */
+typedef uint64_t zero_pair __attribute__((vector_size(16), aligned(8), may_alias));
+
 static inline __attribute__((always_inline)) void clear_bytes(void *p, size_t n)
 {
     char *b = p;
-    for (; n > 48; n -= 48, b += 48)
-        memset(b, 0, 48);
-    memset(b, 0, n);
+    const zero_pair z = {0, 0};
+#pragma GCC unroll 16
+    for (size_t i = 0; i < n / 16; i++) {
+        *(zero_pair *)b = z;
+        __asm__("" : "+r"(b));  /* keeps it stores: not a loop GCC turns into memset */
+        b += 16;
+    }
+    if (n % 16 >= 8) {
+        memset(b, 0, 8);
+        b += 8;
+    }
+    memset(b, 0, n % 8);
 }
 
 /* An event of the given kind with every other field 0 (family -1): field by field, as a
@@ -229,34 +241,19 @@ static void fill_family(struct gw_event *ev)
 }
 
 /* ev->u of a call, ev->words set: a family whose fields are its first payload words in
- * order (all but VMM and COPY; unknown ids and PLAIN take none) gets them by a mask, the
- * union's other bytes cleared, without a branch on the family; VMM and COPY go through
- * fill_family. */
+ * order (all but VMM and COPY; unknown ids and PLAIN take none) gets them copied, without
+ * the family switch; VMM and COPY go through fill_family. */
 static inline __attribute__((always_inline)) void fill_union(struct gw_event *ev,
                                                              const struct call_spec *spec)
 {
-    static const uint64_t prefix[6][6] = {
-        {0, 0, 0, 0, 0, 0},
-        {~0ull, 0, 0, 0, 0, 0},
-        {~0ull, ~0ull, 0, 0, 0, 0},
-        {~0ull, ~0ull, ~0ull, 0, 0, 0},
-        {~0ull, ~0ull, ~0ull, ~0ull, 0, 0},
-        {~0ull, ~0ull, ~0ull, ~0ull, ~0ull, 0},
-    };
-    _Static_assert(sizeof ev->u >= sizeof prefix[0], "union of at least six words");
+    clear_bytes(&ev->u, sizeof ev->u);
     if (__builtin_expect(spec->fill == FILL_SWITCH, 0)) {
-        clear_bytes(&ev->u, sizeof ev->u);
         fill_family(ev);
         return;
     }
-    typedef uint64_t pair __attribute__((vector_size(16)));
-    pair w[3], m[3];
-    memcpy(w, ev->words, sizeof w);
-    memcpy(m, prefix[spec->fill], sizeof m);
-    for (int i = 0; i < 3; i++)
-        w[i] &= m[i];
-    memcpy(&ev->u, w, sizeof w);
-    clear_bytes((char *)&ev->u + sizeof w, sizeof ev->u - sizeof w);
+    uint64_t *u = (uint64_t *)&ev->u;  /* the in-order families' fields are all uint64_t */
+    for (unsigned i = 0; i < spec->fill; i++)
+        u[i] = ev->words[i];
 }
 
 /* Widens the time span of the records read (stats.first_ts_ns, last_ts_ns). */
@@ -683,21 +680,33 @@ static inline __attribute__((always_inline)) int fast_call(struct gw_reader *r,
         if (q > end)
             return 0;
     }
-    memset(ev->words, 0, sizeof ev->words);  /* missing words read as 0 */
+    const struct call_spec *spec = &call_specs[api < GW_API_ID_LIMIT ? api : 0];
+    if (spec->fill == FILL_SWITCH)  /* VMM and COPY: fill_family, a call */
+        return 0;
+    /* Each word goes to ev->words and to the union's word of the same place: the union
+     * of an in-order family (fill_union) unless there are more words than its fields. */
+    clear_bytes(ev->words, sizeof ev->words);  /* missing words read as 0 */
+    clear_bytes(&ev->u, sizeof ev->u);
+    uint64_t *u = (uint64_t *)&ev->u;
+    _Static_assert(sizeof ev->u >= GW_EVENT_MAX_WORDS * sizeof(uint64_t), "union size");
     unsigned n = 0;
     while (q < end) {
         if (n == GW_EVENT_MAX_WORDS)
             return 0;
-        k = get_padded(q, &ev->words[n]);
+        uint64_t v;
+        k = get_padded(q, &v);
         if (k == 0)
             return 0;
+        ev->words[n] = v;
+        u[n] = v;
         q += k;
         n++;
     }
     if (q > end)
         return 0;
-    const struct call_spec *spec = &call_specs[api < GW_API_ID_LIMIT ? api : 0];
     if (spec->family_1 && n < spec->words)
+        return 0;
+    if (n > spec->fill)  /* a newer writer's words: not in the union */
         return 0;
     /* as decode_call */
     r->rec_off = next;
@@ -719,7 +728,6 @@ static inline __attribute__((always_inline)) int fast_call(struct gw_reader *r,
     r->stats.calls++;
     r->stats.call_errors += type == GW_REC_CALL_ERR;
     note_time(r, ts, dur);
-    fill_union(ev, spec);
     return 1;
 }
 
@@ -755,10 +763,10 @@ static inline __attribute__((always_inline)) int decode_chunk_next(struct gw_rea
     return 0;
 }
 
-/* The event loop: records of the current chunk, then of the next intact one
- * (trace_chunks.c). Here rather than in trace_reader.c so that the call path is inlined
- * into it: one call per event. */
-int gw_reader_next(struct gw_reader *r, struct gw_event *ev)
+/* The event loop, past its common case: records of the current chunk, then of the next
+ * intact one (trace_chunks.c). */
+static __attribute__((noinline)) int reader_next_slow(struct gw_reader *r,
+                                                      struct gw_event *ev)
 {
     for (;;) {
         if (r->in_chunk) {
@@ -774,4 +782,20 @@ int gw_reader_next(struct gw_reader *r, struct gw_event *ev)
         r->rec_off = 0;
         r->ts = r->ch.base_ts_ns;
     }
+}
+
+/* The event loop. Here rather than in trace_reader.c so that the call path is inlined into
+ * it: one call per event. Its common case, a call record next in the current chunk, comes
+ * first and calls nothing, so that it saves no registers; the rest is reader_next_slow. */
+int gw_reader_next(struct gw_reader *r, struct gw_event *ev)
+{
+    if (r->in_chunk) {
+        size_t at = r->rec_off;
+        size_t len = r->ch.payload_len;
+        if (at < len && (uint8_t)(r->buf[at] - GW_REC_CALL) <= GW_REC_CALL_ERR - GW_REC_CALL &&
+            !r->defs_only &&
+            fast_call(r, r->buf, len, at, r->ch_off + GW_CHUNK_HEADER_SIZE + at, ev))
+            return 1;
+    }
+    return reader_next_slow(r, ev);
 }
