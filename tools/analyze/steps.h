@@ -23,19 +23,20 @@
 enum an_step_tier { AN_TIER_NVTX = 0, AN_TIER_DRAIN, AN_TIER_H2D, AN_TIER_KERNEL };
 
 struct an_step_key {
+    /* first, what a kernel launch touches (an_steps_kernel): one cache line */
+    uint64_t count, slow_at, last;
+    /* slow_at: the occurrence number at which a kernel-tier occurrence has more to do than
+     * count it: an early snapshot or a sample (an_steps_kernel) */
+    size_t nsamples, cap;
+    uint64_t stride;
+    uint64_t *ts, *live;          /* every stride-th occurrence */
+    uint64_t next_sample;         /* occurrence number of the next sample kept */
     uint64_t key;
     enum an_step_tier tier;
     int sub;                      /* within a tier: lower wins a tie (syncs before copies) */
     uint16_t api;
     uint64_t name;                /* NVTX name string id, or kernel shape id */
-    uint64_t count, first, last;
-    uint64_t *ts, *live;          /* every stride-th occurrence */
-    size_t nsamples, cap;
-    uint64_t stride;
-    uint64_t next_sample;         /* occurrence number of the next sample kept */
-    uint64_t slow_at;             /* the occurrence number at which a kernel-tier occurrence
-                                     has more to do than count it: an early snapshot or a
-                                     sample (an_steps_kernel) */
+    uint64_t first;
     struct an_totals early[AN_STEP_EARLY];
     size_t nearly;
     struct an_totals last_snap;
