@@ -7,6 +7,7 @@
 #define GPUWATCH_ANALYZE_FEEDER_H
 
 #include "model.h"
+#include "model_internal.h"
 #include "reorder.h"
 
 /* Host chunks are flushed every 50 ms by default (GPUWATCH_FLUSH_MS up to 1 s): a window of
@@ -61,7 +62,7 @@ static inline void an_feeder_release_host(struct an_feeder *f, struct an_reorder
 {
     const struct an_ev *due;
     while ((due = an_reorder_next(r, 0)) != NULL)
-        an_model_feed_host_released(f->m, due);
+        an_model_feed_released(f->m, due);
 }
 
 static inline void an_feeder_push(struct an_feeder *f, const struct an_ev *ev)

@@ -15,7 +15,6 @@
 /* Host history entries kept at most (each kind): about 24 MB in all at the cap. */
 #define HISTORY_MAX (1u << 18)
 /* How often (host events) the history is pruned. */
-#define PRUNE_EVERY 1024
 
 const char *an_cause_name(enum an_cause cause)
 {
@@ -122,7 +121,7 @@ static void copy_figures(struct an_model *m, const struct an_ev *ev)
     }
 }
 
-static void prune(struct an_model *m)
+void an_model_prune(struct an_model *m)
 {
     struct an_model_state *st = m->state;
     uint64_t before = st->host_seen;
@@ -143,29 +142,8 @@ static void prune(struct an_model *m)
         an_history_prune(&st->hist, before - m->th.input_gap_ns);
 }
 
-/* A launch that does not drain and follows no hole, most of a trace: exactly what the
- * general path of an_model_feed_host does with it, in the same order, with the common cases
- * of the drains, the history and the step candidate inline. */
-static inline __attribute__((always_inline)) void feed_launch(struct an_model *m,
-                                                              const struct an_ev *ev)
-{
-    struct an_model_state *st = m->state;
-    m->host_calls++;
-    m->total.calls++;
-    if ((m->host_calls & (PRUNE_EVERY - 1)) == 0)
-        prune(m);
-    uint64_t dur = ev->end - ev->ts;
-    an_drains_launch(m, ev);
-    m->total.host_gap_ns += an_history_launch(&st->hist, ev);
-    m->total.work_calls++;
-    m->total.launches++;
-    m->total.launch_ns += dur;
-    if (ev->flags & AN_F_KERNEL)
-        an_steps_kernel(&st->steps, m, ev->key, ev->api, ev->ts, m->mem.live_total);
-}
-
 /* Every other host event (kept out of line: the launches' path stays short). */
-static __attribute__((noinline)) void feed_other(struct an_model *m, const struct an_ev *ev)
+void an_model_feed_other(struct an_model *m, const struct an_ev *ev)
 {
     struct an_model_state *st = m->state;
     if (ev->kind == AN_LOST || ev->after_hole)
@@ -181,7 +159,7 @@ static __attribute__((noinline)) void feed_other(struct an_model *m, const struc
     m->host_calls++;
     m->total.calls++;
     if ((m->host_calls & (PRUNE_EVERY - 1)) == 0)
-        prune(m);
+        an_model_prune(m);
     uint64_t dur = ev->end - ev->ts;
     an_drains_call(m, ev);
     m->total.host_gap_ns += an_history_call(&st->hist, ev);
@@ -235,33 +213,19 @@ void an_model_feed_host(struct an_model *m, const struct an_ev *ev)
 {
     an_note_time(m, ev);
     if (ev->kind == AN_LAUNCH && !ev->after_hole && !(ev->flags & AN_F_DRAINS))
-        feed_launch(m, ev);
+        an_model_feed_launch(m, ev);
     else
-        feed_other(m, ev);
-}
-
-static inline void host_progress(struct an_model *m, uint64_t ts)
-{
-    struct an_model_state *st = m->state;
-    if (ts > st->host_seen)
-        st->host_seen = ts;
-    if (st->npending)
-        an_gpu_attribute_ready(m, 0);
+        an_model_feed_other(m, ev);
 }
 
 void an_model_host_progress(struct an_model *m, uint64_t ts)
 {
-    host_progress(m, ts);
+    an_model_host_seen(m, ts);
 }
 
 void an_model_feed_host_released(struct an_model *m, const struct an_ev *ev)
 {
-    an_note_time(m, ev);
-    if (ev->kind == AN_LAUNCH && !ev->after_hole && !(ev->flags & AN_F_DRAINS))
-        feed_launch(m, ev);
-    else
-        feed_other(m, ev);
-    host_progress(m, ev->ts);
+    an_model_feed_released(m, ev);
 }
 
 void an_model_add_idle(struct an_model *m, int gpu, uint64_t start, uint64_t end,

@@ -110,4 +110,51 @@ void an_alloc_sites(struct an_model *m);
 void an_model_add_idle(struct an_model *m, int gpu, uint64_t start, uint64_t end,
                        const struct an_split *split);
 
+/* model.c: the host event path. How often (host events) the history is pruned. */
+#define PRUNE_EVERY 1024
+void an_model_prune(struct an_model *m);
+/* Every host event but the common launch (out of line: the launches' path stays short). */
+__attribute__((noinline)) void an_model_feed_other(struct an_model *m, const struct an_ev *ev);
+
+/* A launch that does not drain and follows no hole, most of a trace: exactly what the
+ * general path (an_model_feed_other) does with it, in the same order, with the common cases
+ * of the drains, the history and the step candidate inline. */
+static inline void an_model_feed_launch(struct an_model *m, const struct an_ev *ev)
+{
+    struct an_model_state *st = m->state;
+    m->host_calls++;
+    m->total.calls++;
+    if ((m->host_calls & (PRUNE_EVERY - 1)) == 0)
+        an_model_prune(m);
+    uint64_t dur = ev->end - ev->ts;
+    an_drains_launch(m, ev);
+    m->total.host_gap_ns += an_history_launch(&st->hist, ev);
+    m->total.work_calls++;
+    m->total.launches++;
+    m->total.launch_ns += dur;
+    if (ev->flags & AN_F_KERNEL)
+        an_steps_kernel(&st->steps, m, ev->key, ev->api, ev->ts, m->mem.live_total);
+}
+
+/* an_model_host_progress */
+static inline void an_model_host_seen(struct an_model *m, uint64_t ts)
+{
+    struct an_model_state *st = m->state;
+    if (ts > st->host_seen)
+        st->host_seen = ts;
+    if (st->npending)
+        an_gpu_attribute_ready(m, 0);
+}
+
+/* an_model_feed_host_released, inline: the feeder's path for each host event released. */
+static inline void an_model_feed_released(struct an_model *m, const struct an_ev *ev)
+{
+    an_note_time(m, ev);
+    if (ev->kind == AN_LAUNCH && !ev->after_hole && !(ev->flags & AN_F_DRAINS))
+        an_model_feed_launch(m, ev);
+    else
+        an_model_feed_other(m, ev);
+    an_model_host_seen(m, ev->ts);
+}
+
 #endif
