@@ -731,6 +731,48 @@ static inline __attribute__((always_inline)) int fast_call(struct gw_reader *r,
     return 1;
 }
 
+/* The GPU_KERNEL record at buf[at], read as fast_call reads a call: 1 with ev filled and
+ * the reader past it, as decode_record and decode_timed would leave them, when the body
+ * holds dt and the six words of a v1 kernel record (words after them are ignored, as
+ * there); 0, with nothing of the reader changed, for anything else. */
+static inline __attribute__((always_inline)) int fast_kernel(struct gw_reader *r,
+                                                             const uint8_t *buf, size_t len,
+                                                             size_t at, uint64_t off,
+                                                             struct gw_event *ev)
+{
+    const uint8_t *p = buf + at;
+    uint64_t body_len, dt, w[6];
+    size_t room = len - at - 1;
+    size_t k = get_padded(p + 1, &body_len);
+    if (k - 1 >= room || body_len > room - k)
+        return 0;
+    const uint8_t *q = p + 1 + k, *end = q + body_len;
+    size_t next = at + 1 + k + (size_t)body_len;
+    k = get_padded(q, &dt);
+    if (k == 0)
+        return 0;
+    q += k;
+    for (int i = 0; i < 6; i++) {
+        k = get_padded(q, &w[i]);
+        if (k == 0)
+            return 0;
+        q += k;
+        if (q > end)  /* here too: a read past the end stays within the padding */
+            return 0;
+    }
+    r->rec_off = next;
+    uint64_t ts = r->ts + (uint64_t)gw_unzigzag(dt);
+    r->ts = ts;
+    start_event(ev, GW_EV_GPU_KERNEL, r->ch.tid, ts, off);
+    ev->dur_ns = w[0];
+    ev->u.gpu_kernel.correlation_id = w[1], ev->u.gpu_kernel.device = w[2];
+    ev->u.gpu_kernel.stream_id = w[3], ev->u.gpu_kernel.shape_id = w[4];
+    ev->u.gpu_kernel.graph_id = w[5];
+    r->stats.gpu_kernels++;
+    note_time(r, ts, w[0]);
+    return 1;
+}
+
 /* Decodes the current chunk's records from rec_off on until one gives an event: 1 with ev
  * filled, or 0 when the chunk has no more (its end, or framing damage, reported). */
 static inline __attribute__((always_inline)) int decode_chunk_next(struct gw_reader *r,
@@ -784,6 +826,16 @@ static __attribute__((noinline)) int reader_next_slow(struct gw_reader *r,
     }
 }
 
+/* gw_reader_next at a GPU_KERNEL record: a function of its own (reached by a jump) so
+ * that the call path keeps its registers. */
+static __attribute__((noinline)) int next_kernel(struct gw_reader *r, size_t at, uint64_t off,
+                                                 struct gw_event *ev)
+{
+    if (fast_kernel(r, r->buf, r->ch.payload_len, at, off, ev))
+        return 1;
+    return reader_next_slow(r, ev);
+}
+
 /* The event loop. Here rather than in trace_reader.c so that the call path is inlined into
  * it: one call per event. Its common case, a call record next in the current chunk, comes
  * first and calls nothing, so that it saves no registers; the rest is reader_next_slow. */
@@ -792,10 +844,16 @@ int gw_reader_next(struct gw_reader *r, struct gw_event *ev)
     if (r->in_chunk) {
         size_t at = r->rec_off;
         size_t len = r->ch.payload_len;
-        if (at < len && (uint8_t)(r->buf[at] - GW_REC_CALL) <= GW_REC_CALL_ERR - GW_REC_CALL &&
-            !r->defs_only &&
-            fast_call(r, r->buf, len, at, r->ch_off + GW_CHUNK_HEADER_SIZE + at, ev))
-            return 1;
+        if (at < len && !r->defs_only) {
+            uint8_t type = r->buf[at];
+            uint64_t off = r->ch_off + GW_CHUNK_HEADER_SIZE + at;
+            if ((uint8_t)(type - GW_REC_CALL) <= GW_REC_CALL_ERR - GW_REC_CALL) {
+                if (fast_call(r, r->buf, len, at, off, ev))
+                    return 1;
+            } else if (type == GW_REC_GPU_KERNEL) {
+                return next_kernel(r, at, off, ev);
+            }
+        }
     }
     return reader_next_slow(r, ev);
 }
