@@ -7,10 +7,8 @@
 #include <ctype.h>
 #include <string.h>
 
-#include "an_event.h"
-#include "trace_reader.h"
+#include "event_convert.h"
 
-#define CUDA_ERROR_OUT_OF_MEMORY 2u
 
 /* Per api id: 1 when the entry point is an *Async variant (copies, sets, allocs). */
 static int is_async_api(unsigned api)
@@ -242,9 +240,8 @@ static void convert_nvtx(const struct gw_event *ev, const struct gw_reader *read
 }
 
 /* Every kind of record: zero, then what the record says. */
-__attribute__((noinline)) static int convert_any(const struct gw_event *ev,
-                                                 const struct gw_reader *reader,
-                                                 struct an_ev *o)
+int an_event_convert_any(const struct gw_event *ev, const struct gw_reader *reader,
+                         struct an_ev *o)
 {
     memset(o, 0, sizeof *o);
     o->ts = ev->ts_ns;
@@ -296,46 +293,8 @@ __attribute__((noinline)) static int convert_any(const struct gw_event *ev,
     return 1;
 }
 
-/* An error result's flags. */
-static uint8_t result_flags(uint32_t result)
-{
-    return result == 0                          ? 0
-           : result == CUDA_ERROR_OUT_OF_MEMORY ? AN_F_ERROR | AN_F_OOM
-                                                : AN_F_ERROR;
-}
-
-/* Kernel launches and kernel records, nearly every event of a training run, are written
- * whole here (what convert_any would make of them, without its zeroing and dispatch). */
 int an_event_from_gw(const struct gw_event *ev, const struct gw_reader *reader,
                      struct an_ev *o)
 {
-    uint64_t ts = ev->ts_ns, end = ts + ev->dur_ns;
-    if (end < ts)
-        end = ts;  /* a wrapped duration: keep the record, drop its length */
-    if (ev->kind == GW_EV_CALL && ev->family == GW_FAM_LAUNCH) {
-        uint64_t key = ev->u.launch.shape_id;
-        *o = (struct an_ev){
-            .ts = ts,
-            .end = end,
-            .stream = ev->u.launch.stream_id,
-            .key = key,
-            .tid = ev->tid,
-            .api = (uint16_t)ev->api_id,
-            .kind = AN_LAUNCH,
-            .flags = (uint8_t)((key ? AN_F_KERNEL : 0) | result_flags(ev->result)),
-        };
-        return 1;
-    }
-    if (ev->kind == GW_EV_GPU_KERNEL) {
-        *o = (struct an_ev){
-            .ts = ts,
-            .end = end,
-            .stream = ev->u.gpu_kernel.stream_id,
-            .key = ev->u.gpu_kernel.shape_id,
-            .tid = (uint32_t)ev->u.gpu_kernel.device,
-            .kind = AN_GPU_KERNEL,
-        };
-        return 1;
-    }
-    return convert_any(ev, reader, o);
+    return an_event_convert(ev, reader, o);
 }

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "event_convert.h"
 #include "feeder.h"
 #include "gw_map.h"
 #include "rules.h"
@@ -165,7 +166,7 @@ static void analyze_trace(struct an_run *run, struct an_trace *t)
     while (gw_reader_next(r, &ev) > 0) {
         /* converted straight into the reorder window where it can be */
         struct an_ev *a = an_feeder_slot(&feeder);
-        if (!an_event_from_gw(&ev, r, a))
+        if (!an_event_convert(&ev, r, a))
             continue;
         if (holes.generation)  /* (no cost at all in an undamaged trace) */
             mark_hole(&holes, &ev, a);

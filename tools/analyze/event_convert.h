@@ -1,0 +1,62 @@
+/*
+ * an_event_from_gw with its common cases inline, for the analysis loop (run_analysis.c):
+ * kernel launches and kernel records, nearly every event of a training run, are written
+ * whole here (what an_event_convert_any would make of them, without its zeroing and
+ * dispatch); everything else goes to event_convert.c.
+ */
+#ifndef GPUWATCH_ANALYZE_EVENT_CONVERT_H
+#define GPUWATCH_ANALYZE_EVENT_CONVERT_H
+
+#include "an_event.h"
+#include "trace_reader.h"
+
+#define CUDA_ERROR_OUT_OF_MEMORY 2u
+
+/* Every kind of record (event_convert.c). */
+__attribute__((noinline)) int an_event_convert_any(const struct gw_event *ev,
+                                                   const struct gw_reader *reader,
+                                                   struct an_ev *o);
+
+/* An error result's flags. */
+static inline uint8_t an_result_flags(uint32_t result)
+{
+    return result == 0                          ? 0
+           : result == CUDA_ERROR_OUT_OF_MEMORY ? AN_F_ERROR | AN_F_OOM
+                                                : AN_F_ERROR;
+}
+
+static inline int an_event_convert(const struct gw_event *ev, const struct gw_reader *reader,
+                                   struct an_ev *o)
+{
+    uint64_t ts = ev->ts_ns, end = ts + ev->dur_ns;
+    if (end < ts)
+        end = ts;  /* a wrapped duration: keep the record, drop its length */
+    if (ev->kind == GW_EV_CALL && ev->family == GW_FAM_LAUNCH) {
+        uint64_t key = ev->u.launch.shape_id;
+        *o = (struct an_ev){
+            .ts = ts,
+            .end = end,
+            .stream = ev->u.launch.stream_id,
+            .key = key,
+            .tid = ev->tid,
+            .api = (uint16_t)ev->api_id,
+            .kind = AN_LAUNCH,
+            .flags = (uint8_t)((key ? AN_F_KERNEL : 0) | an_result_flags(ev->result)),
+        };
+        return 1;
+    }
+    if (ev->kind == GW_EV_GPU_KERNEL) {
+        *o = (struct an_ev){
+            .ts = ts,
+            .end = end,
+            .stream = ev->u.gpu_kernel.stream_id,
+            .key = ev->u.gpu_kernel.shape_id,
+            .tid = (uint32_t)ev->u.gpu_kernel.device,
+            .kind = AN_GPU_KERNEL,
+        };
+        return 1;
+    }
+    return an_event_convert_any(ev, reader, o);
+}
+
+#endif
