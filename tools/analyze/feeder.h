@@ -55,7 +55,7 @@ static inline void an_feeder_release_gpu(struct an_feeder *f, struct an_reorder 
 {
     const struct an_ev *due;
     while ((due = an_reorder_next(r, 0)) != NULL)
-        an_model_feed_gpu(f->m, due);
+        an_model_feed_gpu_record(f->m, due);
 }
 
 static inline void an_feeder_release_host(struct an_feeder *f, struct an_reorder *r)

@@ -18,7 +18,7 @@
 
 #define MAX_PENDING (1u << 20)   /* waiting gaps beyond this are explained at once */
 
-static struct an_device_busy *device(struct an_model *m, uint32_t ordinal)
+struct an_device_busy *an_gpu_device(struct an_model *m, uint32_t ordinal)
 {
     for (size_t i = 0; i < m->ndev; i++)
         if (m->dev[i].ordinal == (int32_t)ordinal)
@@ -39,7 +39,7 @@ static void explain(struct an_model *m, const struct an_pending_gap *g)
     an_model_add_idle(m, 1, g->start, g->end, &split);
 }
 
-static void push_gap(struct an_model *m, uint64_t start, uint64_t end)
+void an_gpu_push_gap(struct an_model *m, uint64_t start, uint64_t end)
 {
     struct an_model_state *st = m->state;
     struct an_pending_gap g = {start, end};
@@ -87,7 +87,7 @@ static void copy_figures(struct an_model *m, const struct an_ev *ev)
     }
 }
 
-static void close_period(struct an_model *m, struct an_device_busy *d)
+void an_gpu_close_period(struct an_model *m, struct an_device_busy *d)
 {
     uint64_t len = d->open_end - d->open_start;
     d->busy_ns += len;
@@ -96,7 +96,7 @@ static void close_period(struct an_model *m, struct an_device_busy *d)
         an_bins_add(&m->state->bins, AN_BIN_BUSY, d->open_start, d->open_end, (double)len);
 }
 
-/* (an_model_feed_gpu lives here, so that the record's path is one function) */
+/* Every GPU record (the feeder inlines the kernels' path, an_model_feed_gpu_record). */
 void an_model_feed_gpu(struct an_model *m, const struct an_ev *ev)
 {
     an_note_time(m, ev);
@@ -106,43 +106,13 @@ void an_model_feed_gpu(struct an_model *m, const struct an_ev *ev)
     }
     m->gpu_records++;
     if (ev->kind == AN_GPU_KERNEL) {
-        m->total.gpu_kernels++;
-        m->total.gpu_kernel_ns += ev->end - ev->ts;
-        /* (at its start: the mean kernel time is all that is taken from these) */
-        struct an_bin *bin = an_bins_slot(&m->state->bins, ev->ts);
-        bin->v[AN_BIN_KERNEL_NS] += (double)(ev->end - ev->ts);
-        bin->v[AN_BIN_KERNELS] += 1;
+        an_gpu_kernel_figures(m, ev);
     } else if (ev->kind == AN_GPU_COPY) {
         copy_figures(m, ev);
     }
     if (ev->kind == AN_GPU_COPY && ev->dir == GW_COPY_HTOD && ev->host_kind == GW_HOST_PAGEABLE)
         return;
-    struct an_device_busy *d = m->ndev && m->dev[0].ordinal == (int32_t)ev->tid
-                                   ? &m->dev[0]
-                                   : device(m, ev->tid);
-    if (d->records++ == 0) {
-        d->first = d->open_start = ev->ts;
-        d->open_end = ev->end;
-    } else if (ev->after_hole && ev->ts > d->open_end) {
-        close_period(m, d);  /* records were lost: the time between is unknown, not idle */
-        d->open_start = ev->ts;
-        d->open_end = ev->end;
-    } else if (ev->ts <= d->open_end) {
-        if (ev->ts < d->open_start)
-            m->late_events++;  /* belongs to a closed period: its time may count twice */
-        if (ev->end > d->open_end)
-            d->open_end = ev->end;
-    } else {
-        close_period(m, d);
-        push_gap(m, d->open_end, ev->ts);
-        d->open_start = ev->ts;
-        d->open_end = ev->end;
-    }
-    if (ev->end > d->last)
-        d->last = ev->end;
-    struct an_model_state *st = m->state;
-    if (st->npending && st->pending[st->pending_head].end <= st->host_seen)
-        an_gpu_attribute_ready(m, 0);
+    an_gpu_busy(m, ev);
 }
 
 void an_gpu_attribute_ready(struct an_model *m, int all)
@@ -164,7 +134,7 @@ void an_gpu_close(struct an_model *m)
         struct an_device_busy *d = &m->dev[i];
         if (!d->records)
             continue;
-        close_period(m, d);
+        an_gpu_close_period(m, d);
         d->open_start = d->open_end;
     }
     an_gpu_attribute_ready(m, 1);

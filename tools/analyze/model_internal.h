@@ -74,6 +74,65 @@ static inline void an_note_time(struct an_model *m, const struct an_ev *ev)
 /* gpu_timeline.c (and an_model_feed_gpu) */
 void an_gpu_attribute_ready(struct an_model *m, int all);
 void an_gpu_close(struct an_model *m);
+struct an_device_busy *an_gpu_device(struct an_model *m, uint32_t ordinal);
+void an_gpu_close_period(struct an_model *m, struct an_device_busy *d);
+void an_gpu_push_gap(struct an_model *m, uint64_t start, uint64_t end);
+
+/* A kernel record's own figures (at its start: the mean kernel time is all that is taken
+ * from these). */
+static inline void an_gpu_kernel_figures(struct an_model *m, const struct an_ev *ev)
+{
+    m->total.gpu_kernels++;
+    m->total.gpu_kernel_ns += ev->end - ev->ts;
+    struct an_bin *bin = an_bins_slot(&m->state->bins, ev->ts);
+    bin->v[AN_BIN_KERNEL_NS] += (double)(ev->end - ev->ts);
+    bin->v[AN_BIN_KERNELS] += 1;
+}
+
+/* A record that occupied its device: the device's busy period grows, or closes and the
+ * gap before this one waits to be explained. */
+static inline void an_gpu_busy(struct an_model *m, const struct an_ev *ev)
+{
+    struct an_device_busy *d = m->ndev && m->dev[0].ordinal == (int32_t)ev->tid
+                                   ? &m->dev[0]
+                                   : an_gpu_device(m, ev->tid);
+    if (d->records++ == 0) {
+        d->first = d->open_start = ev->ts;
+        d->open_end = ev->end;
+    } else if (ev->after_hole && ev->ts > d->open_end) {
+        an_gpu_close_period(m, d);  /* records were lost: the time between is unknown, not idle */
+        d->open_start = ev->ts;
+        d->open_end = ev->end;
+    } else if (ev->ts <= d->open_end) {
+        if (ev->ts < d->open_start)
+            m->late_events++;  /* belongs to a closed period: its time may count twice */
+        if (ev->end > d->open_end)
+            d->open_end = ev->end;
+    } else {
+        an_gpu_close_period(m, d);
+        an_gpu_push_gap(m, d->open_end, ev->ts);
+        d->open_start = ev->ts;
+        d->open_end = ev->end;
+    }
+    if (ev->end > d->last)
+        d->last = ev->end;
+    struct an_model_state *st = m->state;
+    if (st->npending && st->pending[st->pending_head].end <= st->host_seen)
+        an_gpu_attribute_ready(m, 0);
+}
+
+/* an_model_feed_gpu with a kernel record's path inline (the feeder's release loop). */
+static inline void an_model_feed_gpu_record(struct an_model *m, const struct an_ev *ev)
+{
+    if (ev->kind != AN_GPU_KERNEL) {
+        an_model_feed_gpu(m, ev);
+        return;
+    }
+    an_note_time(m, ev);
+    m->gpu_records++;
+    an_gpu_kernel_figures(m, ev);
+    an_gpu_busy(m, ev);
+}
 
 /* drains.c */
 void an_drains_call(struct an_model *m, const struct an_ev *ev);
