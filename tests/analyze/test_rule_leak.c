@@ -99,6 +99,24 @@ static const struct gw_stack *fake_stack(void *user, uint64_t id)
     return NULL;
 }
 
+/* The model of a synthetic run whose allocations carry the stack ids in their key, with
+ * the small STACK table above to name them. */
+static struct an_model *stacked_model(struct synth *s, uint64_t capacity)
+{
+    struct gw_file_header h;
+    memset(&h, 0, sizeof h);
+    h.device_total_mem = capacity;
+    h.device_free_at_start = capacity;
+    h.cupti_status = GW_CUPTI_DISABLED;
+    struct an_model *m = an_model_new(NULL, &h);
+    assert_non_null(m);
+    m->resolve = fake_resolve;
+    m->stack = fake_stack;
+    an_model_feed_all(m, s->ev, s->n);
+    synth_free(s);
+    return m;
+}
+
 /* Per step one leaked block from one of four sites: stack 7 (4 MiB, 20 steps), stack 9
  * (4 MiB, 10 steps), stack 11 (6 MiB, 5 steps) and no stack (2 MiB, 5 steps); the
  * weights (64 MiB, once) from stack 13. 11 and 13 are not in the table. The evidence
@@ -118,17 +136,7 @@ static void names_where_it_was_allocated(void **state)
             if (s.ev[k].kind == AN_ALLOC)
                 s.ev[k].key = s.ev[k].bytes == L.leak_bytes ? stack : 13;
     }
-    struct gw_file_header h;
-    memset(&h, 0, sizeof h);
-    h.device_total_mem = 1ull << 30;
-    h.device_free_at_start = 1ull << 30;
-    h.cupti_status = GW_CUPTI_DISABLED;
-    struct an_model *m = an_model_new(NULL, &h);
-    assert_non_null(m);
-    m->resolve = fake_resolve;
-    m->stack = fake_stack;
-    an_model_feed_all(m, s.ev, s.n);
-    synth_free(&s);
+    struct an_model *m = stacked_model(&s, 1ull << 30);
 
     assert_int_equal(m->mem.nsites, 3);
     struct an_findings out = {0};
@@ -174,17 +182,7 @@ static void pytorch_allocator_site(void **state)
             if (s.ev[k].kind == AN_ALLOC)
                 s.ev[k].key = 15;
     }
-    struct gw_file_header h;
-    memset(&h, 0, sizeof h);
-    h.device_total_mem = 4ull << 30;
-    h.device_free_at_start = 4ull << 30;
-    h.cupti_status = GW_CUPTI_DISABLED;
-    struct an_model *m = an_model_new(NULL, &h);
-    assert_non_null(m);
-    m->resolve = fake_resolve;
-    m->stack = fake_stack;
-    an_model_feed_all(m, s.ev, s.n);
-    synth_free(&s);
+    struct an_model *m = stacked_model(&s, 4ull << 30);
 
     struct an_findings out = {0};
     const struct an_finding *f = synth_rule(m, an_rule_leak, &out, 8);

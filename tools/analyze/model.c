@@ -156,10 +156,7 @@ void an_model_feed_other(struct an_model *m, const struct an_ev *ev)
         step_candidate(m, ev);
         return;
     }
-    m->host_calls++;
-    m->total.calls++;
-    if ((m->host_calls & (PRUNE_EVERY - 1)) == 0)
-        an_model_prune(m);
+    an_model_count_call(m);
     uint64_t dur = ev->end - ev->ts;
     an_drains_call(m, ev);
     m->total.host_gap_ns += an_history_call(&st->hist, ev);

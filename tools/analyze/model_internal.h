@@ -175,16 +175,22 @@ void an_model_prune(struct an_model *m);
 /* Every host event but the common launch (out of line: the launches' path stays short). */
 __attribute__((noinline)) void an_model_feed_other(struct an_model *m, const struct an_ev *ev);
 
+/* Counts one host call (not NVTX, not LOST), pruning the history every PRUNE_EVERY. */
+static inline void an_model_count_call(struct an_model *m)
+{
+    m->host_calls++;
+    m->total.calls++;
+    if ((m->host_calls & (PRUNE_EVERY - 1)) == 0)
+        an_model_prune(m);
+}
+
 /* A launch that does not drain and follows no hole, most of a trace: exactly what the
  * general path (an_model_feed_other) does with it, in the same order, with the common cases
  * of the drains, the history and the step candidate inline. */
 static inline void an_model_feed_launch(struct an_model *m, const struct an_ev *ev)
 {
     struct an_model_state *st = m->state;
-    m->host_calls++;
-    m->total.calls++;
-    if ((m->host_calls & (PRUNE_EVERY - 1)) == 0)
-        an_model_prune(m);
+    an_model_count_call(m);
     uint64_t dur = ev->end - ev->ts;
     an_drains_launch(m, ev);
     m->total.host_gap_ns += an_history_launch(&st->hist, ev);

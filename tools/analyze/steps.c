@@ -91,13 +91,7 @@ void an_steps_occurrence(struct an_step_finder *f, const struct an_model *m, uin
                 k->cap = cap;
             }
         }
-        /* samples are the occurrences numbered 0, stride, 2 x stride ... */
-        if (k->count == k->nsamples * k->stride) {
-            k->ts[k->nsamples] = boundary;
-            k->live[k->nsamples] = live;
-            k->nsamples++;
-        }
-        k->next_sample = k->nsamples * k->stride;
+        an_steps_sample(k, boundary, live);
     }
     k->count++;
 done:

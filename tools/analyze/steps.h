@@ -59,6 +59,18 @@ struct an_step_finder {
 void an_steps_occurrence(struct an_step_finder *f, const struct an_model *m, uint64_t key,
                          enum an_step_tier tier, int sub, uint16_t api, uint64_t name,
                          uint64_t boundary, uint64_t live);
+/* Samples are the occurrences numbered 0, stride, 2 x stride ...: takes this one if it is
+ * one (there is room), and sets the next. */
+static inline void an_steps_sample(struct an_step_key *k, uint64_t boundary, uint64_t live)
+{
+    if (k->count == k->nsamples * k->stride) {
+        k->ts[k->nsamples] = boundary;
+        k->live[k->nsamples] = live;
+        k->nsamples++;
+    }
+    k->next_sample = k->nsamples * k->stride;
+}
+
 /* A launch of kernel `shape` (the kernel tier): an_steps_occurrence, with the common cases
  * of a known key past its early snapshots inline: not a sample (counted), or a sample with
  * room for it. */
@@ -78,12 +90,7 @@ static inline void an_steps_kernel(struct an_step_finder *f, const struct an_mod
         /* count == slow_at: below AN_STEP_EARLY, or at next_sample */
         if (k->count >= AN_STEP_EARLY && k->nsamples != k->cap) {
             k->last = boundary;
-            if (k->count == k->nsamples * k->stride) {
-                k->ts[k->nsamples] = boundary;
-                k->live[k->nsamples] = live;
-                k->nsamples++;
-            }
-            k->next_sample = k->nsamples * k->stride;
+            an_steps_sample(k, boundary, live);
             k->count++;
             k->slow_at = k->next_sample;
             return;
