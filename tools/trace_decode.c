@@ -637,14 +637,6 @@ static inline __attribute__((always_inline)) int decode_record(
     return decode_timed_other(r, rec, c, off, ev);
 }
 
-/* A varint of a record in the payload buffer, which has GW_VARINT_PAD zero bytes after
- * it: most ids and words take one byte, tested first; see gw_get_uvarint_padded. */
-static inline __attribute__((always_inline)) size_t get_padded(const uint8_t *q,
-                                                               uint64_t *value)
-{
-    return gw_get_uvarint_padded(q, value);
-}
-
 /* The CALL or CALL_ERR record at buf[at] (the common case of decode_record's call path),
  * read with 8-byte varint loads: each varint is decoded without a length and the ends
  * are compared with the record's after (a varint cut by the end runs past it). 1 with ev
@@ -663,7 +655,7 @@ static inline __attribute__((always_inline)) int fast_call(struct gw_reader *r,
     uint8_t type = p[0];
     uint64_t body_len, dt, api, dur, result = 0;
     size_t room = len - at - 1;  /* bytes after the type byte */
-    size_t k = get_padded(p + 1, &body_len);
+    size_t k = gw_get_uvarint_padded(p + 1, &body_len);
     if (k - 1 >= room || body_len > room - k)  /* k == 0 wraps: over-long */
         return 0;
     const uint8_t *q = p + 1 + k, *end = q + body_len;
@@ -672,7 +664,7 @@ static inline __attribute__((always_inline)) int fast_call(struct gw_reader *r,
     if (k == 0)
         return 0;
     q += k;
-    k = get_padded(q, &api);
+    k = gw_get_uvarint_padded(q, &api);
     if (k == 0)
         return 0;
     q += k;
@@ -683,7 +675,7 @@ static inline __attribute__((always_inline)) int fast_call(struct gw_reader *r,
     if (q > end)
         return 0;
     if (type == GW_REC_CALL_ERR) {
-        k = get_padded(q, &result);
+        k = gw_get_uvarint_padded(q, &result);
         if (k == 0)
             return 0;
         q += k;
@@ -704,7 +696,7 @@ static inline __attribute__((always_inline)) int fast_call(struct gw_reader *r,
         if (n == GW_EVENT_MAX_WORDS)
             return 0;
         uint64_t v;
-        k = get_padded(q, &v);
+        k = gw_get_uvarint_padded(q, &v);
         if (k == 0)
             return 0;
         ev->words[n] = v;
@@ -755,17 +747,17 @@ static inline __attribute__((always_inline)) int fast_kernel(struct gw_reader *r
     const uint8_t *p = buf + at;
     uint64_t body_len, dt, w[6];
     size_t room = len - at - 1;
-    size_t k = get_padded(p + 1, &body_len);
+    size_t k = gw_get_uvarint_padded(p + 1, &body_len);
     if (k - 1 >= room || body_len > room - k)
         return 0;
     const uint8_t *q = p + 1 + k, *end = q + body_len;
     size_t next = at + 1 + k + (size_t)body_len;
-    k = get_padded(q, &dt);
+    k = gw_get_uvarint_padded(q, &dt);
     if (k == 0)
         return 0;
     q += k;
     for (int i = 0; i < 6; i++) {
-        k = get_padded(q, &w[i]);
+        k = gw_get_uvarint_padded(q, &w[i]);
         if (k == 0)
             return 0;
         q += k;
