@@ -138,11 +138,12 @@ static size_t new_ring(struct an_reorder *r, uint64_t key)
     } else {
         if (r->nsources == r->sources_cap) {
             size_t cap = r->sources_cap ? r->sources_cap * 2 : 16;
+            size_t last = r->last != &r->none ? (size_t)(r->last - r->sources) : SIZE_MAX;
             struct an_reorder_source *grown = realloc(r->sources, cap * sizeof *grown);
             if (grown) {
                 r->sources = grown;
-                if (r->have_last)
-                    r->last = &r->sources[r->last_index];
+                if (last != SIZE_MAX)
+                    r->last = &r->sources[last];
             }
             struct an_reorder_heap_entry *heap = realloc(r->heap, (cap + 2) * sizeof *heap);
             if (heap) {
@@ -167,16 +168,14 @@ static size_t new_ring(struct an_reorder *r, uint64_t key)
     if (gw_map_put(r->index, key, s) != 0)
         return SIZE_MAX;
     r->last_key = key;
-    r->last_index = s;
     r->last = &r->sources[s];
-    r->have_last = 1;
     return s;
 }
 
 static int find_source(struct an_reorder *r, uint64_t key, size_t *out)
 {
-    if (r->have_last && r->last_key == key) {
-        *out = r->last_index;
+    if (r->last != &r->none && r->last_key == key) {
+        *out = (size_t)(r->last - r->sources);
         return 0;
     }
     uint64_t *slot = gw_map_get(r->index, key);
@@ -184,9 +183,7 @@ static int find_source(struct an_reorder *r, uint64_t key, size_t *out)
     if (s == SIZE_MAX)
         return -1;
     r->last_key = key;
-    r->last_index = s;
     r->last = &r->sources[s];
-    r->have_last = 1;
     *out = s;
     return 0;
 }

@@ -86,8 +86,6 @@ struct an_reorder {
     size_t heap_len;
     an_emit_fn emit;
     void *user;
-    int have_last;
-    size_t last_index;        /* r->last as an index in sources */
     size_t nsources, sources_cap;
     size_t *spare;            /* drained rings no key pushes to, for reuse */
     size_t nspare;
