@@ -8,9 +8,6 @@
 
 #include <stdint.h>
 
-struct gw_event;
-struct gw_reader;
-
 enum an_kind {
     AN_NONE = 0,       /* not for the analysis (definitions, correlation) */
     /* host calls: [ts, end) on thread tid */
@@ -78,11 +75,6 @@ struct an_ev {
     uint8_t pad[5];
 };
 _Static_assert(sizeof(struct an_ev) == 64, "an_ev is one cache line");
-
-/* Fills *out from a reader event; returns 0 when the event means nothing to the analysis.
- * reader (may be NULL) resolves NVTX names to decide AN_F_STEP_NAME. */
-int an_event_from_gw(const struct gw_event *ev, const struct gw_reader *reader,
-                     struct an_ev *out);
 
 /* 1 when a range or mark name looks like one training step ("step", "ProfilerStep#12",
  * "train_step", "iteration 3", "iter", "batch"). */

@@ -101,11 +101,7 @@ static void convert_call(const struct gw_event *ev, struct an_ev *o)
 {
     o->api = (uint16_t)ev->api_id;
     o->end = ev->ts_ns + ev->dur_ns;
-    if (ev->result) {
-        o->flags |= AN_F_ERROR;
-        if (ev->result == CUDA_ERROR_OUT_OF_MEMORY)
-            o->flags |= AN_F_OOM;
-    }
+    o->flags |= an_result_flags(ev->result);
     switch (ev->family) {
     case GW_FAM_MEMINFO:
         o->kind = AN_MEMINFO;
@@ -147,13 +143,6 @@ static void convert_call(const struct gw_event *ev, struct an_ev *o)
             o->key = ev->u.hostmem.stack_id;
         }
         o->ptr = ev->u.hostmem.ptr;
-        break;
-    case GW_FAM_LAUNCH:
-        o->kind = AN_LAUNCH;
-        o->stream = ev->u.launch.stream_id;
-        o->key = ev->u.launch.shape_id;
-        if (o->key)
-            o->flags |= AN_F_KERNEL;
         break;
     case GW_FAM_COPY:
         convert_copy(ev, o);
@@ -239,7 +228,8 @@ static void convert_nvtx(const struct gw_event *ev, const struct gw_reader *read
     }
 }
 
-/* Every kind of record: zero, then what the record says. */
+/* Every kind of record but launches and kernel records (an_event_convert writes those
+ * whole): zero, then what the record says. */
 int an_event_convert_any(const struct gw_event *ev, const struct gw_reader *reader,
                          struct an_ev *o)
 {
@@ -259,12 +249,6 @@ int an_event_convert_any(const struct gw_event *ev, const struct gw_reader *read
         o->kind = AN_LOST;
         o->bytes = ev->u.lost.count;
         o->end = o->ts;
-        return 1;
-    case GW_EV_GPU_KERNEL:
-        o->kind = AN_GPU_KERNEL;
-        o->tid = (uint32_t)ev->u.gpu_kernel.device;
-        o->stream = ev->u.gpu_kernel.stream_id;
-        o->key = ev->u.gpu_kernel.shape_id;
         return 1;
     case GW_EV_GPU_MEMCPY:
         convert_gpu_copy(ev, o);
@@ -291,10 +275,4 @@ int an_event_convert_any(const struct gw_event *ev, const struct gw_reader *read
     o->end = o->ts;
     convert_nvtx(ev, reader, o);
     return 1;
-}
-
-int an_event_from_gw(const struct gw_event *ev, const struct gw_reader *reader,
-                     struct an_ev *o)
-{
-    return an_event_convert(ev, reader, o);
 }

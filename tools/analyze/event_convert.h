@@ -1,8 +1,8 @@
 /*
- * an_event_from_gw with its common cases inline, for the analysis loop (run_analysis.c):
- * kernel launches and kernel records, nearly every event of a training run, are written
- * whole here (what an_event_convert_any would make of them, without its zeroing and
- * dispatch); everything else goes to event_convert.c.
+ * From the reader's event to the analyzer's, with its common cases inline for the
+ * analysis loop (run_analysis.c): kernel launches and kernel records, nearly every event
+ * of a training run, are written whole here; everything else goes to
+ * an_event_convert_any (event_convert.c).
  */
 #ifndef GPUWATCH_ANALYZE_EVENT_CONVERT_H
 #define GPUWATCH_ANALYZE_EVENT_CONVERT_H
@@ -12,7 +12,7 @@
 
 #define CUDA_ERROR_OUT_OF_MEMORY 2u
 
-/* Every kind of record (event_convert.c). */
+/* Every kind of record but the two an_event_convert writes itself (event_convert.c). */
 __attribute__((noinline)) int an_event_convert_any(const struct gw_event *ev,
                                                    const struct gw_reader *reader,
                                                    struct an_ev *o);
@@ -36,6 +36,8 @@ static inline uint64_t an_word(const uint64_t *p)
     return v;
 }
 
+/* Fills *o from a reader event; returns 0 when the event means nothing to the analysis.
+ * reader (may be NULL) resolves NVTX names to decide AN_F_STEP_NAME. */
 static inline int an_event_convert(const struct gw_event *ev, const struct gw_reader *reader,
                                    struct an_ev *o)
 {

@@ -33,7 +33,7 @@ int an_feeder_init(struct an_feeder *f, struct an_model *m, uint64_t max_window_
 /* Passes ev (copied) to the model in time order, releasing what is due. Inline: the
  * per-event path of the analysis. */
 static inline void an_feeder_push(struct an_feeder *f, const struct an_ev *ev);
-/* Where to write the next event (an_event_from_gw) before an_feeder_push_slot: in place in
+/* Where to write the next event (an_event_convert) before an_feeder_push_slot: in place in
  * the reorder window when it can be, so that the common case takes it without a copy (a
  * copy right after the conversion's narrow stores stalls on store forwarding). Valid until
  * the next push; nothing happens when it is not pushed. */
