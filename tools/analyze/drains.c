@@ -126,14 +126,8 @@ void an_drains_call(struct an_model *m, const struct an_ev *ev)
             st->drained_at = ev->end;
         } else {
             struct an_stream_state *s = stream_state(st, ev->stream);
-            if (s) {
-                s->last_issue = ev->end;
-                s->issue_epoch = st->drain_epoch;
-                if (!s->pending) {
-                    s->pending = 1;
-                    st->streams_pending++;
-                }
-            }
+            if (s)
+                an_stream_issued(st, s, ev->end);
         }
     }
     if (ev->flags & AN_F_DRAINS)

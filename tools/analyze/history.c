@@ -107,10 +107,7 @@ uint64_t an_history_call(struct an_history *h, const struct an_ev *ev)
     uint32_t work = an_issues_work(ev) ? 1u : 0u;
     uint64_t work_ns = work ? ev->end - ev->ts : 0, gap = 0;
     if (h->have_cur && ev->ts <= h->cur.end + h->gap_min && !ev->after_hole) {
-        if (ev->end > h->cur.end)
-            h->cur.end = ev->end;
-        h->cur.work += work;
-        h->cur.work_ns += work_ns;
+        an_history_extend(h, ev, work, work_ns);
     } else {
         if (h->have_cur) {
             ring_push(&h->segs, &h->cur);

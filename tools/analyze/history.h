@@ -48,15 +48,22 @@ void an_history_free(struct an_history *h);
 /* Every host call, in start order. Returns the no-call gap this call ended (0 when it
  * came within gap_min of the previous ones). */
 uint64_t an_history_call(struct an_history *h, const struct an_ev *ev);
+/* Extends the open busy segment by a call that came within gap_min of it. */
+static inline void an_history_extend(struct an_history *h, const struct an_ev *ev,
+                                     uint32_t work, uint64_t work_ns)
+{
+    if (ev->end > h->cur.end)
+        h->cur.end = ev->end;
+    h->cur.work += work;
+    h->cur.work_ns += work_ns;
+}
+
 /* an_history_call for a kernel launch (AN_LAUNCH) that does not drain (no AN_F_DRAINS) and
  * follows no hole: the common case, a call within gap_min of the open segment, inline. */
 static inline uint64_t an_history_launch(struct an_history *h, const struct an_ev *ev)
 {
     if (h->have_cur && ev->ts <= h->cur.end + h->gap_min) {
-        if (ev->end > h->cur.end)
-            h->cur.end = ev->end;
-        h->cur.work++;
-        h->cur.work_ns += ev->end - ev->ts;
+        an_history_extend(h, ev, 1, ev->end - ev->ts);
         return 0;
     }
     return an_history_call(h, ev);

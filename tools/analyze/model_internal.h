@@ -138,6 +138,18 @@ static inline void an_model_feed_gpu_record(struct an_model *m, const struct an_
 void an_drains_call(struct an_model *m, const struct an_ev *ev);
 /* Records were lost: nothing is proven drained until the next drain. */
 void an_drains_forget(struct an_model *m);
+/* Work issued on stream s until `end`: the stream holds work now. */
+static inline void an_stream_issued(struct an_model_state *st, struct an_stream_state *s,
+                                    uint64_t end)
+{
+    s->last_issue = end;
+    s->issue_epoch = st->drain_epoch;
+    if (!s->pending) {
+        s->pending = 1;
+        st->streams_pending++;
+    }
+}
+
 /* an_drains_call for a launch (AN_LAUNCH) that does not drain (no AN_F_DRAINS): the common
  * case, work on the last stream looked up while some stream holds work (or the GPU was not
  * proven idle before this call), inline. */
@@ -147,12 +159,7 @@ static inline void an_drains_launch(struct an_model *m, const struct an_ev *ev)
     struct an_stream_state *s = st->last_stream;
     if (s && st->last_stream_id == ev->stream &&
         (st->streams_pending || !st->ever_drained || ev->ts <= st->drained_at)) {
-        s->last_issue = ev->end;
-        s->issue_epoch = st->drain_epoch;
-        if (!s->pending) {
-            s->pending = 1;
-            st->streams_pending++;
-        }
+        an_stream_issued(st, s, ev->end);
         return;
     }
     an_drains_call(m, ev);
