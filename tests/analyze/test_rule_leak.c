@@ -79,8 +79,12 @@ static const struct gw_stack_frame stack9_frames[] = {  /* no symbols in the pro
 static const struct gw_stack_frame stack15_frames[] = {  /* PyTorch's allocator, Python */
     {5, 0x4100, 6, 0x20}, {9, 0x51000, 10, 0x3c4}, {11, 0x880000, 0, 0}, {12, 0x1f0000, 13, 0x99},
 };
+static const struct gw_stack_frame stack17_frames[] = {  /* the same, from elsewhere */
+    {5, 0x4100, 6, 0x20}, {9, 0x51200, 10, 0x5c0}, {11, 0x8a0000, 0, 0}, {12, 0x1f0040, 13, 0xd9},
+};
 static const struct gw_stack fake_stacks[] = {
     {7, 4, stack7_frames}, {9, 3, stack9_frames}, {15, 4, stack15_frames},
+    {17, 4, stack17_frames},
 };
 
 static const char *fake_resolve(void *user, int what, uint64_t id)
@@ -167,7 +171,8 @@ static void names_where_it_was_allocated(void **state)
 }
 
 /* In a PyTorch program every allocation comes from its caching allocator: the site is named
- * as such (not by mangled C++ or interpreter frames), and the change says how to get the
+ * as such (not by mangled C++ or interpreter frames), its stacks (15 for the leaks, 17 for
+ * the weights) are one site under the larger's id, and the change says how to get the
  * Python lines from PyTorch's own memory snapshot. */
 static void pytorch_allocator_site(void **state)
 {
@@ -180,7 +185,7 @@ static void pytorch_allocator_site(void **state)
         synth_loop(&s, &L);
         for (size_t k = before; k < s.n; k++)
             if (s.ev[k].kind == AN_ALLOC)
-                s.ev[k].key = 15;
+                s.ev[k].key = s.ev[k].bytes == L.leak_bytes ? 15 : 17;
     }
     struct an_model *m = stacked_model(&s, 4ull << 30);
 

@@ -1,7 +1,8 @@
 /*
  * Where the memory still held at exit was allocated: the live allocations grouped by the
- * STACK of their allocating call, largest first, each named by its first frames outside
- * gpuwatch and the CUDA libraries ("leak_step <- main (train)", with a real arrow).
+ * STACK of their allocating call, each named by its first frames outside gpuwatch and the
+ * CUDA libraries ("leak_step <- main (train)", with a real arrow), stacks of the same name
+ * merged, largest first.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,6 +91,34 @@ static int by_bytes(const void *a, const void *b)
     return (x->stack > y->stack) - (x->stack < y->stack);
 }
 
+/* By name, the largest first within one name. */
+static int by_name(const void *a, const void *b)
+{
+    const struct an_alloc_site *x = a, *y = b;
+    int c = strcmp(x->where, y->where);
+    return c ? c : by_bytes(a, b);
+}
+
+/* Stacks that differ only beyond the frames named, or in offsets within the same functions
+ * (a function called from two places in main; in PyTorch, every stack through its
+ * allocator), are one site to the user: merged, under the stack id of the largest. Sites
+ * without a name stay apart. Returns how many sites are left. */
+static size_t merge_same_names(struct an_alloc_site *sites, size_t nsites)
+{
+    qsort(sites, nsites, sizeof *sites, by_name);
+    size_t kept = 0;
+    for (size_t i = 0; i < nsites; i++) {
+        struct an_alloc_site *last = kept ? &sites[kept - 1] : NULL;
+        if (last && sites[i].where[0] && !strcmp(last->where, sites[i].where)) {
+            last->bytes += sites[i].bytes;
+            last->count += sites[i].count;
+        } else {
+            sites[kept++] = sites[i];
+        }
+    }
+    return kept;
+}
+
 void an_alloc_sites(struct an_model *m)
 {
     const struct an_ptrmap *live = &m->state->live;
@@ -125,13 +154,13 @@ void an_alloc_sites(struct an_model *m)
     }
     gw_map_free(&index);
     if (any_stack) {
+        for (size_t i = 0; i < nsites; i++)
+            if (sites[i].stack)
+                describe(m, sites[i].stack, sites[i].where, sizeof sites[i].where);
+        nsites = merge_same_names(sites, nsites);
         qsort(sites, nsites, sizeof *sites, by_bytes);
         mem->nsites = nsites < AN_KEEP_SITES ? nsites : AN_KEEP_SITES;
-        for (size_t i = 0; i < mem->nsites; i++) {
-            mem->site[i] = sites[i];
-            if (sites[i].stack)
-                describe(m, sites[i].stack, mem->site[i].where, sizeof mem->site[i].where);
-        }
+        memcpy(mem->site, sites, mem->nsites * sizeof *sites);
     }
     free(sites);
 }
