@@ -3,12 +3,13 @@
  * chunk's payload into struct gw_event, with the delta time and call number it carries,
  * and a damage report for a record shorter than its type requires.
  */
-#include "trace_fast.h"
+#include "trace_reader_internal.h"
 
 #include <inttypes.h>
 #include <string.h>
 
 #include "gpuwatch/record_walk.h"
+#include "gpuwatch/varint.h"
 
 /* ---- record decoding ---- */
 
@@ -128,7 +129,7 @@ static void report_short(struct gw_reader *r, uint64_t off, const char *what, un
 }
 
 /* Payload words each family carries (LAUNCH: one more for graph and host-function
- * launches), as a constant expression for gw_call_specs. */
+ * launches), as a constant expression for call_specs. */
 #define LAUNCH_WORDS(id)                                                                  \
     ((id) == GW_API_cuGraphLaunch || (id) == GW_API_cuGraphLaunch_ptsz ||                 \
      (id) == GW_API_cuLaunchHostFunc || (id) == GW_API_cuLaunchHostFunc_ptsz ? 3 : 2)
@@ -141,16 +142,24 @@ static void report_short(struct gw_reader *r, uint64_t off, const char *what, un
      (family) == GW_FAM_SYNC ? 2 : (family) == GW_FAM_NAME ? 2 : 0)
 
 /* Union words a family's fields take when they are its payload words in order (see
- * fill_union); GW_FILL_SWITCH for the families that fill_family sets field by field. */
+ * fill_union); FILL_SWITCH for the families that fill_family sets field by field. */
+#define FILL_SWITCH 0xFF
 #define FAMILY_FILL(family)                                                               \
     ((family) == GW_FAM_PROC ? 4 : (family) == GW_FAM_CTX ? 2 :                           \
      (family) == GW_FAM_MEMINFO ? 2 : (family) == GW_FAM_ALLOC ? 5 :                      \
      (family) == GW_FAM_FREE ? 2 : (family) == GW_FAM_HOSTMEM ? 4 :                       \
      (family) == GW_FAM_LAUNCH ? 3 : (family) == GW_FAM_SET ? 3 :                         \
      (family) == GW_FAM_SYNC ? 2 : (family) == GW_FAM_NAME ? 2 :                          \
-     (family) == GW_FAM_VMM || (family) == GW_FAM_COPY ? GW_FILL_SWITCH : 0)
+     (family) == GW_FAM_VMM || (family) == GW_FAM_COPY ? FILL_SWITCH : 0)
 
-const struct gw_call_spec gw_call_specs[GW_API_ID_LIMIT] = {
+/* What a call record of each api id carries: its family (as gw_api_family, + 1 so that the
+ * ids missing from api_list.h read as 0: unknown), its family's payload words and how its
+ * union is filled. One table, read inline, because every call needs them. */
+static const struct call_spec {
+    uint8_t family_1;
+    uint8_t words;
+    uint8_t fill;
+} call_specs[GW_API_ID_LIMIT] = {
 #define GW_API(id, name, family, base, version, per_thread)                               \
     [id] = {(family) + 1, FAMILY_WORDS(family, id), FAMILY_FILL(family)},
 #include "gpuwatch/api_list.h"
@@ -245,10 +254,10 @@ static __attribute__((noinline)) void fill_switch(struct gw_event *ev)
  * order (all but VMM and COPY; unknown ids and PLAIN take none) gets them copied, without
  * the family switch; VMM and COPY go through fill_family. */
 static inline __attribute__((always_inline)) void fill_union(struct gw_event *ev,
-                                                             const struct gw_call_spec *spec)
+                                                             const struct call_spec *spec)
 {
     clear_bytes(&ev->u, sizeof ev->u);
-    if (__builtin_expect(spec->fill == GW_FILL_SWITCH, 0)) {
+    if (__builtin_expect(spec->fill == FILL_SWITCH, 0)) {
         fill_family(ev);
         return;
     }
@@ -257,9 +266,16 @@ static inline __attribute__((always_inline)) void fill_union(struct gw_event *ev
         u[i] = ev->words[i];
 }
 
+/* Widens the time span of the records read (stats.first_ts_ns, last_ts_ns). */
 static inline void note_time(struct gw_reader *r, uint64_t ts, uint64_t dur)
 {
-    gw_widen_span(&r->stats.first_ts_ns, &r->stats.last_ts_ns, ts, dur);
+    uint64_t end = ts + dur;
+    if (end < ts)
+        end = UINT64_MAX;  /* a duration that wraps: the record's own problem */
+    if (r->stats.first_ts_ns == 0 || ts < r->stats.first_ts_ns)
+        r->stats.first_ts_ns = ts;
+    if (end > r->stats.last_ts_ns)
+        r->stats.last_ts_ns = end;
 }
 
 /* A call's payload words after its fixed fields: the first GW_EVENT_MAX_WORDS into
@@ -305,7 +321,7 @@ static inline unsigned get_fixed(struct cursor *c, uint8_t type, uint64_t *api,
 
 /* CALL and CALL_ERR after their dt: the hottest path of every tool, so each field is set
  * once (no clearing of the whole event, a `rep stos` that was a third of the reader's
- * time) and the family comes from gw_call_specs inline. */
+ * time) and the family comes from call_specs inline. */
 static inline int decode_call(struct gw_reader *r, uint8_t type, struct cursor *c,
                               uint64_t off, size_t body_len, uint64_t number,
                               struct gw_event *ev)
@@ -324,7 +340,8 @@ static inline int decode_call(struct gw_reader *r, uint8_t type, struct cursor *
     ev->dur_ns = dur;
     ev->api_id = api > UINT32_MAX ? UINT32_MAX : (uint32_t)api;
     ev->result = (uint32_t)result;
-    const struct gw_call_spec *spec = gw_call_spec_of(api);
+    /* api_list.h never assigns id 0, so its empty row stands for every unknown id */
+    const struct call_spec *spec = &call_specs[api < GW_API_ID_LIMIT ? api : 0];
     ev->family = (int)spec->family_1 - 1;
     ev->offset = off;
     ev->call_id = r->call_id_high | (number & 0xFFFFFFFFu);
@@ -621,61 +638,132 @@ static inline __attribute__((always_inline)) int decode_record(
 }
 
 /* The CALL or CALL_ERR record at buf[at] (the common case of decode_record's call path),
- * parsed by gw_fast_call_parse: 1 with ev filled and the reader past the record, as
- * decode_record would leave them; 0, with nothing of the reader changed, for what the
- * parse refuses, which decode_record then reads and reports as always. */
+ * read with 8-byte varint loads: each varint is decoded without a length and the ends
+ * are compared with the record's after (a varint cut by the end runs past it). 1 with ev
+ * filled and the reader past the record, as decode_record would leave them; 0, with
+ * nothing of the reader changed, for anything out of the ordinary (framing cut, an
+ * over-long or cut varint, fewer payload words than the family's, more than
+ * GW_EVENT_MAX_WORDS), which decode_record then reads and reports as always. Reads stay
+ * within the padding: a varint that starts before the payload's end stops at its first
+ * zero pad byte at the latest, and one that starts in the padding takes one byte. */
 static inline __attribute__((always_inline)) int fast_call(struct gw_reader *r,
                                                            const uint8_t *buf, size_t len,
                                                            size_t at, uint64_t off,
                                                            struct gw_event *ev)
 {
+    const uint8_t *p = buf + at;
+    uint8_t type = p[0];
+    uint64_t body_len, dt, api, dur, result = 0;
+    size_t room = len - at - 1;  /* bytes after the type byte */
+    size_t k = gw_get_uvarint_padded(p + 1, &body_len);
+    if (k - 1 >= room || body_len > room - k)  /* k == 0 wraps: over-long */
+        return 0;
+    const uint8_t *q = p + 1 + k, *end = q + body_len;
+    size_t next = at + 1 + k + (size_t)body_len;
+    k = gw_get_uvarint_padded(q, &dt);
+    if (k == 0)
+        return 0;
+    q += k;
+    k = gw_get_uvarint_padded(q, &api);
+    if (k == 0)
+        return 0;
+    q += k;
+    k = gw_get_uvarint_padded(q, &dur);
+    if (k == 0)
+        return 0;
+    q += k;
+    if (q > end)
+        return 0;
+    if (type == GW_REC_CALL_ERR) {
+        k = gw_get_uvarint_padded(q, &result);
+        if (k == 0)
+            return 0;
+        q += k;
+        if (q > end)
+            return 0;
+    }
+    const struct call_spec *spec = &call_specs[api < GW_API_ID_LIMIT ? api : 0];
     /* Each word goes to ev->words and to the union's word of the same place: the union
-     * of an in-order family (fill_union) unless there are more words than its fields
-     * (refused); VMM and COPY get theirs from fill_switch at the end. */
+     * of an in-order family (fill_union) unless there are more words than its fields;
+     * VMM and COPY (FILL_SWITCH, more than any count of words) get theirs from
+     * fill_switch at the end. */
     clear_bytes(ev->words, sizeof ev->words);  /* missing words read as 0 */
     clear_bytes(&ev->u, sizeof ev->u);
+    uint64_t *u = (uint64_t *)&ev->u;
     _Static_assert(sizeof ev->u >= GW_EVENT_MAX_WORDS * sizeof(uint64_t), "union size");
-    struct gw_fast_call call;
-    if (!gw_fast_call_parse(buf, len, at, ev->words, (uint64_t *)&ev->u, &call))
+    unsigned n = 0;
+    while (q < end) {
+        if (n == GW_EVENT_MAX_WORDS)
+            return 0;
+        uint64_t v;
+        k = gw_get_uvarint_padded(q, &v);
+        if (k == 0)
+            return 0;
+        ev->words[n] = v;
+        u[n] = v;
+        q += k;
+        n++;
+    }
+    if (q > end)
+        return 0;
+    if (spec->family_1 && n < spec->words)
+        return 0;
+    if (n > spec->fill)  /* a newer writer's words: not in the union */
         return 0;
     /* as decode_call */
-    uint8_t type = buf[at];
-    r->rec_off = call.next;
+    r->rec_off = next;
     uint64_t number = r->call_next++;
-    uint64_t ts = r->ts + (uint64_t)gw_unzigzag(call.dt);
+    uint64_t ts = r->ts + (uint64_t)gw_unzigzag(dt);
     r->ts = ts;
     ev->kind = GW_EV_CALL;
     ev->tid = r->ch.tid;
     ev->ts_ns = ts;
-    ev->dur_ns = call.dur;
-    ev->api_id = call.api > UINT32_MAX ? UINT32_MAX : (uint32_t)call.api;
-    ev->result = (uint32_t)call.result;
-    ev->family = (int)call.spec->family_1 - 1;
+    ev->dur_ns = dur;
+    ev->api_id = api > UINT32_MAX ? UINT32_MAX : (uint32_t)api;
+    ev->result = (uint32_t)result;
+    ev->family = (int)spec->family_1 - 1;
     ev->offset = off;
-    ev->nwords = call.nwords;
+    ev->nwords = n;
     ev->call_id = r->call_id_high | (number & 0xFFFFFFFFu);
     ev->call_id_unsure = r->call_unsure;
     r->stats.calls_unsure += r->call_unsure;
     r->stats.calls++;
     r->stats.call_errors += type == GW_REC_CALL_ERR;
-    note_time(r, ts, call.dur);
-    if (__builtin_expect(call.spec->fill == GW_FILL_SWITCH, 0))
+    note_time(r, ts, dur);
+    if (__builtin_expect(spec->fill == FILL_SWITCH, 0))
         fill_switch(ev);
     return 1;
 }
 
-/* The GPU_KERNEL record at buf[at], parsed by gw_fast_kernel_parse: 1 with ev filled and
- * the reader past it, as decode_record and decode_timed would leave them; 0, with nothing
- * of the reader changed, for anything else. */
+/* The GPU_KERNEL record at buf[at], read as fast_call reads a call: 1 with ev filled and
+ * the reader past it, as decode_record and decode_timed would leave them, when the body
+ * holds dt and the six words of a v1 kernel record (words after them are ignored, as
+ * there); 0, with nothing of the reader changed, for anything else. */
 static inline __attribute__((always_inline)) int fast_kernel(struct gw_reader *r,
                                                              const uint8_t *buf, size_t len,
                                                              size_t at, uint64_t off,
                                                              struct gw_event *ev)
 {
-    size_t next;
-    uint64_t dt, w[6];
-    if (!gw_fast_kernel_parse(buf, len, at, &next, &dt, w))
+    const uint8_t *p = buf + at;
+    uint64_t body_len, dt, w[6];
+    size_t room = len - at - 1;
+    size_t k = gw_get_uvarint_padded(p + 1, &body_len);
+    if (k - 1 >= room || body_len > room - k)
         return 0;
+    const uint8_t *q = p + 1 + k, *end = q + body_len;
+    size_t next = at + 1 + k + (size_t)body_len;
+    k = gw_get_uvarint_padded(q, &dt);
+    if (k == 0)
+        return 0;
+    q += k;
+    for (int i = 0; i < 6; i++) {
+        k = gw_get_uvarint_padded(q, &w[i]);
+        if (k == 0)
+            return 0;
+        q += k;
+        if (q > end)  /* here too: a read past the end stays within the padding */
+            return 0;
+    }
     r->rec_off = next;
     uint64_t ts = r->ts + (uint64_t)gw_unzigzag(dt);
     r->ts = ts;

@@ -244,31 +244,6 @@ void gw_reader_load_defs(struct gw_reader *reader);
 /* The next event in file order: 1 with *event filled, 0 at the end of the file. */
 int gw_reader_next(struct gw_reader *reader, struct gw_event *event);
 
-/* The two records that are nearly all of a training run's trace, kernel launches (calls of
- * family GW_FAM_LAUNCH) and GPU kernel records, in 64 bytes rather than a struct gw_event:
- * for a consumer that reads a hundred million of them. */
-struct gw_brief {
-    uint64_t ts_ns, dur_ns;
-    uint64_t stream_id;   /* u.launch.stream_id; kernel: u.gpu_kernel.stream_id (CUPTI's) */
-    uint64_t shape_id;
-    uint64_t id;          /* call_id; kernel: u.gpu_kernel.correlation_id */
-    uint64_t handle;      /* u.launch.handle; kernel: u.gpu_kernel.graph_id */
-    uint32_t api_id;      /* launch */
-    uint32_t result;      /* launch */
-    uint32_t device;      /* kernel */
-    uint8_t kind;         /* GW_EV_CALL (a launch) or GW_EV_GPU_KERNEL */
-    uint8_t call_id_unsure;  /* launch */
-    uint8_t pad[2];
-};
-
-/* The records next in file order while they are launches or kernel records of the current
- * chunk (all of one thread: *tid), up to max, into briefs: what gw_reader_next would give
- * for them, with the reader left as it would leave it. Returns how many; fewer than max
- * when the record after them is something else (or a chunk ends): gw_reader_next reads
- * that one. 0 says only that: the end of the file is gw_reader_next's to tell. */
-size_t gw_reader_next_briefs(struct gw_reader *reader, struct gw_brief *briefs, size_t max,
-                             uint32_t *tid);
-
 /* Starts again at the first chunk; statistics and damage restart, tables stay. */
 void gw_reader_rewind(struct gw_reader *reader);
 

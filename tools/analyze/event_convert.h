@@ -72,34 +72,4 @@ static inline int an_event_convert(const struct gw_event *ev, const struct gw_re
     return an_event_convert_any(ev, reader, o);
 }
 
-/* The same from a reader's brief (gw_reader_next_briefs) of thread tid: what
- * an_event_convert gives for the event the brief stands for. */
-static inline void an_brief_convert(const struct gw_brief *b, uint32_t tid, struct an_ev *o)
-{
-    uint64_t ts = b->ts_ns, end = ts + b->dur_ns;
-    if (end < ts)
-        end = ts;
-    if (b->kind == GW_EV_CALL) {
-        *o = (struct an_ev){
-            .ts = ts,
-            .end = end,
-            .stream = b->stream_id,
-            .key = b->shape_id,
-            .tid = tid,
-            .api = (uint16_t)b->api_id,
-            .kind = AN_LAUNCH,
-            .flags = (uint8_t)((b->shape_id ? AN_F_KERNEL : 0) | an_result_flags(b->result)),
-        };
-    } else {
-        *o = (struct an_ev){
-            .ts = ts,
-            .end = end,
-            .stream = b->stream_id,
-            .key = b->shape_id,
-            .tid = b->device,
-            .kind = AN_GPU_KERNEL,
-        };
-    }
-}
-
 #endif

@@ -92,8 +92,7 @@ static inline struct an_ev *an_feeder_slot(struct an_feeder *f)
     return f->ring_slot ? f->ring_slot : &f->scratch;
 }
 
-static inline __attribute__((always_inline)) void an_feeder_push_slot(struct an_feeder *f,
-                                                                    struct an_ev *ev)
+static inline void an_feeder_push_slot(struct an_feeder *f, struct an_ev *ev)
 {
     if (an_is_gpu(ev)) {
         struct an_reorder *r = f->gpu;

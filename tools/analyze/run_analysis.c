@@ -127,42 +127,12 @@ static void on_damage(const struct gw_damage *damage, void *user)
     ((struct holes *)user)->generation++;
 }
 
-static void mark_hole(struct holes *h, uint32_t tid, struct an_ev *a)
+static void mark_hole(struct holes *h, const struct gw_event *ev, struct an_ev *a)
 {
-    uint64_t *seen = gw_map_get(&h->seen, tid);
+    uint64_t *seen = gw_map_get(&h->seen, ev->tid);
     if ((seen ? *seen : 0) != h->generation) {
         a->after_hole = 1;
-        gw_map_put(&h->seen, tid, h->generation);
-    }
-}
-
-/* Events of the trace, each converted straight into the reorder window where it can be:
- * runs of launches and kernel records as briefs, the records between them (and after a
- * run that filled the buffer) as events. */
-static void feed_trace(struct gw_reader *r, struct an_feeder *feeder, struct holes *holes)
-{
-    static __thread struct gw_brief briefs[256];
-    for (;;) {
-        uint32_t tid;
-        size_t n = gw_reader_next_briefs(r, briefs, sizeof briefs / sizeof *briefs, &tid);
-        for (size_t i = 0; i < n; i++) {
-            struct an_ev *a = an_feeder_slot(feeder);
-            an_brief_convert(&briefs[i], tid, a);
-            if (holes->generation)  /* (no cost at all in an undamaged trace) */
-                mark_hole(holes, tid, a);
-            an_feeder_push_slot(feeder, a);
-        }
-        if (n == sizeof briefs / sizeof *briefs)
-            continue;
-        struct gw_event ev;
-        if (gw_reader_next(r, &ev) <= 0)
-            return;
-        struct an_ev *a = an_feeder_slot(feeder);
-        if (!an_event_convert(&ev, r, a))
-            continue;
-        if (holes->generation)
-            mark_hole(holes, ev.tid, a);
-        an_feeder_push_slot(feeder, a);
+        gw_map_put(&h->seen, ev->tid, h->generation);
     }
 }
 
@@ -192,7 +162,16 @@ static void analyze_trace(struct an_run *run, struct an_trace *t)
     t->model->resolve_user = r;
     struct holes holes = {0};
     gw_reader_on_damage(r, on_damage, &holes);
-    feed_trace(r, &feeder, &holes);
+    struct gw_event ev;
+    while (gw_reader_next(r, &ev) > 0) {
+        /* converted straight into the reorder window where it can be */
+        struct an_ev *a = an_feeder_slot(&feeder);
+        if (!an_event_convert(&ev, r, a))
+            continue;
+        if (holes.generation)  /* (no cost at all in an undamaged trace) */
+            mark_hole(&holes, &ev, a);
+        an_feeder_push_slot(&feeder, a);
+    }
     gw_map_free(&holes.seen);
     an_feeder_finish(&feeder);
     t->model->resolve = NULL;
