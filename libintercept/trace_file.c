@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "clock.h"
-#include "gpuwatch/crc32.h"
+#include "gpuwatch/chunk_crc.h"
 #include "log.h"
 #include "recorder_internal.h"
 
@@ -178,8 +178,8 @@ int gw_trace_file_write_chunk(uint16_t kind, uint32_t tid, uint64_t base_ts, uin
         .kind = kind,
         .base_ts_ns = base_ts,
         .seq = seq,
-        .crc32 = gw_crc32(payload, len),
     };
+    chunk.crc32 = gw_chunk_crc(&chunk, payload, len, GW_FORMAT_VERSION);
     pthread_mutex_lock(&gw_rec.file_lock);
     int rc = -1;
     if (gw_rec.fd >= 0 && !gw_rec.failed) {

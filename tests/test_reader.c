@@ -60,6 +60,7 @@ static FILE *create(const char *path)
 
 struct read_result {
     size_t events, calls, defs, lost;
+    uint64_t last_call_ts;
     size_t damage_callbacks;
     struct gw_reader_stats stats;
     size_t ndamage;
@@ -87,6 +88,8 @@ static struct read_result read_all(const char *path)
     while (gw_reader_next(r, &ev) > 0) {
         res.events++;
         res.calls += ev.kind == GW_EV_CALL;
+        if (ev.kind == GW_EV_CALL)
+            res.last_call_ts = ev.ts_ns;
         res.lost += ev.kind == GW_EV_LOST;
         res.defs += ev.kind != GW_EV_CALL && ev.kind != GW_EV_LOST;
     }
@@ -131,12 +134,18 @@ struct layout {
 
 /* n event chunks of tid 77 (seq 0..n-1, unless seqs given), CALLS_PER_CHUNK launches
  * each, chunk i's payload padded by i * 37 bytes of launches so sizes differ. */
-static struct layout write_chunks(const char *path, int n, const uint32_t *seqs)
+/* write_chunks in a file of format `version` (its header says so, its CRCs are that
+ * version's). */
+static struct layout write_chunks_v(const char *path, int n, const uint32_t *seqs,
+                                    unsigned version)
 {
     struct layout lay;
     memset(&lay, 0, sizeof lay);
     FILE *f = create(path);
     struct gw_file_header h = tw_header();
+    h.version = (uint16_t)version;
+    h.min_reader_version = (uint16_t)(version < GW_MIN_READER_VERSION ? version
+                                                                      : GW_MIN_READER_VERSION);
     tw_write_header(f, &h);
     struct tw_chunk c = {0};
     uint64_t ts = 2000000000ull;
@@ -147,13 +156,19 @@ static struct layout write_chunks(const char *path, int n, const uint32_t *seqs)
             tw_call(&c, ts, GW_API_cuLaunchKernel, 3000, 0, w, 2);
             ts += 5000;
         }
-        lay.chunk_off[i] = tw_write_chunk(f, &c, 77, GW_CHUNK_EVENTS, seqs ? seqs[i] : (uint32_t)i);
+        lay.chunk_off[i] = tw_write_chunk_v(f, &c, 77, GW_CHUNK_EVENTS,
+                                            seqs ? seqs[i] : (uint32_t)i, version);
         lay.chunk_end[i] = ftell(f);
     }
     lay.file_size = ftell(f);
     fclose(f);
     tw_free(&c);
     return lay;
+}
+
+static struct layout write_chunks(const char *path, int n, const uint32_t *seqs)
+{
+    return write_chunks_v(path, n, seqs, GW_FORMAT_VERSION);
 }
 
 static void copy_prefix(const char *from, const char *to, long len)
@@ -589,30 +604,30 @@ static void test_short_file(void **state)
 static void test_newer_min_reader_version(void **state)
 {
     (void)state;
+    const char *path = tmp_path("v4.gwt");
+    FILE *f = create(path);
+    struct gw_file_header h = tw_header();
+    h.version = 4;
+    h.min_reader_version = 3;
+    tw_write_header(f, &h);
+    fclose(f);
+    char want[600];
+    snprintf(want, sizeof want,
+             "%s: written by format v4, needs a reader of v3 or newer; this reader reads v2",
+             path);
+    assert_string_equal(open_error(path), want);
+}
+
+/* A v3 file a v2 reader may read: bigger header, new record types, a new chunk kind,
+ * extra payload words. Everything known is read exactly, the rest skipped, no damage. */
+static void test_newer_version_readable(void **state)
+{
+    (void)state;
     const char *path = tmp_path("v3.gwt");
     FILE *f = create(path);
     struct gw_file_header h = tw_header();
     h.version = 3;
     h.min_reader_version = 2;
-    tw_write_header(f, &h);
-    fclose(f);
-    char want[600];
-    snprintf(want, sizeof want,
-             "%s: written by format v3, needs a reader of v2 or newer; this reader reads v1",
-             path);
-    assert_string_equal(open_error(path), want);
-}
-
-/* A v2 file a v1 reader may read: bigger header, new record types, a new chunk kind,
- * extra payload words. Everything known is read exactly, the rest skipped, no damage. */
-static void test_newer_version_readable(void **state)
-{
-    (void)state;
-    const char *path = tmp_path("v2.gwt");
-    FILE *f = create(path);
-    struct gw_file_header h = tw_header();
-    h.version = 2;
-    h.min_reader_version = 1;
     h.header_size = 2048;
     tw_write_header(f, &h);
     for (int i = 0; i < 1024; i++)
@@ -666,8 +681,8 @@ static void test_newer_version_readable(void **state)
     assert_int_equal(s->calls, 3);
     gw_reader_close(r);
 
-    /* the same unknown chunk kind in a v1 file is damage */
-    path = tmp_path("v1kind.gwt");
+    /* the same unknown chunk kind in a file of this reader's version is damage */
+    path = tmp_path("v2kind.gwt");
     f = create(path);
     h = tw_header();
     tw_write_header(f, &h);
@@ -763,6 +778,66 @@ static void test_crc_damage_middle(void **state)
     assert_int_equal(res.damage[1].tid, 77);
     assert_int_equal(res.stats.lost_chunks, 1);
     assert_int_equal(res.stats.damaged_bytes, lay.chunk_off[2] - lay.chunk_off[1]);
+}
+
+/* Damage to a chunk header's own fields (thread, kind, flags, base time, sequence
+ * number) fails the chunk's CRC like damage to its payload: a base time off by one bit
+ * would otherwise move every event of the chunk without a word. */
+static void test_header_field_damage(void **state)
+{
+    (void)state;
+    const long fields[] = {8, 11, 12, 14, 16, 19, 23, 24, 27};  /* tid kind flags ts seq */
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
+        const char *path = tmp_path("hdr.gwt");
+        struct layout lay = write_chunks(path, 3, NULL);
+        FILE *f = fopen(path, "rb");
+        assert_non_null(f);
+        uint8_t byte;
+        assert_int_equal(fseek(f, lay.chunk_off[1] + fields[i], SEEK_SET), 0);
+        assert_int_equal(fread(&byte, 1, 1, f), 1);
+        fclose(f);
+        byte ^= 0x04;
+        poke(path, lay.chunk_off[1] + fields[i], &byte, 1);
+        struct read_result res = read_all(path);
+        assert_int_equal(res.calls, 2 * CALLS_PER_CHUNK);
+        assert_int_equal(res.stats.chunks, 2);
+        assert_int_equal(res.damage[0].kind, GW_DAMAGE_CHUNK_CRC);
+        assert_int_equal(res.damage[0].offset, lay.chunk_off[1]);
+        assert_int_equal(res.damage[0].resume_offset, lay.chunk_off[2]);
+        assert_int_equal(res.damage[0].lost_bytes, lay.chunk_off[2] - lay.chunk_off[1]);
+        assert_contains(res.damage[0].message, "of its header and payload");
+        assert_int_equal(res.stats.damaged_bytes, lay.chunk_off[2] - lay.chunk_off[1]);
+        /* the chunk after it is read at its own times */
+        assert_int_equal(res.last_call_ts, 2000000000ull + (3 * CALLS_PER_CHUNK - 1) * 5000);
+    }
+}
+
+/* v1 files (CRC of the payload alone) still read: intact, payload damage caught, header
+ * fields as they are. */
+static void test_v1_file(void **state)
+{
+    (void)state;
+    const char *path = tmp_path("v1.gwt");
+    struct layout lay = write_chunks_v(path, 3, NULL, 1);
+    struct read_result res = read_all(path);
+    assert_int_equal(res.calls, 3 * CALLS_PER_CHUNK);
+    assert_int_equal(res.stats.damage_reports, 0);
+
+    uint8_t bad = 0xFF;
+    poke(path, lay.chunk_off[1] + 32 + 7, &bad, 1);
+    res = read_all(path);
+    assert_int_equal(res.calls, 2 * CALLS_PER_CHUNK);
+    assert_int_equal(res.damage[0].kind, GW_DAMAGE_CHUNK_CRC);
+    assert_int_equal(res.damage[0].offset, lay.chunk_off[1]);
+    assert_contains(res.damage[0].message, "of its payload,");
+
+    lay = write_chunks_v(path, 3, NULL, 1);
+    uint8_t late = 0x7F;  /* the base time's top byte: v1 cannot tell */
+    poke(path, lay.chunk_off[1] + 23, &late, 1);
+    res = read_all(path);
+    assert_int_equal(res.calls, 3 * CALLS_PER_CHUNK);
+    assert_int_equal(res.stats.damage_reports, 0);
+    assert_int_equal(res.last_call_ts, 2000000000ull + (3 * CALLS_PER_CHUNK - 1) * 5000);
 }
 
 /* The example from the design: a zeroed chunk (magic 0) in the middle. */
@@ -1181,10 +1256,7 @@ static void test_random_damage(void **state)
                 if (at < lay.chunk_off[ch] || at >= lay.chunk_end[ch])
                     continue;
                 touched[ch] = 1;
-                /* magic, payload_len, crc32 and payload are checked; tid, kind, flags,
-                 * base_ts and seq are not covered by the CRC */
-                long field = at - lay.chunk_off[ch];
-                must_damage |= field < 8 || field >= 28;
+                must_damage = 1;  /* every byte of a chunk is checked (v2) */
             }
         }
         const char *path = tmp_path("mutant.gwt");
@@ -1872,6 +1944,8 @@ int main(void)
         cmocka_unit_test(test_intact_file),
         cmocka_unit_test(test_truncated),
         cmocka_unit_test(test_crc_damage_middle),
+        cmocka_unit_test(test_header_field_damage),
+        cmocka_unit_test(test_v1_file),
         cmocka_unit_test(test_zeroed_chunk),
         cmocka_unit_test(test_stray_bytes),
         cmocka_unit_test(test_damage_then_truncation),

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gpuwatch/crc32.h"
+#include "gpuwatch/chunk_crc.h"
 #include "gpuwatch/trace_format.h"
 #include "record_encode.h"
 
@@ -129,9 +129,10 @@ static inline void tw_write_header(FILE *f, const struct gw_file_header *h)
         abort();
 }
 
-/* Writes the chunk at the file's current position; returns that offset. */
-static inline long tw_write_chunk(FILE *f, const struct tw_chunk *c, uint32_t tid,
-                                  uint16_t kind, uint32_t seq)
+/* Writes the chunk at the file's current position, its CRC as a file of format `version`
+ * has it; returns that offset. */
+static inline long tw_write_chunk_v(FILE *f, const struct tw_chunk *c, uint32_t tid,
+                                    uint16_t kind, uint32_t seq, unsigned version)
 {
     struct gw_chunk_header h;
     memset(&h, 0, sizeof h);
@@ -141,11 +142,18 @@ static inline long tw_write_chunk(FILE *f, const struct tw_chunk *c, uint32_t ti
     h.kind = kind;
     h.base_ts_ns = c->base_ts;
     h.seq = seq;
-    h.crc32 = gw_crc32(c->data, c->len);
+    h.crc32 = gw_chunk_crc(&h, c->data, c->len, version);
     long at = ftell(f);
     if (fwrite(&h, sizeof h, 1, f) != 1 || (c->len && fwrite(c->data, c->len, 1, f) != 1))
         abort();
     return at;
+}
+
+/* tw_write_chunk_v for a file of this writer's format (tw_header). */
+static inline long tw_write_chunk(FILE *f, const struct tw_chunk *c, uint32_t tid,
+                                  uint16_t kind, uint32_t seq)
+{
+    return tw_write_chunk_v(f, c, tid, kind, seq, GW_FORMAT_VERSION);
 }
 
 #endif

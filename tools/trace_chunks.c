@@ -14,7 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "gpuwatch/crc32.h"
+#include "gpuwatch/chunk_crc.h"
 #include "gpuwatch/varint.h"
 
 #define SCAN_WINDOW 65536u
@@ -128,7 +128,7 @@ static enum chunk_check check_chunk(struct gw_reader *r, uint64_t at,
         return CHUNK_PAST_EOF;
     if (load_payload(r, at, h->payload_len) != 0)
         return CHUNK_IO;
-    *crc = gw_crc32(r->buf, h->payload_len);
+    *crc = gw_chunk_crc(h, r->buf, h->payload_len, r->hdr.version);
 #ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
     *crc = h->crc32;  /* let mutated payloads reach the decoder (tests/fuzz) */
 #endif
@@ -241,19 +241,21 @@ static void report_bad_chunk(struct gw_reader *r, enum chunk_check problem, uint
         break;
     case CHUNK_BAD_CRC: {
         uint64_t end = at + GW_CHUNK_HEADER_SIZE + h->payload_len;
+        /* (from v2 on, any of the fields printed may be the damaged one) */
+        const char *covers = r->hdr.version >= 2 ? "header and payload" : "payload";
         if (at_end && all_zero(r, end, r->file_size))
             gw_reader_report(r, GW_DAMAGE_TRUNCATED, at, lost, next, h->tid,
                              "offset %" PRIu64 ": truncated: the last chunk (tid %" PRIu32
                              ", seq %" PRIu32 ", %" PRIu32 " payload bytes) expected crc32 "
-                             "0x%08X, computed 0x%08X (the writer stopped mid-chunk); %"
-                             PRIu64 " bytes lost",
-                             at, h->tid, h->seq, h->payload_len, h->crc32, crc, lost);
+                             "0x%08X of its %s, computed 0x%08X (the writer stopped "
+                             "mid-chunk); %" PRIu64 " bytes lost",
+                             at, h->tid, h->seq, h->payload_len, h->crc32, covers, crc, lost);
         else
             gw_reader_report(r, GW_DAMAGE_CHUNK_CRC, at, lost, next, h->tid,
                              "offset %" PRIu64 ": chunk (tid %" PRIu32 ", seq %" PRIu32
-                             ", %" PRIu32 " payload bytes) expected crc32 0x%08X, "
-                             "computed 0x%08X; %s",
-                             at, h->tid, h->seq, h->payload_len, h->crc32, crc, tail);
+                             ", %" PRIu32 " payload bytes) expected crc32 0x%08X of its "
+                             "%s, computed 0x%08X; %s",
+                             at, h->tid, h->seq, h->payload_len, h->crc32, covers, crc, tail);
         break;
     }
     case CHUNK_OK:

@@ -174,7 +174,8 @@ struct gw_event {
 enum gw_damage_kind {
     GW_DAMAGE_CHUNK_MAGIC = 1,  /* no chunk magic where a chunk was expected */
     GW_DAMAGE_CHUNK_LENGTH,     /* payload_len over the limit or past the end of the file */
-    GW_DAMAGE_CHUNK_CRC,        /* payload does not match its crc32 */
+    GW_DAMAGE_CHUNK_CRC,        /* header fields or payload do not match the chunk's crc32
+                                   (v1 files: the payload) */
     GW_DAMAGE_CHUNK_KIND,       /* unknown chunk kind in a file of our version or older */
     GW_DAMAGE_RECORD,           /* record framing or body inconsistent inside a good chunk */
     GW_DAMAGE_TRUNCATED,        /* the file ends inside a chunk (writer killed) */

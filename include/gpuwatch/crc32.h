@@ -125,14 +125,27 @@ gw_crc32c_sse42(uint32_t crc, const uint8_t *bytes, size_t len)
 }
 #endif
 
-static inline uint32_t gw_crc32(const void *data, size_t len)
+/* The CRC register after len more bytes: start from GW_CRC32_INIT, end with
+ * gw_crc32_final; a CRC over several pieces is the CRC of them joined. */
+#define GW_CRC32_INIT 0xFFFFFFFFu
+
+static inline uint32_t gw_crc32_update(uint32_t crc, const void *data, size_t len)
 {
-    uint32_t crc = 0xFFFFFFFFu;
 #if defined(__x86_64__)
     if (__builtin_cpu_supports("sse4.2"))
-        return gw_crc32c_sse42(crc, data, len) ^ 0xFFFFFFFFu;
+        return gw_crc32c_sse42(crc, data, len);
 #endif
-    return gw_crc32c_table(crc, data, len) ^ 0xFFFFFFFFu;
+    return gw_crc32c_table(crc, data, len);
+}
+
+static inline uint32_t gw_crc32_final(uint32_t crc)
+{
+    return crc ^ 0xFFFFFFFFu;
+}
+
+static inline uint32_t gw_crc32(const void *data, size_t len)
+{
+    return gw_crc32_final(gw_crc32_update(GW_CRC32_INIT, data, len));
 }
 
 #endif

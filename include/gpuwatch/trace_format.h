@@ -1,5 +1,5 @@
 /*
- * gpuwatch trace format, version 1. The single definition shared by the shim (writer)
+ * gpuwatch trace format, version 2. The single definition shared by the shim (writer)
  * and the tools (reader); docs/trace-format.md explains it in prose.
  *
  *   file   := file_header chunk*
@@ -18,8 +18,10 @@
 #include <stdint.h>
 
 #define GW_FILE_MAGIC "GPUWATCH"        /* 8 bytes, no terminator on disk */
-#define GW_FORMAT_VERSION 1u
-#define GW_MIN_READER_VERSION 1u
+/* v2: the chunk CRC covers the chunk header's fields too (gpuwatch/chunk_crc.h); a v1
+ * reader would find every chunk damaged, hence min_reader_version 2. */
+#define GW_FORMAT_VERSION 2u
+#define GW_MIN_READER_VERSION 2u
 #define GW_ENDIAN_MARK 0x01020304u      /* reads 0x04030201 on a byte-swapped host */
 #define GW_FILE_HEADER_SIZE 1024u
 #define GW_CHUNK_MAGIC 0x4B435747u      /* "GWCK" as little-endian bytes */
@@ -86,7 +88,8 @@ struct gw_chunk_header {
     uint16_t flags;        /* reserved, 0 */
     uint64_t base_ts_ns;   /* time the first record's dt is relative to */
     uint32_t seq;          /* per-thread chunk counter, from 0: gaps mean lost chunks */
-    uint32_t crc32;        /* CRC-32C of the payload (gpuwatch/crc32.h) */
+    uint32_t crc32;        /* CRC-32C of the fields above, then the payload (v1 files: of
+                              the payload alone); gpuwatch/chunk_crc.h */
 };
 _Static_assert(sizeof(struct gw_chunk_header) == 32, "chunk header is 32 bytes");
 
