@@ -410,6 +410,94 @@ static void host_only_two_streams(void **state)
     synth_free(&s);
 }
 
+/* A training loop whose GPU records stop half way (torch.profiler took CUPTI's buffers)
+ * and then continues: len steps with records, then len steps without. */
+static uint64_t loop_with_cut(struct synth *s, unsigned len)
+{
+    s->gpu_records = 1;
+    struct loop L = {.steps = len, .input_ns = 2 * MS, .kernels = 3, .kernel_ns = 1 * MS,
+                     .launch_ns = 5 * US, .item = 1};
+    synth_loop(s, &L);
+    uint64_t gpu_end = s->gpu_end;
+    s->gpu_records = 0;
+    synth_loop(s, &L);
+    s->gpu_records = 1;  /* (the header: CUPTI was active) */
+    return gpu_end;
+}
+
+/* The end of the last call that issued GPU work. */
+static uint64_t last_work_end(const struct synth *s)
+{
+    uint64_t end = 0;
+    for (size_t i = 0; i < s->n; i++)
+        if (an_is_host(&s->ev[i]) && an_issues_work(&s->ev[i]) && s->ev[i].end > end)
+            end = s->ev[i].end;
+    return end;
+}
+
+/* GPU records that stop long before the host's work: the records after the cut are
+ * missing, not idle; the host evidence is used, as for a host-only trace. */
+static void gpu_timeline_cut(void **state)
+{
+    (void)state;
+    struct synth s = {0};
+    uint64_t gpu_end = loop_with_cut(&s, 400);
+    struct an_model *m = synth_model(&s, NULL, 1ull << 30, 0);
+    assert_true(m->gpu_records > 0);
+    assert_int_equal(m->gpu_records_end, gpu_end);
+    assert_int_equal(m->host_work_end, last_work_end(&s));
+    assert_int_equal(m->gpu_cut_ns, last_work_end(&s) - gpu_end);
+    assert_true(m->gpu_cut_ns > 1900 * MS);  /* the second half of the run */
+    assert_false(m->gpu_timeline);
+    /* the host's figures: the GPU computes 3 ms of each ~5 ms step, not half as much */
+    assert_true(an_gpu_util(m) > 0.55);
+    assert_true(an_steady_share(m, AN_CAUSE_INPUT) > 0.3);
+    an_model_free(m);
+
+    /* the same run with every record: not cut, the records' timeline */
+    synth_free(&s);
+    s.gpu_records = 1;
+    struct loop L = {.steps = 800, .input_ns = 2 * MS, .kernels = 3, .kernel_ns = 1 * MS,
+                     .launch_ns = 5 * US, .item = 1};
+    synth_loop(&s, &L);
+    m = synth_model(&s, NULL, 1ull << 30, 0);
+    assert_int_equal(m->gpu_cut_ns, 0);
+    assert_true(m->gpu_timeline);
+    /* (the last .item() returns a little after its copy ends) */
+    assert_true(m->host_work_end - m->gpu_records_end < 10 * US);
+    an_model_free(m);
+    synth_free(&s);
+}
+
+/* At gpu_cut_min_ns: records that end 999 ms before one last launch are not cut, 1001 ms
+ * are; and the cut must be gpu_cut_share of the run too. */
+static void gpu_timeline_cut_thresholds(void **state)
+{
+    (void)state;
+    const uint64_t gaps[] = {999 * MS, 1001 * MS, 1500 * MS};
+    for (int i = 0; i < 3; i++) {
+        struct synth s = {.gpu_records = 1};
+        struct loop L = {.steps = 400, .input_ns = 2 * MS, .kernels = 3,
+                         .kernel_ns = 1 * MS, .launch_ns = 5 * US, .item = 1};
+        synth_loop(&s, &L);
+        uint64_t gpu_end = s.gpu_end;
+        s.gpu_records = 0;
+        s.now = gpu_end + gaps[i] - 5 * US;
+        synth_launch(&s, 5 * US, 1 * MS);  /* ends at gpu_end + gap */
+        s.gpu_records = 1;
+        struct an_thresholds th = AN_THRESHOLDS_DEFAULT;
+        if (i == 2)
+            th.gpu_cut_share = 0.5;  /* 1.5 s of a ~3.5 s run is under half */
+        struct an_model *m = synth_model(&s, &th, 1ull << 30, 0);
+        assert_int_equal(m->gpu_records_end, gpu_end);
+        assert_int_equal(m->host_work_end, gpu_end + gaps[i]);
+        assert_int_equal(m->gpu_cut_ns, i == 1 ? gaps[i] : 0);
+        assert_int_equal(m->gpu_timeline, i != 1);
+        an_model_free(m);
+        synth_free(&s);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -427,6 +515,8 @@ int main(void)
         cmocka_unit_test(no_pattern),
         cmocka_unit_test(gpu_records_late),
         cmocka_unit_test(host_only_two_streams),
+        cmocka_unit_test(gpu_timeline_cut),
+        cmocka_unit_test(gpu_timeline_cut_thresholds),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyze.h"
 #include "harness.h"
 
 #define API(name) api_id_of(#name)
@@ -136,6 +137,39 @@ static void test_cupti_disabled_quietly(void **state)
     remove_dir(result.trace_dir);
 }
 
+/* torch.profiler started mid-run takes CUPTI's activity buffers: the host side stays
+ * complete, the GPU records stop at that step, and the analysis sees the cut and falls back
+ * to the host evidence instead of reading the rest of the run as idle. */
+static void test_profiler_taking_cupti_midway(void **state)
+{
+    (void)state;
+    const struct file_tally *f = run_one(
+        (const char *[]){"--mode", "profiler-takeover", "--launches", "20", NULL}, NULL);
+    assert_int_equal(f->header.cupti_status, GW_CUPTI_ACTIVE);
+    assert_int_equal(f->calls[API(cuLaunchKernel)], 20);
+    assert_int_equal(f->calls[API(cuMemsetD8Async)], 20);
+    assert_int_equal(f->gpu_kernels, 10);
+    assert_int_equal(f->gpu_memsets, 10);
+    assert_int_equal(f->launches_linked_once, 10);
+
+    struct an_options opt;
+    an_options_default(&opt);
+    struct an_run run;
+    char *paths[] = {result.trace_dir};
+    assert_int_equal(an_run_paths(&run, paths, 1, &opt), 0);
+    assert_int_equal(run.ntraces, 1);
+    const struct an_model *m = run.traces[0].model;
+    assert_non_null(m);
+    assert_int_equal(m->gpu_records, 20);
+    assert_false(m->gpu_timeline);
+    assert_false(run.gpu_timeline);
+    /* ten steps 120 ms apart after the cut */
+    assert_true(m->gpu_cut_ns >= 1150000000ull && m->gpu_cut_ns < 3000000000ull);
+    assert_int_equal(m->gpu_cut_ns, m->host_work_end - m->gpu_records_end);
+    an_run_free(&run);
+    remove_dir(result.trace_dir);
+}
+
 static void test_nvtx_ranges_recorded_exactly(void **state)
 {
     (void)state;
@@ -166,6 +200,7 @@ int main(void)
         cmocka_unit_test(test_cupti_missing_falls_back),
         cmocka_unit_test(test_cupti_too_old_falls_back),
         cmocka_unit_test(test_cupti_disabled_quietly),
+        cmocka_unit_test(test_profiler_taking_cupti_midway),
         cmocka_unit_test(test_nvtx_ranges_recorded_exactly),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

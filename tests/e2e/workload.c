@@ -411,6 +411,80 @@ static void run_timeline(void)
     free(pageable);
 }
 
+/* What torch.profiler's Kineto does when a profile starts: its own activity callbacks (CUPTI
+ * keeps one pair for the process, the last registered) and its kinds. The few CUPTI
+ * declarations it needs are spelled out (cupti_activity.h values): cupti.h does not mix
+ * with the v1 driver names this program declares. */
+#define WL_CUPTI_SUCCESS 0
+#define WL_CUPTI_KIND_CONCURRENT_KERNEL 10
+#define WL_CUPTI_FLUSH_FORCED 1u
+typedef void (*wl_buffer_fn)(uint8_t **buffer, size_t *size, size_t *max_records);
+typedef void (*wl_done_fn)(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size,
+                           size_t valid);
+
+static void profiler_buffer(uint8_t **buffer, size_t *size, size_t *max_records)
+{
+    *buffer = aligned_alloc(8, 1 << 20);
+    *size = *buffer ? 1 << 20 : 0;
+    *max_records = 0;
+}
+
+static void profiler_done(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size,
+                          size_t valid)
+{
+    (void)ctx, (void)stream, (void)size, (void)valid;
+    free(buffer);
+}
+
+static void take_cupti(void)
+{
+    const char *path = getenv("GPUWATCH_CUPTI");
+    void *cupti = dlopen(path ? path : "libcupti.so.13", RTLD_NOW);
+    if (!cupti)
+        fail("no CUPTI to take");
+    int (*flush)(uint32_t) = (int (*)(uint32_t))dlsym(cupti, "cuptiActivityFlushAll");
+    int (*reg)(wl_buffer_fn, wl_done_fn) =
+        (int (*)(wl_buffer_fn, wl_done_fn))dlsym(cupti, "cuptiActivityRegisterCallbacks");
+    int (*enable)(int) = (int (*)(int))dlsym(cupti, "cuptiActivityEnable");
+    if (!flush || !reg || !enable)
+        fail("CUPTI lacks the activity API");
+    /* (the records so far reach gpuwatch, so the cut falls exactly at this step) */
+    flush(WL_CUPTI_FLUSH_FORCED);
+    if (reg(profiler_buffer, profiler_done) != WL_CUPTI_SUCCESS ||
+        enable(WL_CUPTI_KIND_CONCURRENT_KERNEL) != WL_CUPTI_SUCCESS)
+        fail("CUPTI refused the profiler");
+}
+
+/* run_timeline's steps; half way another profiler takes CUPTI's activity buffers, and the
+ * steps after it come 120 ms apart, so that the run goes on 1.2 s past the cut. */
+static void run_profiler_takeover(void)
+{
+    CUdevice dev;
+    CUcontext ctx;
+    CUmodule module;
+    CUfunction kernel;
+    CUstream stream;
+    CUdeviceptr device;
+    const size_t bytes = 1 << 20;
+    CHECK(cuInit(0));
+    CHECK(cuDeviceGet(&dev, 0));
+    CHECK(cuDevicePrimaryCtxRetain(&ctx, dev));
+    CHECK(cuCtxSetCurrent(ctx));
+    CHECK(cuModuleLoadData(&module, module_ptx));
+    CHECK(cuModuleGetFunction(&kernel, module, "step_50us"));
+    CHECK(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
+    CHECK(cuMemAlloc_v2(&device, bytes));
+    for (int step = 0; step < launches; step++) {
+        if (step == launches / 2)
+            take_cupti();
+        if (step >= launches / 2)
+            usleep(120000);
+        CHECK(cuLaunchKernel(kernel, 8, 1, 1, 128, 1, 1, 0, stream, NULL, NULL));
+        CHECK(cuMemsetD8Async(device, 0, bytes, stream));
+        CHECK(cuStreamSynchronize(stream));
+    }
+}
+
 /* Every copy shape the shim classifies, once each, with known directions and host kinds. */
 static void run_copies(void)
 {
@@ -570,6 +644,8 @@ int main(int argc, char **argv)
         run_oom();
     } else if (strcmp(mode, "timeline") == 0) {
         run_timeline();
+    } else if (strcmp(mode, "profiler-takeover") == 0) {
+        run_profiler_takeover();
     } else if (strcmp(mode, "copies") == 0) {
         run_copies();
     } else if (strcmp(mode, "nvtx") == 0) {

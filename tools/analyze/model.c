@@ -272,6 +272,25 @@ static void steady_from_bins(struct an_model *m)
     m->steady.gpu_kernels = an_u64(an_bins_sum(tb, AN_BIN_KERNELS, a, b));
 }
 
+/* Whether the GPU records stop well before the host's GPU work does (thresholds.h,
+ * gpu_cut_min_ns): then the idle time the records show after their end is not idle at all,
+ * and the host evidence, kept for every trace, is what holds. */
+static void find_cut(struct an_model *m)
+{
+    const struct an_model_state *st = m->state;
+    for (size_t i = 0; i < m->ndev; i++)
+        if (m->dev[i].records && m->dev[i].last > m->gpu_records_end)
+            m->gpu_records_end = m->dev[i].last;
+    for (size_t i = 0; i < st->nstreams; i++)
+        if (st->streams[i].last_issue > m->host_work_end)
+            m->host_work_end = st->streams[i].last_issue;
+    if (!m->gpu_records || m->host_work_end <= m->gpu_records_end)
+        return;
+    uint64_t cut = m->host_work_end - m->gpu_records_end;
+    if (cut >= m->th.gpu_cut_min_ns && (double)cut >= m->th.gpu_cut_share * (double)m->wall_ns)
+        m->gpu_cut_ns = cut;
+}
+
 void an_model_finish(struct an_model *m)
 {
     struct an_model_state *st = m->state;
@@ -280,10 +299,11 @@ void an_model_finish(struct an_model *m)
     st->host_seen = UINT64_MAX;
     an_gpu_close(m);
     an_memory_finish(m);
-    m->gpu_timeline = m->gpu_records > 0;
+    m->wall_ns = m->last_ts > m->first_ts ? m->last_ts - m->first_ts : 0;
+    find_cut(m);
+    m->gpu_timeline = m->gpu_records > 0 && !m->gpu_cut_ns;
     m->nlargest = st->nkeep[m->gpu_timeline];
     memcpy(m->largest, st->keep[m->gpu_timeline], sizeof m->largest);
-    m->wall_ns = m->last_ts > m->first_ts ? m->last_ts - m->first_ts : 0;
     an_steps_choose(m, &st->steps);
     steady_from_bins(m);
     an_steps_top_kernels(m, &st->steps);

@@ -171,6 +171,11 @@ struct an_model {
     uint64_t wall_ns;
     int gpu_timeline;            /* 1: GPU records present (CUPTI); 0: inferred from host */
     uint64_t gpu_records, gpu_lost, host_lost;
+    uint64_t gpu_records_end;    /* latest end of a GPU record (0: none) */
+    uint64_t host_work_end;      /* end of the latest call that issued GPU work (0: none) */
+    /* GPU records stop this long before host_work_end (gpu_cut_min_ns, gpu_cut_share):
+     * the timeline is cut, gpu_timeline 0 though there are records; 0 when not cut */
+    uint64_t gpu_cut_ns;
     uint64_t host_calls;
 
     struct an_totals total;      /* over the whole run */

@@ -68,6 +68,15 @@ static void header_line(FILE *out, const struct an_run *run)
         return;
     if (run->gpu_timeline) {
         fprintf(out, "GPU timeline: from CUPTI activity records\n");
+    } else if (m->gpu_cut_ns) {
+        char at[32], cut[32];
+        an_fmt_ns(at, sizeof at, (double)(m->gpu_records_end - m->first_ts));
+        an_fmt_ns(cut, sizeof cut, (double)m->gpu_cut_ns);
+        fprintf(out, "GPU timeline: inferred from host calls: CUPTI's records stop %s into the "
+                     "run, %s before the program's last GPU work (another profiler such as "
+                     "torch.profiler or Nsight Systems took CUPTI's activity buffers, or the "
+                     "process died before its last flush): idle time is what synchronizing "
+                     "calls prove, GPU busy an upper bound\n", at, cut);
     } else {
         const char *why = gw_cupti_status_name(m->header.cupti_status);
         fprintf(out, "GPU timeline: inferred from host calls (CUPTI %s", why ? why : "?");

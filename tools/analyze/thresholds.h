@@ -25,6 +25,13 @@ struct an_thresholds {
     /* An idle gap the host filled with calls that issued work is launch-bound only up to
      * this long (kernel-to-kernel gaps); longer ones are something else (start-up). */
     uint64_t launch_gap_max_ns;
+    /* GPU records that stop this long (and this share of the run) before the end of the
+     * program's last call that issued GPU work are a cut timeline: CUPTI's later records
+     * never reached the trace (another profiler took its activity buffers, or the process
+     * died before its last flush). Idle time would be everything after the cut; the host
+     * evidence is used instead. */
+    uint64_t gpu_cut_min_ns;
+    double gpu_cut_share;
 
     /* ---- steps ---- */
     unsigned min_steps;           /* fewer repetitions than this: no step pattern */
@@ -73,6 +80,8 @@ struct an_thresholds {
         .input_gap_ns = 1000000,                                                          \
         .drain_slack_ns = 50000,                                                          \
         .launch_gap_max_ns = 1000000,                                                     \
+        .gpu_cut_min_ns = 1000000000,                                                     \
+        .gpu_cut_share = 0.05,                                                            \
         .min_steps = 4,                                                                   \
         .step_regularity = 0.7,                                                           \
         .step_coverage = 0.5,                                                             \
