@@ -11,6 +11,7 @@
 
 #include "feeder.h"
 #include "model_internal.h"
+#include "pauses.h"
 
 /* Host history entries kept at most (each kind): about 24 MB in all at the cap. */
 #define HISTORY_MAX (1u << 18)
@@ -229,6 +230,8 @@ void an_model_add_idle(struct an_model *m, int gpu, uint64_t start, uint64_t end
                        const struct an_split *split)
 {
     uint64_t *idle = gpu ? m->total.idle_gpu_ns : m->total.idle_host_ns;
+    if (split->ns[AN_CAUSE_INPUT])
+        an_pauses_add(&m->input_lengths[gpu ? 1 : 0], split->ns[AN_CAUSE_INPUT]);
     int main_cause = 0;
     for (int c = 0; c < AN_CAUSE_COUNT; c++) {
         idle[c] += split->ns[c];

@@ -154,6 +154,12 @@ struct an_mem_point {
     uint64_t ts, bytes;
 };
 
+/* Input-pipeline idle time by the length of its stretch (pauses.c). */
+#define AN_PAUSE_BUCKETS 512
+struct an_idle_lengths {
+    uint64_t count[AN_PAUSE_BUCKETS], ns[AN_PAUSE_BUCKETS];
+};
+
 struct an_kernel_count {
     uint64_t shape_id, launches;
     char name[64];
@@ -194,6 +200,8 @@ struct an_model {
     uint64_t best_bw[AN_DIRS];   /* best bytes per second seen per direction */
 
     struct an_interval largest[AN_KEEP_INTERVALS];  /* longest idle, steady state first */
+    /* input-pipeline idle by stretch length: [0] host evidence, [1] GPU records */
+    struct an_idle_lengths input_lengths[2];
     size_t nlargest;
 
     struct an_kernel_count top_kernels[AN_KEEP_KERNELS];

@@ -2,16 +2,25 @@
  * input_pipeline: the GPU sat idle while the host made no CUDA call for long stretches
  * (>= input_gap_ns at a time). In a PyTorch loop that is the DataLoader producing the next
  * batch in the main process (num_workers=0) or workers that cannot keep up.
+ * Stretches of many steps are not batch loads: they are the pauses rule's (pauses.c), and
+ * left out here.
  * Saving (upper bound): all of that idle time, as if the batch were always ready.
  */
 #include <stdio.h>
 
+#include "pauses.h"
 #include "rules.h"
 
 void an_rule_input_pipeline(const struct an_model *m, const struct an_rule_ctx *ctx,
                             struct an_findings *out)
 {
-    double share = an_steady_share(m, AN_CAUSE_INPUT);
+    uint64_t span = an_steady_span(m);
+    double steady_idle = an_idle_ns(m, &m->steady, AN_CAUSE_INPUT);
+    /* (pauses are counted over the run; one in the warm-up would take from the steady
+     * state's wait: a pause that early is rare) */
+    double pauses = (double)an_pause_ns(m, NULL);
+    steady_idle = steady_idle > pauses ? steady_idle - pauses : 0;
+    double share = span ? steady_idle / (double)span : 0;
     if (share < m->th.min_share)
         return;
     struct an_finding *f = an_finding_add(out, "input_pipeline");
@@ -19,10 +28,10 @@ void an_rule_input_pipeline(const struct an_model *m, const struct an_rule_ctx *
         return;
     char phrase[128], per_step[32], step[32], run[32], gap[32];
     an_steady_phrase(m, phrase, sizeof phrase);
-    double steady_idle = an_idle_ns(m, &m->steady, AN_CAUSE_INPUT);
+    uint64_t run_idle = an_run_from_steady(m, steady_idle);
     an_fmt_ns(per_step, sizeof per_step, an_per_step(m, steady_idle));
     an_fmt_ns(step, sizeof step, (double)m->steps.median_ns);
-    an_fmt_ns(run, sizeof run, (double)an_run_idle(m, AN_CAUSE_INPUT));
+    an_fmt_ns(run, sizeof run, (double)run_idle);
     an_fmt_ns(gap, sizeof gap, (double)m->th.input_gap_ns);
     snprintf(f->title, sizeof f->title,
              "The GPU waits for input: the host makes no CUDA call for long stretches");
@@ -35,7 +44,9 @@ void an_rule_input_pipeline(const struct an_model *m, const struct an_rule_ctx *
         an_appendf(f->evidence, sizeof f->evidence,
                    "Over the %s the GPU sat idle %.0f%% of the time while the host made no "
                    "CUDA call for %s or more at a time.", phrase, share * 100, gap);
-    const struct an_interval *longest = an_longest(m, AN_CAUSE_INPUT);
+    uint64_t pause = an_pause_threshold(m);
+    const struct an_interval *longest =
+        an_longest_below(m, AN_CAUSE_INPUT, pause ? pause : UINT64_MAX);
     if (longest) {
         char len[32];
         an_fmt_ns(len, sizeof len, (double)(longest->end - longest->start));
@@ -69,12 +80,12 @@ void an_rule_input_pipeline(const struct an_model *m, const struct an_rule_ctx *
                "num_workers is already %s%u, the input itself is too slow: cache the "
                "decoded/preprocessed samples, or move the transforms to the GPU (NVIDIA DALI).",
                workers ? "" : "about ", workers ? workers : m->th.input_many_workers);
-    an_set_saving(m, f, an_run_idle(m, AN_CAUSE_INPUT));
+    an_set_saving(m, f, run_idle);
     f->first_ts = m->steady_start;
     f->last_ts = m->steady_end;
     an_finding_fig(f, "idle_share_steady", share);
     an_finding_fig(f, "idle_per_step_ns", an_per_step(m, steady_idle));
-    an_finding_fig(f, "idle_run_ns", (double)an_run_idle(m, AN_CAUSE_INPUT));
+    an_finding_fig(f, "idle_run_ns", (double)run_idle);
     an_finding_fig(f, "suggested_workers", workers);
     an_finding_fig(f, "cpus", ctx->cpus);
 }

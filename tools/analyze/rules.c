@@ -22,6 +22,8 @@ const struct an_rule an_rules[] = {
      "low peak memory with idle GPU time: a larger batch fits; or near capacity"},
     {"leak", an_rule_leak, "memory held grows every step"},
     {"shared_gpu", an_rule_shared_gpu, "memory used by other processes when this one started"},
+    {"pauses", an_rule_pauses,
+     "GPU idle in rare long stretches without a CUDA call: evaluation, checkpoints"},
 };
 const size_t an_nrules = sizeof an_rules / sizeof an_rules[0];
 
@@ -50,9 +52,15 @@ uint64_t an_run_idle(const struct an_model *m, enum an_cause c)
 {
     if (!m->steps.steady)
         return an_u64(an_idle_ns(m, &m->total, c));
+    return an_run_from_steady(m, an_idle_ns(m, &m->steady, c));
+}
+
+uint64_t an_run_from_steady(const struct an_model *m, double steady_ns)
+{
+    if (!m->steps.steady)
+        return an_u64(steady_ns);
     /* per steady step, over every step: start-up and teardown are not the loop's */
-    return an_u64(an_idle_ns(m, &m->steady, c) * (double)m->steps.count /
-                      (double)m->steps.steady);
+    return an_u64(steady_ns * (double)m->steps.count / (double)m->steps.steady);
 }
 
 void an_set_saving(const struct an_model *m, struct an_finding *f, uint64_t saving_ns)
@@ -81,10 +89,16 @@ double an_per_step(const struct an_model *m, double steady_ns)
 
 const struct an_interval *an_longest(const struct an_model *m, enum an_cause c)
 {
+    return an_longest_below(m, c, UINT64_MAX);
+}
+
+const struct an_interval *an_longest_below(const struct an_model *m, enum an_cause c,
+                                           uint64_t max_ns)
+{
     const struct an_interval *fallback = NULL;
     for (size_t i = 0; i < m->nlargest; i++) {
         const struct an_interval *iv = &m->largest[i];
-        if (iv->cause != c)
+        if (iv->cause != c || iv->end - iv->start >= max_ns)
             continue;
         if (iv->start + m->th.drain_slack_ns >= m->steady_start &&
             iv->end <= m->steady_end + m->th.drain_slack_ns)

@@ -46,6 +46,8 @@ void an_rule_shared_gpu(const struct an_model *m, const struct an_rule_ctx *ctx,
                         struct an_findings *out);
 void an_rule_leak(const struct an_model *m, const struct an_rule_ctx *ctx,
                   struct an_findings *out);
+void an_rule_pauses(const struct an_model *m, const struct an_rule_ctx *ctx,
+                    struct an_findings *out);
 
 /* ---- helpers shared by the rules (rules.c) ---- */
 
@@ -54,6 +56,8 @@ double an_steady_share(const struct an_model *m, enum an_cause c);
 /* Idle of one cause over the run's steps (steady idle per step x all steps; without steps
  * the whole run), ns: what the savings are based on. */
 uint64_t an_run_idle(const struct an_model *m, enum an_cause c);
+/* The same for an amount of steady-state idle time. */
+uint64_t an_run_from_steady(const struct an_model *m, double steady_ns);
 /* Sets saving_ns and saving_share (capped at the wall time). */
 void an_set_saving(const struct an_model *m, struct an_finding *f, uint64_t saving_ns);
 /* "steady state (steps 6-100, 0.52-10.31 s)" or "the whole run (0.00-10.31 s)" */
@@ -62,5 +66,8 @@ void an_steady_phrase(const struct an_model *m, char *buf, size_t size);
 double an_per_step(const struct an_model *m, double steady_ns);
 /* The longest kept idle interval of a cause in the steady state, or NULL. */
 const struct an_interval *an_longest(const struct an_model *m, enum an_cause c);
+/* The same among those shorter than max_ns. */
+const struct an_interval *an_longest_below(const struct an_model *m, enum an_cause c,
+                                           uint64_t max_ns);
 
 #endif

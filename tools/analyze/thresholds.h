@@ -43,6 +43,11 @@ struct an_thresholds {
     /* ---- findings: a time-saving finding needs at least this share of the steady state */
     double min_share;
 
+    /* pauses: an input-pipeline stretch this many median steps long, and at least
+     * pause_min_ns, is a pause (evaluation, checkpoint, epoch start), not a batch load */
+    unsigned pause_steps;
+    uint64_t pause_min_ns;
+
     /* input_pipeline: also advises DALI / caching when this many workers are suggested
      * already (the input is heavy, not merely serial) */
     unsigned input_many_workers;
@@ -88,6 +93,8 @@ struct an_thresholds {
         .warmup_factor = 1.5,                                                             \
         .warmup_max_share = 0.34,                                                         \
         .min_share = 0.03,                                                                \
+        .pause_steps = 10,                                                                \
+        .pause_min_ns = 100000000,                                                        \
         .input_many_workers = 8,                                                          \
         .h2d_min_bytes = 64 * 1024,                                                       \
         .small_copies_per_step = 8,                                                       \

@@ -1,0 +1,141 @@
+/* pauses at and around its thresholds: pause_steps (10 median steps), pause_min_ns
+ * (100 ms) and min_share (3 %); and that input_pipeline leaves pauses out. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <cmocka.h>
+
+#include "synth.h"
+
+/* blocks of `steps` steps, each followed by a pause of pause_ns without a CUDA call (the
+ * last one ends the trace: no call after it, so it is no idle interval) */
+static void loop_with_pauses(struct synth *s, unsigned blocks, unsigned steps,
+                             uint64_t input_ns, uint64_t pause_ns)
+{
+    struct loop L = {.steps = steps, .input_ns = input_ns, .kernels = 3, .kernel_ns = 1 * MS,
+                     .launch_ns = 5 * US, .item = 1};
+    for (unsigned b = 0; b < blocks; b++) {
+        synth_loop(s, &L);
+        synth_idle(s, pause_ns);
+    }
+}
+
+static double fig(const struct an_finding *f, const char *name)
+{
+    for (size_t i = 0; i < f->nfig; i++)
+        if (!strcmp(f->fig[i].key, name))
+            return f->fig[i].value;
+    fail_msg("no figure %s", name);
+    return 0;
+}
+
+static void eval_pauses(int gpu)
+{
+    struct synth s = {.gpu_records = gpu};
+    loop_with_pauses(&s, 4, 100, 0, 2000 * MS);
+    struct an_model *m = synth_model(&s, NULL, 1ull << 30, 0);
+    struct an_findings out = {0};
+    const struct an_finding *f = synth_rule(m, an_rule_pauses, &out, 8);
+    assert_non_null(f);
+    assert_string_equal(f->id, "pauses");
+    assert_int_equal(fig(f, "pauses"), 3);
+    /* three 2 s pauses, less the few us the host spent around each */
+    assert_true(f->saving_ns > 3 * 1990 * MS && f->saving_ns <= 3 * 2000 * MS);
+    assert_int_equal(fig(f, "pause_min_ns"), 100 * MS);  /* 10 x ~3 ms is under 100 ms */
+    assert_non_null(strstr(f->change, "async_save"));
+    assert_non_null(strstr(f->change, "persistent_workers=True"));
+    /* the per-step DataLoader advice would be wrong: there is no wait in the steps */
+    assert_null(synth_rule(m, an_rule_input_pipeline, &out, 8));
+    an_findings_free(&out);
+    an_model_free(m);
+    synth_free(&s);
+}
+
+static void eval_pauses_gpu(void **state) { (void)state; eval_pauses(1); }
+static void eval_pauses_host_only(void **state) { (void)state; eval_pauses(0); }
+
+/* A wait in every step is the DataLoader's: no pause. */
+static void loader_wait_is_no_pause(void **state)
+{
+    (void)state;
+    struct synth s = {.gpu_records = 1};
+    loop_with_pauses(&s, 1, 200, 40 * MS, 0);
+    struct an_model *m = synth_model(&s, NULL, 1ull << 30, 0);
+    struct an_findings out = {0};
+    assert_null(synth_rule(m, an_rule_pauses, &out, 8));
+    assert_non_null(synth_rule(m, an_rule_input_pipeline, &out, 8));
+    an_findings_free(&out);
+    an_model_free(m);
+    synth_free(&s);
+}
+
+/* Both at once: each finding gets its own time. */
+static void pauses_and_loader_wait(void **state)
+{
+    (void)state;
+    struct synth s = {.gpu_records = 1};
+    loop_with_pauses(&s, 4, 100, 2 * MS, 1000 * MS);
+    struct an_model *m = synth_model(&s, NULL, 1ull << 30, 0);
+    struct an_findings out = {0};
+    const struct an_finding *p = synth_rule(m, an_rule_pauses, &out, 8);
+    assert_non_null(p);
+    assert_int_equal(fig(p, "pauses"), 3);
+    /* each pause runs on into the next step's 2 ms wait: one stretch of 1002 ms */
+    assert_true(p->saving_ns > 3 * 1000 * MS && p->saving_ns <= 3 * 1002 * MS);
+    const struct an_finding *in = synth_rule(m, an_rule_input_pipeline, &out, 8);
+    assert_non_null(in);
+    /* about 2 ms a step over ~400 steps, none of the 3 s of pauses */
+    assert_true(in->saving_ns > 390 * 1900 * US && in->saving_ns < 400 * 2100 * US);
+    an_findings_free(&out);
+    an_model_free(m);
+    synth_free(&s);
+}
+
+/* pause_min_ns: 95 ms stretches are input wait, 110 ms ones pauses (the threshold's
+ * bucket is 8 % wide); and min_share of the run. */
+static void pause_thresholds(void **state)
+{
+    (void)state;
+    const uint64_t lengths[] = {95 * MS, 110 * MS};
+    for (int i = 0; i < 2; i++) {
+        struct synth s = {.gpu_records = 1};
+        loop_with_pauses(&s, 4, 100, 0, lengths[i]);
+        struct an_model *m = synth_model(&s, NULL, 1ull << 30, 0);
+        struct an_findings out = {0};
+        const struct an_finding *p = synth_rule(m, an_rule_pauses, &out, 8);
+        const struct an_finding *in = synth_rule(m, an_rule_input_pipeline, &out, 8);
+        if (i == 0) {
+            assert_null(p);
+            assert_non_null(in);
+        } else {
+            assert_non_null(p);
+            assert_int_equal(fig(p, "pauses"), 3);
+            assert_null(in);
+        }
+        an_findings_free(&out);
+        an_model_free(m);
+        synth_free(&s);
+    }
+    /* one 110 ms pause in a ~6 s run is under 3 % of it: not worth a finding */
+    struct synth s = {.gpu_records = 1};
+    loop_with_pauses(&s, 2, 1000, 0, 110 * MS);
+    struct an_model *m = synth_model(&s, NULL, 1ull << 30, 0);
+    struct an_findings out = {0};
+    assert_null(synth_rule(m, an_rule_pauses, &out, 8));
+    an_findings_free(&out);
+    an_model_free(m);
+    synth_free(&s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(eval_pauses_gpu),
+        cmocka_unit_test(eval_pauses_host_only),
+        cmocka_unit_test(loader_wait_is_no_pause),
+        cmocka_unit_test(pauses_and_loader_wait),
+        cmocka_unit_test(pause_thresholds),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,51 @@
+#include "pauses.h"
+
+/* Bucket i holds lengths in [lower(i), lower(i + 1)): octave i / 8, eighth i % 8. */
+static unsigned bucket_of(uint64_t ns)
+{
+    if (ns < 8)
+        return (unsigned)ns;  /* octaves 0-2 are exact: buckets 0-7 hold 0-7 ns */
+    unsigned octave = 63u - (unsigned)__builtin_clzll(ns);
+    unsigned eighth = (unsigned)(ns >> (octave - 3)) & 7u;
+    unsigned i = (octave - 2) * 8 + eighth;
+    return i < AN_PAUSE_BUCKETS ? i : AN_PAUSE_BUCKETS - 1;
+}
+
+static uint64_t lower_of(unsigned i)
+{
+    if (i < 8)
+        return i;
+    unsigned octave = i / 8 + 2, eighth = i % 8;
+    return (uint64_t)(8 + eighth) << (octave - 3);
+}
+
+void an_pauses_add(struct an_idle_lengths *lengths, uint64_t ns)
+{
+    unsigned i = bucket_of(ns);
+    lengths->count[i]++;
+    lengths->ns[i] += ns;
+}
+
+uint64_t an_pause_threshold(const struct an_model *m)
+{
+    if (!m->steps.steady)
+        return 0;
+    uint64_t t = m->steps.median_ns * m->th.pause_steps;
+    return t > m->th.pause_min_ns ? t : m->th.pause_min_ns;
+}
+
+uint64_t an_pause_ns(const struct an_model *m, uint64_t *count)
+{
+    uint64_t threshold = an_pause_threshold(m), ns = 0, n = 0;
+    const struct an_idle_lengths *lengths = &m->input_lengths[m->gpu_timeline ? 1 : 0];
+    for (unsigned i = threshold ? bucket_of(threshold) : AN_PAUSE_BUCKETS; i < AN_PAUSE_BUCKETS;
+         i++) {
+        if (lower_of(i) < threshold)
+            continue;  /* the threshold's own bucket holds shorter stretches too */
+        ns += lengths->ns[i];
+        n += lengths->count[i];
+    }
+    if (count)
+        *count = n;
+    return ns;
+}
