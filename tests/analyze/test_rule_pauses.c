@@ -1,5 +1,6 @@
 /* pauses at and around its thresholds: pause_steps (10 median steps), pause_min_ns
- * (100 ms) and min_share (3 %); and that input_pipeline leaves pauses out. */
+ * (100 ms), pause_every_min (20 steps) and min_share (3 %); and that input_pipeline leaves
+ * pauses out. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -70,6 +71,30 @@ static void loader_wait_is_no_pause(void **state)
     synth_free(&s);
 }
 
+/* DataLoader workers that deliver in bursts: a long wait every 8th step is the input's
+ * rhythm (pause_every_min, 20 steps), not a pause. */
+static void bursty_workers_are_input(void **state)
+{
+    (void)state;
+    struct synth s = {.gpu_records = 1};
+    struct loop L = {.steps = 1, .kernels = 3, .kernel_ns = 1 * MS, .launch_ns = 5 * US,
+                     .item = 1};
+    for (int i = 0; i < 400; i++) {
+        synth_idle(&s, i % 8 == 0 ? 200 * MS : 0);
+        synth_loop(&s, &L);
+    }
+    struct an_model *m = synth_model(&s, NULL, 1ull << 30, 0);
+    struct an_findings out = {0};
+    assert_true(m->steps.count >= 390);
+    assert_null(synth_rule(m, an_rule_pauses, &out, 8));
+    const struct an_finding *in = synth_rule(m, an_rule_input_pipeline, &out, 8);
+    assert_non_null(in);
+    assert_true(in->saving_ns > 49 * 199 * MS);  /* every burst's wait */
+    an_findings_free(&out);
+    an_model_free(m);
+    synth_free(&s);
+}
+
 /* Both at once: each finding gets its own time. */
 static void pauses_and_loader_wait(void **state)
 {
@@ -134,6 +159,7 @@ int main(void)
         cmocka_unit_test(eval_pauses_gpu),
         cmocka_unit_test(eval_pauses_host_only),
         cmocka_unit_test(loader_wait_is_no_pause),
+        cmocka_unit_test(bursty_workers_are_input),
         cmocka_unit_test(pauses_and_loader_wait),
         cmocka_unit_test(pause_thresholds),
     };

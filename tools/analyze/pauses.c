@@ -45,6 +45,9 @@ uint64_t an_pause_ns(const struct an_model *m, uint64_t *count)
         ns += lengths->ns[i];
         n += lengths->count[i];
     }
+    /* long waits this often are the input's rhythm (workers delivering in bursts) */
+    if (n && m->steps.count / n < m->th.pause_every_min)
+        ns = n = 0;
     if (count)
         *count = n;
     return ns;

@@ -18,8 +18,9 @@ void an_pauses_add(struct an_idle_lengths *lengths, uint64_t ns);
  * 0 (none is) when the run has no steps. */
 uint64_t an_pause_threshold(const struct an_model *m);
 /* Input-pipeline idle time in pauses over the whole run (the timeline the model reports:
- * GPU records or host evidence) and how many there were; 0 when none. Exact to one bucket
- * (a stretch up to 9 % longer than the threshold may not count). */
+ * GPU records or host evidence) and how many there were; 0 when none, or when they come
+ * more often than every pause_every_min steps. Exact to one bucket (a stretch up to 8 %
+ * longer than the threshold may not count). */
 uint64_t an_pause_ns(const struct an_model *m, uint64_t *count);
 
 #endif

@@ -47,6 +47,9 @@ struct an_thresholds {
      * pause_min_ns, is a pause (evaluation, checkpoint, epoch start), not a batch load */
     unsigned pause_steps;
     uint64_t pause_min_ns;
+    /* ... and such stretches at least this many steps apart on average: more often, they
+     * are DataLoader workers delivering in bursts (the input is too slow), not pauses */
+    unsigned pause_every_min;
 
     /* input_pipeline: also advises DALI / caching when this many workers are suggested
      * already (the input is heavy, not merely serial) */
@@ -95,6 +98,7 @@ struct an_thresholds {
         .min_share = 0.03,                                                                \
         .pause_steps = 10,                                                                \
         .pause_min_ns = 100000000,                                                        \
+        .pause_every_min = 20,                                                            \
         .input_many_workers = 8,                                                          \
         .h2d_min_bytes = 64 * 1024,                                                       \
         .small_copies_per_step = 8,                                                       \
