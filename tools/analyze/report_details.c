@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "analyze.h"
+#include "pauses.h"
 #include "text_out.h"
 
 static void idle_by_cause(FILE *out, const struct an_model *m)
@@ -30,6 +31,13 @@ static void idle_by_cause(FILE *out, const struct an_model *m)
     fprintf(out, "    %-16s %12s %7.1f%% %12s %7.1f%%\n", "all idle", a,
             m->wall_ns ? 100 * run_sum / (double)m->wall_ns : 0, b,
             span ? 100 * steady_sum / (double)span : 0);
+    uint64_t pauses = 0, pause_ns = an_pause_ns(m, &pauses);
+    if (pauses) {
+        an_fmt_ns(a, sizeof a, (double)pause_ns);
+        an_fmt_ns(b, sizeof b, (double)an_pause_threshold(m));
+        fprintf(out, "    of input_pipeline, %s in %" PRIu64 " pause%s of %s or more (the "
+                "pauses finding)\n", a, pauses, pauses == 1 ? "" : "s", b);
+    }
 }
 
 static void largest(FILE *out, const struct an_model *m)
