@@ -1,5 +1,5 @@
 /*
- * gpuwatch analyze [--json] [--fail-if EXPR]... [--gpu-price DOLLARS] TRACE|DIR...
+ * gpuwatch analyze [--json] [--fail-if EXPR]... [--gpu-price DOLLARS] [--jobs N] TRACE|DIR...
  *
  * What wastes the GPU in a run, why, and what to change, ranked by the time it would
  * save. The analysis is in tools/analyze/ (docs/analyze.md); the JSON layout in
@@ -36,6 +36,8 @@ static void help(FILE *out)
             "                           when the trace was taken on it)\n"
             "  -b, --brief              summary and findings only\n"
             "  -w, --window-ms N        reorder window for out-of-order chunks (default 2000)\n"
+            "  -J, --jobs N             files read at once, one thread each (default: one per\n"
+            "                           CPU); the result is the same for any N\n"
             "  -h, --help               this text\n"
             "Exit status: 0; 1 a trace was unreadable or damaged (the rest is analyzed);\n"
             "2 usage error; 3 a --fail-if condition holds.\n",
@@ -61,6 +63,7 @@ int gw_cmd_analyze(int argc, char **argv)
         {"cpus", required_argument, NULL, 'c'},
         {"brief", no_argument, NULL, 'b'},
         {"window-ms", required_argument, NULL, 'w'},
+        {"jobs", required_argument, NULL, 'J'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -72,7 +75,7 @@ int gw_cmd_analyze(int argc, char **argv)
     int json = 0, brief = 0, c, rc = GW_EXIT_OK;
     double v;
     char err[512];
-    while ((c = getopt_long(argc, argv, "jf:p:c:bw:h", options, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "jf:p:c:bw:J:h", options, NULL)) != -1) {
         switch (c) {
         case 'j': json = 1; break;
         case 'b': brief = 1; break;
@@ -108,6 +111,14 @@ int gw_cmd_analyze(int argc, char **argv)
                 goto out;
             }
             opt.window_ns = (uint64_t)(v * 1e6);
+            break;
+        case 'J':
+            if (parse_positive(optarg, &v) != 0 || v < 1 || v > 64 || v != (unsigned)v) {
+                rc = gw_usage_error("analyze", "--jobs expects a count from 1 to 64, got '%s'",
+                                    optarg);
+                goto out;
+            }
+            opt.jobs = (unsigned)v;
             break;
         case 'h': help(stdout); goto out;
         default: rc = gw_usage_error("analyze", "unknown option"); goto out;

@@ -8,18 +8,46 @@
 #include <stdint.h>
 #include <string.h>
 
+/* Tables built on first use, by whichever thread gets there first: state goes 0 (none) ->
+ * 1 (one thread building) -> 2 (ready, published with release). A thread that finds
+ * another one building does not wait for it: gw_crc32c_claim returns 0 and it builds a
+ * private copy instead (a few microseconds, once). */
+static inline int gw_crc32c_claim(int *state)
+{
+    int none = 0;
+    if (__atomic_load_n(state, __ATOMIC_ACQUIRE) == 2)
+        return 2;
+    return __atomic_compare_exchange_n(state, &none, 1, 0, __ATOMIC_ACQ_REL,
+                                       __ATOMIC_ACQUIRE) ? 1 : 0;
+}
+
+static inline void gw_crc32c_build_table(uint32_t *table)
+{
+    for (uint32_t i = 0; i < 256; i++) {
+        uint32_t c = i;
+        for (int bit = 0; bit < 8; bit++)
+            c = (c >> 1) ^ (0x82F63B78u & (0u - (c & 1u)));
+        table[i] = c;
+    }
+}
+
 static inline uint32_t gw_crc32c_table(uint32_t crc, const uint8_t *bytes, size_t len)
 {
-    static uint32_t table[256];
-    static int table_ready;
-    if (!__atomic_load_n(&table_ready, __ATOMIC_ACQUIRE)) {
-        for (uint32_t i = 0; i < 256; i++) {
-            uint32_t c = i;
-            for (int bit = 0; bit < 8; bit++)
-                c = (c >> 1) ^ (0x82F63B78u & (0u - (c & 1u)));
-            table[i] = c;
-        }
-        __atomic_store_n(&table_ready, 1, __ATOMIC_RELEASE);
+    static uint32_t shared[256];
+    static int state;
+    uint32_t private_table[256];
+    const uint32_t *table = shared;
+    switch (gw_crc32c_claim(&state)) {
+    case 1:
+        gw_crc32c_build_table(shared);
+        __atomic_store_n(&state, 2, __ATOMIC_RELEASE);
+        break;
+    case 0:
+        gw_crc32c_build_table(private_table);
+        table = private_table;
+        break;
+    default:
+        break;
     }
     for (size_t i = 0; i < len; i++)
         crc = table[(crc ^ bytes[i]) & 0xFF] ^ (crc >> 8);
@@ -49,37 +77,49 @@ static inline void gw_crc32c_gf2_square(uint32_t *square, const uint32_t *mat)
         square[n] = gw_crc32c_gf2_times(mat, mat[n]);
 }
 
-/* The tables that append GW_CRC_BLOCK zero bytes to a CRC register. */
+/* Fills the tables that append GW_CRC_BLOCK zero bytes to a CRC register. */
+static inline void gw_crc32c_build_zeros(uint32_t (*zeros)[256])
+{
+    uint32_t odd[32], even[32];
+    odd[0] = 0x82F63B78u;  /* one zero bit */
+    for (int n = 1; n < 32; n++)
+        odd[n] = 1u << (n - 1);
+    gw_crc32c_gf2_square(even, odd);  /* two */
+    gw_crc32c_gf2_square(odd, even);  /* four */
+    const uint32_t *op = NULL;
+    for (size_t len = GW_CRC_BLOCK;;) {  /* a power of two */
+        gw_crc32c_gf2_square(even, odd);  /* one byte, four, ... */
+        len >>= 1;
+        if (len == 0) {
+            op = even;
+            break;
+        }
+        gw_crc32c_gf2_square(odd, even);  /* two bytes, eight, ... */
+        len >>= 1;
+        if (len == 0) {
+            op = odd;
+            break;
+        }
+    }
+    for (uint32_t n = 0; n < 256; n++)
+        for (int b = 0; b < 4; b++)
+            zeros[b][n] = gw_crc32c_gf2_times(op, n << (8 * b));
+}
+
+/* The shared tables (gw_crc32c_claim), or NULL while another thread builds them. */
 static inline const uint32_t (*gw_crc32c_block_zeros(void))[256]
 {
     static uint32_t zeros[4][256];
-    static int zeros_ready;
-    if (!__atomic_load_n(&zeros_ready, __ATOMIC_ACQUIRE)) {
-        uint32_t odd[32], even[32];
-        odd[0] = 0x82F63B78u;  /* one zero bit */
-        for (int n = 1; n < 32; n++)
-            odd[n] = 1u << (n - 1);
-        gw_crc32c_gf2_square(even, odd);  /* two */
-        gw_crc32c_gf2_square(odd, even);  /* four */
-        const uint32_t *op = NULL;
-        for (size_t len = GW_CRC_BLOCK;;) {  /* a power of two */
-            gw_crc32c_gf2_square(even, odd);  /* one byte, four, ... */
-            len >>= 1;
-            if (len == 0) {
-                op = even;
-                break;
-            }
-            gw_crc32c_gf2_square(odd, even);  /* two bytes, eight, ... */
-            len >>= 1;
-            if (len == 0) {
-                op = odd;
-                break;
-            }
-        }
-        for (uint32_t n = 0; n < 256; n++)
-            for (int b = 0; b < 4; b++)
-                zeros[b][n] = gw_crc32c_gf2_times(op, n << (8 * b));
-        __atomic_store_n(&zeros_ready, 1, __ATOMIC_RELEASE);
+    static int state;
+    switch (gw_crc32c_claim(&state)) {
+    case 1:
+        gw_crc32c_build_zeros(zeros);
+        __atomic_store_n(&state, 2, __ATOMIC_RELEASE);
+        break;
+    case 0:
+        return NULL;
+    default:
+        break;
     }
     return (const uint32_t (*)[256])zeros;
 }
@@ -94,8 +134,8 @@ __attribute__((target("sse4.2"))) static inline uint32_t
 gw_crc32c_sse42(uint32_t crc, const uint8_t *bytes, size_t len)
 {
     uint64_t wide = crc;
-    if (len >= 3 * GW_CRC_BLOCK) {
-        const uint32_t (*zeros)[256] = gw_crc32c_block_zeros();
+    const uint32_t (*zeros)[256] = len >= 3 * GW_CRC_BLOCK ? gw_crc32c_block_zeros() : NULL;
+    if (zeros) {  /* (NULL: another thread is building them; one run does as well) */
         do {
             uint64_t c1 = 0, c2 = 0;
             for (size_t i = 0; i < GW_CRC_BLOCK; i += 8) {

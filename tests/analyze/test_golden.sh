@@ -50,6 +50,14 @@ golden input-gpu.json --cpus 8 --gpu-price 2.50 --json input-gpu.gwt
 golden damaged.txt --cpus 8 damaged.gwt
 golden run.txt --cpus 8 run
 golden run.json --cpus 8 --json run
+# the processes of a run read one at a time or all at once: the same report
+if [ -z "$UPDATE" ]; then
+    for jobs in 1 2 8; do
+        (cd "$WORK" && "$GPUWATCH" analyze --cpus 8 --json --jobs "$jobs" run >"$WORK/jobs.out")
+        cmp -s "$GOLDEN/run.json" "$WORK/jobs.out" || fail "run.json differs with --jobs $jobs"
+    done
+fi
+expect_rc "--jobs 0" 2 --jobs 0 run
 
 # the CI gate and usage errors
 expect_rc "no condition" 0 --cpus 8 input.gwt

@@ -36,6 +36,8 @@ struct an_options {
     uint64_t window_ns;          /* reorder window */
     unsigned cpus;               /* override the CPU count (0: this machine's, when the
                                     trace was taken here) */
+    unsigned jobs;               /* files analyzed at once, one thread each (0: one per
+                                    CPU of this machine); memory grows with it */
 };
 
 struct an_run {

@@ -2,13 +2,16 @@
  * One run: every trace file (a directory = every *.gwt in it, the processes of one run) is
  * read once, in file order, through the feeder into its own model; damage is kept to be
  * reported (which file, which bytes); then the rules run per process and findings with
- * the same id are merged across processes.
+ * the same id are merged across processes. Files share nothing while they are read, so
+ * several are read at once (opt.jobs threads); everything after is in file order, so the
+ * result does not depend on how many.
  */
 #include "analyze.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -136,19 +139,18 @@ static void mark_hole(struct holes *h, const struct gw_event *ev, struct an_ev *
     }
 }
 
-static void analyze_trace(struct an_run *run, struct an_trace *t)
+/* Reads one file into its own model; touches nothing but *t (the workers' job). */
+static void analyze_trace(const struct an_options *opt, struct an_trace *t)
 {
     struct gw_reader *r;
-    if (gw_reader_open(t->path, &r, t->error, sizeof t->error) != 0) {
-        run->unreadable++;
+    if (gw_reader_open(t->path, &r, t->error, sizeof t->error) != 0)
         return;
-    }
     t->readable = 1;
     t->bytes = gw_reader_file_size(r);
     t->hdr = *gw_reader_header(r);
-    t->model = an_model_new(&run->opt.th, &t->hdr);
+    t->model = an_model_new(&opt->th, &t->hdr);
     struct an_feeder feeder;
-    if (!t->model || an_feeder_init(&feeder, t->model, run->opt.window_ns,
+    if (!t->model || an_feeder_init(&feeder, t->model, opt->window_ns,
                                     AN_FEEDER_MAX_WAITING) != 0) {
         snprintf(t->error, sizeof t->error, "%s: out of memory", t->path);
         an_model_free(t->model);
@@ -181,10 +183,56 @@ static void analyze_trace(struct an_run *run, struct an_trace *t)
     size_t n = gw_reader_damage(r, &list);
     t->ndamage = n < AN_KEEP_DAMAGE ? n : AN_KEEP_DAMAGE;
     memcpy(t->damage, list, t->ndamage * sizeof *list);
-    run->damage_reports += t->rs.damage_reports;
-    run->damaged_bytes += t->rs.damaged_bytes;
     t->active = t->model->total.work_calls > 0 || t->model->gpu_records > 0;
     gw_reader_close(r);
+}
+
+struct workers {
+    struct an_run *run;
+    size_t next;                 /* the next file to take */
+    pthread_mutex_t lock;
+};
+
+static void *worker(void *arg)
+{
+    struct workers *w = arg;
+    for (;;) {
+        pthread_mutex_lock(&w->lock);
+        size_t i = w->next++;
+        pthread_mutex_unlock(&w->lock);
+        if (i >= w->run->ntraces)
+            return NULL;
+        analyze_trace(&w->run->opt, &w->run->traces[i]);
+    }
+}
+
+/* Every file, opt.jobs at a time (this thread is one of them). */
+static void analyze_all(struct an_run *run)
+{
+    unsigned jobs = run->opt.jobs;
+    if (!jobs) {
+        long n = sysconf(_SC_NPROCESSORS_ONLN);
+        jobs = n > 0 ? (unsigned)n : 1;
+    }
+    if (jobs > run->ntraces)
+        jobs = (unsigned)run->ntraces;
+    struct workers w = {.run = run};
+    pthread_mutex_init(&w.lock, NULL);
+    pthread_t threads[64];
+    unsigned started = 0;
+    while (started + 1 < jobs && started < sizeof threads / sizeof threads[0] &&
+           pthread_create(&threads[started], NULL, worker, &w) == 0)
+        started++;  /* (a thread that cannot start leaves its files to the others) */
+    worker(&w);
+    for (unsigned i = 0; i < started; i++)
+        pthread_join(threads[i], NULL);
+    pthread_mutex_destroy(&w.lock);
+    for (size_t i = 0; i < run->ntraces; i++) {
+        const struct an_trace *t = &run->traces[i];
+        run->unreadable += !t->readable;
+        run->damage_reports += t->rs.damage_reports;
+        run->damaged_bytes += t->rs.damaged_bytes;
+    }
 }
 
 /* Processes of the run on the same host with a local rank: they share its CPUs. */
@@ -301,8 +349,7 @@ int an_run_paths(struct an_run *run, char *const *paths, int npaths,
     }
     if (!run->ntraces)
         return -1;
-    for (size_t i = 0; i < run->ntraces; i++)
-        analyze_trace(run, &run->traces[i]);
+    analyze_all(run);
     run_figures(run);
     for (size_t i = 0; i < run->ntraces; i++) {
         struct an_trace *t = &run->traces[i];
