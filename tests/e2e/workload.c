@@ -379,26 +379,34 @@ static void run_exec_child(void)
         fail("exec child failed");
 }
 
-/* A known GPU timeline: per step a 50 us kernel, a 1 MiB pinned and a 1 MiB pageable
- * host-to-device copy and a 1 MiB memset, all on one stream; `launches` steps. */
-static void run_timeline(void)
+/* The set-up of the timeline modes: the step_50us kernel, a non-blocking stream and
+ * `bytes` of device memory. */
+static void timeline_setup(CUfunction *kernel, CUstream *stream, CUdeviceptr *device,
+                           size_t bytes)
 {
     CUdevice dev;
     CUcontext ctx;
     CUmodule module;
-    CUfunction kernel;
-    CUstream stream;
-    CUdeviceptr device;
-    void *pinned;
-    const size_t bytes = 1 << 20;
     CHECK(cuInit(0));
     CHECK(cuDeviceGet(&dev, 0));
     CHECK(cuDevicePrimaryCtxRetain(&ctx, dev));
     CHECK(cuCtxSetCurrent(ctx));
     CHECK(cuModuleLoadData(&module, module_ptx));
-    CHECK(cuModuleGetFunction(&kernel, module, "step_50us"));
-    CHECK(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
-    CHECK(cuMemAlloc_v2(&device, bytes));
+    CHECK(cuModuleGetFunction(kernel, module, "step_50us"));
+    CHECK(cuStreamCreate(stream, CU_STREAM_NON_BLOCKING));
+    CHECK(cuMemAlloc_v2(device, bytes));
+}
+
+/* A known GPU timeline: per step a 50 us kernel, a 1 MiB pinned and a 1 MiB pageable
+ * host-to-device copy and a 1 MiB memset, all on one stream; `launches` steps. */
+static void run_timeline(void)
+{
+    CUfunction kernel;
+    CUstream stream;
+    CUdeviceptr device;
+    void *pinned;
+    const size_t bytes = 1 << 20;
+    timeline_setup(&kernel, &stream, &device, bytes);
     CHECK(cuMemAllocHost_v2(&pinned, bytes));
     unsigned char *pageable = calloc(1, bytes);
     for (int step = 0; step < launches; step++) {
@@ -459,21 +467,11 @@ static void take_cupti(void)
  * steps after it come 120 ms apart, so that the run goes on 1.2 s past the cut. */
 static void run_profiler_takeover(void)
 {
-    CUdevice dev;
-    CUcontext ctx;
-    CUmodule module;
     CUfunction kernel;
     CUstream stream;
     CUdeviceptr device;
     const size_t bytes = 1 << 20;
-    CHECK(cuInit(0));
-    CHECK(cuDeviceGet(&dev, 0));
-    CHECK(cuDevicePrimaryCtxRetain(&ctx, dev));
-    CHECK(cuCtxSetCurrent(ctx));
-    CHECK(cuModuleLoadData(&module, module_ptx));
-    CHECK(cuModuleGetFunction(&kernel, module, "step_50us"));
-    CHECK(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
-    CHECK(cuMemAlloc_v2(&device, bytes));
+    timeline_setup(&kernel, &stream, &device, bytes);
     for (int step = 0; step < launches; step++) {
         if (step == launches / 2)
             take_cupti();
