@@ -227,7 +227,8 @@ static void run_sequence(const struct driver *d)
     free(pageable);
 }
 
-static void setup_direct(CUfunction *kernel)
+/* The primary context of device 0, current, and one kernel of module_ptx by name. */
+static void setup_kernel(CUfunction *kernel, const char *name)
 {
     CUdevice dev;
     CUcontext ctx;
@@ -237,7 +238,12 @@ static void setup_direct(CUfunction *kernel)
     CHECK(cuDevicePrimaryCtxRetain(&ctx, dev));
     CHECK(cuCtxSetCurrent(ctx));
     CHECK(cuModuleLoadData(&module, module_ptx));
-    CHECK(cuModuleGetFunction(kernel, module, "tiny_kernel"));
+    CHECK(cuModuleGetFunction(kernel, module, name));
+}
+
+static void setup_direct(CUfunction *kernel)
+{
+    setup_kernel(kernel, "tiny_kernel");
 }
 
 struct thread_job { CUfunction kernel; CUcontext ctx; };
@@ -384,15 +390,7 @@ static void run_exec_child(void)
 static void timeline_setup(CUfunction *kernel, CUstream *stream, CUdeviceptr *device,
                            size_t bytes)
 {
-    CUdevice dev;
-    CUcontext ctx;
-    CUmodule module;
-    CHECK(cuInit(0));
-    CHECK(cuDeviceGet(&dev, 0));
-    CHECK(cuDevicePrimaryCtxRetain(&ctx, dev));
-    CHECK(cuCtxSetCurrent(ctx));
-    CHECK(cuModuleLoadData(&module, module_ptx));
-    CHECK(cuModuleGetFunction(kernel, module, "step_50us"));
+    setup_kernel(kernel, "step_50us");
     CHECK(cuStreamCreate(stream, CU_STREAM_NON_BLOCKING));
     CHECK(cuMemAlloc_v2(device, bytes));
 }
