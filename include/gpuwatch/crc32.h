@@ -9,20 +9,24 @@
 #include <string.h>
 
 /* Tables built on first use, by whichever thread gets there first: state goes 0 (none) ->
- * 1 (one thread building) -> 2 (ready, published with release). A thread that finds
- * another one building does not wait for it: gw_crc32c_claim returns 0 and it builds a
- * private copy instead (a few microseconds, once). */
-static inline int gw_crc32c_claim(int *state)
+ * 1 (one thread building) -> 2 (ready, published with release). Returns 1 when `shared`
+ * is ready (built now by this thread, or before); 0 when another thread is building it:
+ * the caller does not wait, it does without (a private copy, a slower path). */
+static inline int gw_crc32c_shared(int *state, void (*build)(void *), void *shared)
 {
     int none = 0;
     if (__atomic_load_n(state, __ATOMIC_ACQUIRE) == 2)
-        return 2;
-    return __atomic_compare_exchange_n(state, &none, 1, 0, __ATOMIC_ACQ_REL,
-                                       __ATOMIC_ACQUIRE) ? 1 : 0;
+        return 1;
+    if (!__atomic_compare_exchange_n(state, &none, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+        return 0;
+    build(shared);
+    __atomic_store_n(state, 2, __ATOMIC_RELEASE);
+    return 1;
 }
 
-static inline void gw_crc32c_build_table(uint32_t *table)
+static inline void gw_crc32c_build_table(void *out)
 {
+    uint32_t *table = out;
     for (uint32_t i = 0; i < 256; i++) {
         uint32_t c = i;
         for (int bit = 0; bit < 8; bit++)
@@ -37,17 +41,9 @@ static inline uint32_t gw_crc32c_table(uint32_t crc, const uint8_t *bytes, size_
     static int state;
     uint32_t private_table[256];
     const uint32_t *table = shared;
-    switch (gw_crc32c_claim(&state)) {
-    case 1:
-        gw_crc32c_build_table(shared);
-        __atomic_store_n(&state, 2, __ATOMIC_RELEASE);
-        break;
-    case 0:
+    if (!gw_crc32c_shared(&state, gw_crc32c_build_table, shared)) {
         gw_crc32c_build_table(private_table);
         table = private_table;
-        break;
-    default:
-        break;
     }
     for (size_t i = 0; i < len; i++)
         crc = table[(crc ^ bytes[i]) & 0xFF] ^ (crc >> 8);
@@ -78,8 +74,9 @@ static inline void gw_crc32c_gf2_square(uint32_t *square, const uint32_t *mat)
 }
 
 /* Fills the tables that append GW_CRC_BLOCK zero bytes to a CRC register. */
-static inline void gw_crc32c_build_zeros(uint32_t (*zeros)[256])
+static inline void gw_crc32c_build_zeros(void *out)
 {
+    uint32_t (*zeros)[256] = out;
     uint32_t odd[32], even[32];
     odd[0] = 0x82F63B78u;  /* one zero bit */
     for (int n = 1; n < 32; n++)
@@ -106,21 +103,13 @@ static inline void gw_crc32c_build_zeros(uint32_t (*zeros)[256])
             zeros[b][n] = gw_crc32c_gf2_times(op, n << (8 * b));
 }
 
-/* The shared tables (gw_crc32c_claim), or NULL while another thread builds them. */
+/* The shared tables (gw_crc32c_shared), or NULL while another thread builds them. */
 static inline const uint32_t (*gw_crc32c_block_zeros(void))[256]
 {
     static uint32_t zeros[4][256];
     static int state;
-    switch (gw_crc32c_claim(&state)) {
-    case 1:
-        gw_crc32c_build_zeros(zeros);
-        __atomic_store_n(&state, 2, __ATOMIC_RELEASE);
-        break;
-    case 0:
+    if (!gw_crc32c_shared(&state, gw_crc32c_build_zeros, zeros))
         return NULL;
-    default:
-        break;
-    }
     return (const uint32_t (*)[256])zeros;
 }
 
