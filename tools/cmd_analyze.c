@@ -113,9 +113,10 @@ int gw_cmd_analyze(int argc, char **argv)
             opt.window_ns = (uint64_t)(v * 1e6);
             break;
         case 'J':
-            if (parse_positive(optarg, &v) != 0 || v < 1 || v > 64 || v != (unsigned)v) {
-                rc = gw_usage_error("analyze", "--jobs expects a count from 1 to 64, got '%s'",
-                                    optarg);
+            if (parse_positive(optarg, &v) != 0 || v < 1 || v > AN_MAX_JOBS ||
+                v != (unsigned)v) {
+                rc = gw_usage_error("analyze", "--jobs expects a count from 1 to %d, got '%s'",
+                                    AN_MAX_JOBS, optarg);
                 goto out;
             }
             opt.jobs = (unsigned)v;

@@ -37,8 +37,10 @@ struct an_options {
     unsigned cpus;               /* override the CPU count (0: this machine's, when the
                                     trace was taken here) */
     unsigned jobs;               /* files analyzed at once, one thread each (0: one per
-                                    CPU of this machine); memory grows with it */
+                                    CPU of this machine, up to AN_MAX_JOBS); memory grows
+                                    with it */
 };
+#define AN_MAX_JOBS 64
 
 struct an_run {
     struct an_trace *traces;

@@ -38,10 +38,10 @@ uint64_t an_pause_ns(const struct an_model *m, uint64_t *count)
 {
     uint64_t threshold = an_pause_threshold(m), ns = 0, n = 0;
     const struct an_idle_lengths *lengths = &m->input_lengths[m->gpu_timeline ? 1 : 0];
-    for (unsigned i = threshold ? bucket_of(threshold) : AN_PAUSE_BUCKETS; i < AN_PAUSE_BUCKETS;
-         i++) {
-        if (lower_of(i) < threshold)
-            continue;  /* the threshold's own bucket holds shorter stretches too */
+    unsigned first = threshold ? bucket_of(threshold) : AN_PAUSE_BUCKETS;
+    if (first < AN_PAUSE_BUCKETS && lower_of(first) < threshold)
+        first++;  /* the threshold's own bucket holds shorter stretches too */
+    for (unsigned i = first; i < AN_PAUSE_BUCKETS; i++) {
         ns += lengths->ns[i];
         n += lengths->count[i];
     }

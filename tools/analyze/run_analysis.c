@@ -218,7 +218,7 @@ static void analyze_all(struct an_run *run)
         jobs = (unsigned)run->ntraces;
     struct workers w = {.run = run};
     pthread_mutex_init(&w.lock, NULL);
-    pthread_t threads[64];
+    pthread_t threads[AN_MAX_JOBS];
     unsigned started = 0;
     while (started + 1 < jobs && started < sizeof threads / sizeof threads[0] &&
            pthread_create(&threads[started], NULL, worker, &w) == 0)
