@@ -225,4 +225,13 @@ static inline const struct an_finding *synth_rule(const struct an_model *m, an_r
     return out->count > before ? &out->items[out->count - 1] : NULL;
 }
 
+/* A finding's figure by key, or NULL. */
+static inline const struct an_figure *synth_fig(const struct an_finding *f, const char *key)
+{
+    for (size_t i = 0; i < f->nfig; i++)
+        if (!strcmp(f->fig[i].key, key))
+            return &f->fig[i];
+    return NULL;
+}
+
 #endif

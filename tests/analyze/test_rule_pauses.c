@@ -24,11 +24,9 @@ static void loop_with_pauses(struct synth *s, unsigned blocks, unsigned steps,
 
 static double fig(const struct an_finding *f, const char *name)
 {
-    for (size_t i = 0; i < f->nfig; i++)
-        if (!strcmp(f->fig[i].key, name))
-            return f->fig[i].value;
-    fail_msg("no figure %s", name);
-    return 0;
+    const struct an_figure *g = synth_fig(f, name);
+    assert_non_null(g);
+    return g->value;
 }
 
 static void eval_pauses(int gpu)

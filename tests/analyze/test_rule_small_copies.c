@@ -36,10 +36,7 @@ static void many_small_copies(void **state)
         assert_non_null(strstr(f->change, "non_blocking=True"));
         assert_non_null(strstr(f->evidence, "16.0 per step"));
         assert_true(f->saving_ns > 29 * 750 * US && f->saving_ns < 30 * 850 * US);
-        const struct an_figure *per_step = NULL;
-        for (size_t i = 0; i < f->nfig; i++)
-            if (!strcmp(f->fig[i].key, "copies_per_step"))
-                per_step = &f->fig[i];
+        const struct an_figure *per_step = synth_fig(f, "copies_per_step");
         assert_non_null(per_step);
         assert_true(per_step->value == 16.0);
         an_findings_free(&out);
