@@ -94,6 +94,13 @@ static inline void synth_launch(struct synth *s, uint64_t host_ns, uint64_t kern
     synth_gpu(s, AN_GPU_KERNEL, e->end, kernel_ns, 0, 0, 0);
 }
 
+/* A CUDA graph replay: one call, gpu_ns of the graph's kernels on the GPU. */
+static inline void synth_graph_launch(struct synth *s, uint64_t host_ns, uint64_t gpu_ns)
+{
+    synth_call(s, AN_LAUNCH, GW_API_cuGraphLaunch, host_ns, 0);
+    synth_gpu(s, AN_GPU_KERNEL, s->now, gpu_ns, 0, 0, 0);
+}
+
 /* Async pinned H2D (returns at once) or blocking pageable H2D (waits for the copy). */
 static inline void synth_h2d(struct synth *s, uint64_t bytes, uint64_t copy_ns, int pageable)
 {
@@ -162,6 +169,8 @@ struct loop {
     unsigned h2d_copies;      /* H2D copies per step (0 or 1: one) */
     unsigned kernels;         /* per step */
     uint64_t kernel_ns, launch_ns;
+    unsigned graphs;          /* CUDA graph replays per step, before the kernels */
+    uint64_t graph_ns;        /* ... each running this long on the GPU */
     int item;                 /* loss.item() at the end of each step */
     unsigned item_every;      /* ... only every N steps (0 or 1: every step) */
     uint64_t after_item_ns;   /* host work after it (logging) */
@@ -179,6 +188,8 @@ static inline void synth_loop(struct synth *s, const struct loop *L)
         synth_idle(s, L->input_ns);
         for (unsigned c = 0; L->h2d_bytes && c < (L->h2d_copies ? L->h2d_copies : 1); c++)
             synth_h2d(s, L->h2d_bytes, L->h2d_ns, L->h2d_pageable);
+        for (unsigned g = 0; g < L->graphs; g++)
+            synth_graph_launch(s, L->launch_ns, L->graph_ns);
         for (unsigned k = 0; k < L->kernels; k++)
             synth_launch(s, L->launch_ns, L->kernel_ns);
         if (L->leak_bytes)

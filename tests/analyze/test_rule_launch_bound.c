@@ -1,4 +1,5 @@
-/* launch_bound around launch_min_per_step (100) and, host-only, the issue/wait shares. */
+/* launch_bound around launch_min_per_step (100) and, host-only, the issue/wait shares; CUDA
+ * graph replays apart from kernel launches. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -66,12 +67,73 @@ static void gpu_bound(void **state)
     }
 }
 
+static const struct an_finding *with_graphs(const struct loop *L, int gpu,
+                                            struct an_findings *out, struct an_model **m)
+{
+    struct synth s = {.gpu_records = gpu};
+    synth_loop(&s, L);
+    *m = synth_model(&s, NULL, 1ull << 30, 0);
+    synth_free(&s);
+    return synth_rule(*m, an_rule_launch_bound, out, 8);
+}
+
+/* One graph replay a step (200 us of GPU work), then 500 tiny kernels launched eagerly: the
+ * eager ones are the finding, and the advice is not to capture a graph. */
+static void graph_then_eager_kernels(void **state)
+{
+    (void)state;
+    struct loop L = {.steps = 30, .graphs = 1, .graph_ns = 200 * US, .kernels = 500,
+                     .kernel_ns = 1 * US, .launch_ns = 4 * US};
+    for (int gpu = 0; gpu < 2; gpu++) {
+        struct an_findings out = {0};
+        struct an_model *m;
+        const struct an_finding *f = with_graphs(&L, gpu, &out, &m);
+        assert_non_null(f);
+        assert_non_null(synth_fig(f, "graph_launches_per_step"));
+        assert_true(synth_fig(f, "launches_per_step")->value == 500);
+        assert_true(synth_fig(f, "graph_launches_per_step")->value == 1);
+        assert_non_null(strstr(f->evidence, "outside the 1 CUDA graph replays"));
+        assert_non_null(strstr(f->change, "already replays CUDA graphs"));
+        assert_null(strstr(f->change, "reduce-overhead"));
+        an_findings_free(&out);
+        an_model_free(m);
+    }
+}
+
+/* 60 graph replays and 60 kernel launches a step, all tiny: 120 launch calls, but only 60
+ * kernel launches, under launch_min_per_step. */
+static void graph_replays_are_not_kernel_launches(void **state)
+{
+    (void)state;
+    struct loop L = {.steps = 30, .graphs = 60, .graph_ns = 1 * US, .kernels = 60,
+                     .kernel_ns = 1 * US, .launch_ns = 4 * US};
+    for (int gpu = 0; gpu < 2; gpu++) {
+        struct an_findings out = {0};
+        struct an_model *m;
+        assert_null(with_graphs(&L, gpu, &out, &m));
+        assert_int_equal(m->total.graph_launches, 30 * 60);
+        an_findings_free(&out);
+        an_model_free(m);
+    }
+    /* the same step with 110 kernel launches is over it */
+    L.kernels = 110;
+    struct an_findings out = {0};
+    struct an_model *m;
+    const struct an_finding *f = with_graphs(&L, 1, &out, &m);
+    assert_non_null(f);
+    assert_true(synth_fig(f, "launches_per_step")->value == 110);
+    an_findings_free(&out);
+    an_model_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(tiny_kernels),
         cmocka_unit_test(few_launches),
         cmocka_unit_test(gpu_bound),
+        cmocka_unit_test(graph_then_eager_kernels),
+        cmocka_unit_test(graph_replays_are_not_kernel_launches),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

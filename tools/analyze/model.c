@@ -172,6 +172,7 @@ void an_model_feed_other(struct an_model *m, const struct an_ev *ev)
     case AN_LAUNCH:
         m->total.launches++;
         m->total.launch_ns += dur;
+        m->total.graph_launches += an_is_graph_launch(ev);
         break;
     case AN_COPY:
         copy_figures(m, ev);

@@ -42,6 +42,7 @@ struct an_totals {
     uint64_t sync_wait_ns, syncs;          /* host time in draining calls */
     uint64_t drains;                       /* calls after which no stream held work */
     uint64_t launches, launch_ns;          /* kernel launches and their host time */
+    uint64_t graph_launches;               /* of them, CUDA graph replays (cuGraphLaunch) */
     uint64_t work_calls;                   /* calls that issue GPU work */
     uint64_t h2d_blocked_ns, h2d_blocked_calls, h2d_blocked_bytes;
     uint64_t allocs, frees, alloc_ns;      /* device alloc/free calls, their host time */

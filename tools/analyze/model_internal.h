@@ -182,6 +182,13 @@ void an_model_prune(struct an_model *m);
 /* Every host event but the common launch (out of line: the launches' path stays short). */
 __attribute__((noinline)) void an_model_feed_other(struct an_model *m, const struct an_ev *ev);
 
+/* A launch of a whole CUDA graph: one call for the kernels captured in it. */
+static inline int an_is_graph_launch(const struct an_ev *ev)
+{
+    return !(ev->flags & AN_F_KERNEL) &&
+           (ev->api == GW_API_cuGraphLaunch || ev->api == GW_API_cuGraphLaunch_ptsz);
+}
+
 /* Counts one host call (not NVTX, not LOST), pruning the history every PRUNE_EVERY. */
 static inline void an_model_count_call(struct an_model *m)
 {
@@ -204,6 +211,7 @@ static inline void an_model_feed_launch(struct an_model *m, const struct an_ev *
     m->total.work_calls++;
     m->total.launches++;
     m->total.launch_ns += dur;
+    m->total.graph_launches += an_is_graph_launch(ev);
     if (ev->flags & AN_F_KERNEL)
         an_steps_kernel(&st->steps, m, ev->key, ev->api, ev->ts, m->mem.live_total);
 }

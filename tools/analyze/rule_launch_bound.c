@@ -6,6 +6,9 @@
  * finished each step's work about as soon as it was queued).
  * Saving (upper bound): that idle time; host-only, the issuing time beyond the waits (the
  * kernels' own time is unknown there, so the bound takes it as nil).
+ * CUDA graph replays do not count as launches here (one call runs a whole graph's kernels):
+ * a program that already replays graphs is told that the launches left are those outside
+ * them, rather than to capture a graph.
  */
 #include <stdio.h>
 
@@ -17,7 +20,9 @@ void an_rule_launch_bound(const struct an_model *m, const struct an_rule_ctx *ct
     (void)ctx;
     uint64_t steps = an_steady_steps(m);
     uint64_t span = an_steady_span(m);
-    double launches_per_step = (double)m->steady.launches / (double)steps;
+    uint64_t graphs = m->steady.graph_launches;
+    double launches_per_step = (double)(m->steady.launches - graphs) / (double)steps;
+    double graphs_per_step = (double)graphs / (double)steps;
     if (!span || launches_per_step < m->th.launch_min_per_step)
         return;
     double share, issue_share = 0, wait_share = 0;
@@ -46,6 +51,9 @@ void an_rule_launch_bound(const struct an_model *m, const struct an_rule_ctx *ct
              "Launch-bound: many tiny kernels, queued slower than the GPU runs them");
     an_appendf(f->evidence, sizeof f->evidence, "In the %s the host launched %.0f kernels %s",
                phrase, launches_per_step, m->steps.steady ? "per step" : "in all");
+    if (graphs)
+        an_appendf(f->evidence, sizeof f->evidence, " outside the %.0f CUDA graph replays",
+                   graphs_per_step);
     if (m->ntop_kernels)
         an_appendf(f->evidence, sizeof f->evidence, " (most launched: %s, %llu times)",
                    m->top_kernels[0].name, (unsigned long long)m->top_kernels[0].launches);
@@ -66,15 +74,24 @@ void an_rule_launch_bound(const struct an_model *m, const struct an_rule_ctx *ct
                    "queued (host-only trace: kernel durations not recorded).",
                    issue_share * 100, wait_share * 100);
     }
-    snprintf(f->change, sizeof f->change,
-             "Cut the cost per kernel launch: capture the step in a CUDA graph "
-             "(torch.compile(mode=\"reduce-overhead\"), or torch.cuda.CUDAGraph by hand), let "
-             "torch.compile fuse the small ops, or raise the batch size so each kernel does "
-             "more work.");
+    if (graphs)
+        snprintf(f->change, sizeof f->change,
+                 "The step already replays CUDA graphs; what stays launch-bound is the work "
+                 "outside them. Find what keeps it out (TORCH_LOGS=\"graph_breaks\" with "
+                 "torch.compile; CPU syncs such as .item(), dynamic shapes and CPU tensors stop a "
+                 "capture) and bring it into the graph, let torch.compile fuse the small ops, or "
+                 "raise the batch size so each kernel does more work.");
+    else
+        snprintf(f->change, sizeof f->change,
+                 "Cut the cost per kernel launch: capture the step in a CUDA graph "
+                 "(torch.compile(mode=\"reduce-overhead\"), or torch.cuda.CUDAGraph by hand), "
+                 "let torch.compile fuse the small ops, or raise the batch size so each kernel "
+                 "does more work.");
     an_set_saving(m, f, saving);
     f->first_ts = m->steady_start;
     f->last_ts = m->steady_end;
     an_finding_fig(f, "launches_per_step", launches_per_step);
+    an_finding_fig(f, "graph_launches_per_step", graphs_per_step);
     an_finding_fig(f, "idle_share_steady", m->gpu_timeline ? share : 0);
     an_finding_fig(f, "issue_share", issue_share);
     an_finding_fig(f, "wait_share", wait_share);
