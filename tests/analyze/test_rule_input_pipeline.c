@@ -1,10 +1,12 @@
-/* input_pipeline at and around its thresholds: input_gap_ns (1 ms) and min_share (3 %). */
+/* input_pipeline at and around its thresholds: input_gap_ns (1 ms) and min_share (3 %);
+ * pauses before the steady state left out of it. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <cmocka.h>
 
+#include "pauses.h"
 #include "synth.h"
 
 static const struct an_finding *run(struct synth *s, struct an_model **m,
@@ -82,6 +84,40 @@ static void share_around_threshold(void **state)
     }
 }
 
+/* The loop of loader_bound after a 3 s start (DataLoader workers starting, data loaded)
+ * and a first step: that stretch is a pause (pauses.c) of the warm-up, and takes nothing
+ * from the steady state's per-step wait. */
+static void startup_pause_outside_steady(void **state, int gpu)
+{
+    (void)state;
+    struct synth s = {.gpu_records = gpu};
+    struct loop first = {.steps = 1, .kernels = 3, .kernel_ns = 1 * MS, .launch_ns = 5 * US,
+                         .item = 1};
+    synth_loop(&s, &first);
+    synth_idle(&s, 3000 * MS);
+    struct loop L = {.steps = 40, .input_ns = 4 * MS, .kernels = 3, .kernel_ns = 1 * MS,
+                     .launch_ns = 5 * US, .item = 1};
+    synth_loop(&s, &L);
+    struct an_model *m;
+    struct an_findings out = {0};
+    const struct an_finding *f = run(&s, &m, &out, 8);
+    assert_true(m->steady_start > 3000 * MS);
+    uint64_t count = 0;
+    assert_int_equal(an_pause_ns(m, &count), 3000 * MS + 4 * MS);  /* with step 2's wait */
+    assert_int_equal(count, 1);
+    assert_int_equal(an_pause_steady_ns(m, &count), 0);
+    assert_int_equal(count, 0);
+    assert_non_null(f);
+    /* 4 ms a step over the steady steps, taken as the run's 40 */
+    assert_true(f->saving_ns > 39 * 3900 * US && f->saving_ns < 41 * 4300 * US);
+    an_findings_free(&out);
+    an_model_free(m);
+    synth_free(&s);
+}
+
+static void startup_pause_host_only(void **state) { startup_pause_outside_steady(state, 0); }
+static void startup_pause_gpu_records(void **state) { startup_pause_outside_steady(state, 1); }
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -89,6 +125,8 @@ int main(void)
         cmocka_unit_test(loader_bound_gpu_records),
         cmocka_unit_test(gap_under_threshold),
         cmocka_unit_test(share_around_threshold),
+        cmocka_unit_test(startup_pause_host_only),
+        cmocka_unit_test(startup_pause_gpu_records),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -151,6 +151,45 @@ static void pause_thresholds(void **state)
     synth_free(&s);
 }
 
+/* A 3 s start after the first step (workers starting, a dataset indexed), then 200 steps
+ * and, in the second run, 2 s pauses after steps 100 and 200: the start is told apart. */
+static void startup_pause(void **state)
+{
+    (void)state;
+    for (int with_eval = 0; with_eval < 2; with_eval++) {
+        struct synth s = {.gpu_records = 1};
+        struct loop first = {.steps = 1, .kernels = 3, .kernel_ns = 1 * MS,
+                             .launch_ns = 5 * US, .item = 1};
+        synth_loop(&s, &first);
+        synth_idle(&s, 3000 * MS);
+        loop_with_pauses(&s, with_eval ? 3 : 1, with_eval ? 100 : 200, 0, 2000 * MS);
+        struct an_model *m = synth_model(&s, NULL, 1ull << 30, 0);
+        struct an_findings out = {0};
+        const struct an_finding *f = synth_rule(m, an_rule_pauses, &out, 8);
+        assert_non_null(f);
+        assert_int_equal(fig(f, "pauses"), with_eval ? 3 : 1);
+        assert_int_equal(fig(f, "pauses_outside_steady"), 1);
+        if (with_eval) {
+            assert_int_equal(fig(f, "steps_between"), 150);  /* 301 steps, 2 pauses */
+            assert_non_null(strstr(f->evidence, "in 2 pauses of 2.00 s on average"));
+            assert_non_null(strstr(f->evidence, "1 more (3.00 s) came before or after"));
+            assert_non_null(strstr(f->change, "async_save"));
+        } else {
+            assert_int_equal(fig(f, "steps_between"), 0);
+            assert_non_null(strstr(f->title, "start-up"));
+            assert_non_null(strstr(f->evidence, "in 1 stretch outside the steady steps"));
+            assert_null(strstr(f->change, "async_save"));
+            assert_non_null(strstr(f->change, "one-off"));
+        }
+        /* the whole of them is the saving, start-up included */
+        uint64_t total = (with_eval ? 7000 : 3000) * MS;
+        assert_true(f->saving_ns > total - 10 * MS && f->saving_ns <= total);
+        an_findings_free(&out);
+        an_model_free(m);
+        synth_free(&s);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -160,6 +199,7 @@ int main(void)
         cmocka_unit_test(bursty_workers_are_input),
         cmocka_unit_test(pauses_and_loader_wait),
         cmocka_unit_test(pause_thresholds),
+        cmocka_unit_test(startup_pause),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -232,7 +232,8 @@ void an_model_add_idle(struct an_model *m, int gpu, uint64_t start, uint64_t end
 {
     uint64_t *idle = gpu ? m->total.idle_gpu_ns : m->total.idle_host_ns;
     if (split->ns[AN_CAUSE_INPUT])
-        an_pauses_add(&m->input_lengths[gpu ? 1 : 0], split->ns[AN_CAUSE_INPUT]);
+        an_pauses_add(&m->input_lengths[gpu ? 1 : 0], start, split->ns[AN_CAUSE_INPUT],
+                      m->th.pause_min_ns);
     int main_cause = 0;
     for (int c = 0; c < AN_CAUSE_COUNT; c++) {
         idle[c] += split->ns[c];
@@ -334,6 +335,8 @@ void an_model_free(struct an_model *m)
         m->stack = NULL;
         an_model_finish(m);
     }
+    for (int i = 0; i < 2; i++)
+        free(m->input_lengths[i].longs);
     free(m);
 }
 

@@ -157,8 +157,20 @@ struct an_mem_point {
 
 /* Input-pipeline idle time by the length of its stretch (pauses.c). */
 #define AN_PAUSE_BUCKETS 512
+/* A stretch of input-pipeline idle time and where it began. */
+struct an_idle_stretch {
+    uint64_t start, ns;
+};
+#define AN_KEEP_LONG_STRETCHES 65536
+
 struct an_idle_lengths {
     uint64_t count[AN_PAUSE_BUCKETS], ns[AN_PAUSE_BUCKETS];
+    /* The first AN_KEEP_LONG_STRETCHES stretches of pause_min_ns or more (every pause is
+     * one), with their start, to tell the steady state's pauses from the warm-up's;
+     * longs_lost counts the others. */
+    struct an_idle_stretch *longs;
+    size_t nlongs, longs_cap;
+    uint64_t longs_lost;
 };
 
 struct an_kernel_count {

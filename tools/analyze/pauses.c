@@ -1,5 +1,7 @@
 #include "pauses.h"
 
+#include <stdlib.h>
+
 /* Bucket i holds lengths in [lower(i), lower(i + 1)): octave i / 8, eighth i % 8. */
 static unsigned bucket_of(uint64_t ns)
 {
@@ -19,11 +21,26 @@ static uint64_t lower_of(unsigned i)
     return (uint64_t)(8 + eighth) << (octave - 3);
 }
 
-void an_pauses_add(struct an_idle_lengths *lengths, uint64_t ns)
+void an_pauses_add(struct an_idle_lengths *lengths, uint64_t start, uint64_t ns,
+                   uint64_t long_ns)
 {
     unsigned i = bucket_of(ns);
     lengths->count[i]++;
     lengths->ns[i] += ns;
+    if (ns < long_ns)
+        return;
+    if (lengths->nlongs == lengths->longs_cap) {
+        size_t cap = lengths->longs_cap ? 2 * lengths->longs_cap : 64;
+        struct an_idle_stretch *grown =
+            cap <= AN_KEEP_LONG_STRETCHES ? realloc(lengths->longs, cap * sizeof *grown) : NULL;
+        if (!grown) {
+            lengths->longs_lost++;
+            return;
+        }
+        lengths->longs = grown;
+        lengths->longs_cap = cap;
+    }
+    lengths->longs[lengths->nlongs++] = (struct an_idle_stretch){start, ns};
 }
 
 uint64_t an_pause_threshold(const struct an_model *m)
@@ -34,20 +51,57 @@ uint64_t an_pause_threshold(const struct an_model *m)
     return t > m->th.pause_min_ns ? t : m->th.pause_min_ns;
 }
 
-uint64_t an_pause_ns(const struct an_model *m, uint64_t *count)
+/* The first bucket whose stretches are all pauses (AN_PAUSE_BUCKETS: none). */
+static unsigned first_pause_bucket(const struct an_model *m)
 {
-    uint64_t threshold = an_pause_threshold(m), ns = 0, n = 0;
-    const struct an_idle_lengths *lengths = &m->input_lengths[m->gpu_timeline ? 1 : 0];
+    uint64_t threshold = an_pause_threshold(m);
     unsigned first = threshold ? bucket_of(threshold) : AN_PAUSE_BUCKETS;
     if (first < AN_PAUSE_BUCKETS && lower_of(first) < threshold)
         first++;  /* the threshold's own bucket holds shorter stretches too */
-    for (unsigned i = first; i < AN_PAUSE_BUCKETS; i++) {
+    return first;
+}
+
+static const struct an_idle_lengths *lengths_of(const struct an_model *m)
+{
+    return &m->input_lengths[m->gpu_timeline ? 1 : 0];
+}
+
+uint64_t an_pause_ns(const struct an_model *m, uint64_t *count)
+{
+    uint64_t ns = 0, n = 0;
+    const struct an_idle_lengths *lengths = lengths_of(m);
+    for (unsigned i = first_pause_bucket(m); i < AN_PAUSE_BUCKETS; i++) {
         ns += lengths->ns[i];
         n += lengths->count[i];
     }
     /* long waits this often are the input's rhythm (workers delivering in bursts) */
     if (n && m->steps.count / n < m->th.pause_every_min)
         ns = n = 0;
+    if (count)
+        *count = n;
+    return ns;
+}
+
+uint64_t an_pause_steady_ns(const struct an_model *m, uint64_t *count)
+{
+    uint64_t n = 0, run = an_pause_ns(m, &n), ns = 0;
+    const struct an_idle_lengths *lengths = lengths_of(m);
+    if (!run || !m->steps.steady || lengths->longs_lost) {
+        /* none; the steady state is the run; or not all of them placed */
+        if (count)
+            *count = n;
+        return run;
+    }
+    unsigned first = first_pause_bucket(m);
+    uint64_t shortest = first < AN_PAUSE_BUCKETS ? lower_of(first) : UINT64_MAX;
+    n = 0;
+    for (size_t i = 0; i < lengths->nlongs; i++) {
+        const struct an_idle_stretch *s = &lengths->longs[i];
+        if (s->ns >= shortest && s->start >= m->steady_start && s->start < m->steady_end) {
+            ns += s->ns;
+            n++;
+        }
+    }
     if (count)
         *count = n;
     return ns;

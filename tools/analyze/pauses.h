@@ -12,8 +12,10 @@
 
 #include "model.h"
 
-/* One stretch of input-pipeline idle time of `ns`. */
-void an_pauses_add(struct an_idle_lengths *lengths, uint64_t ns);
+/* One stretch of input-pipeline idle time of `ns` from `start`; kept with its start when
+ * long_ns or longer (pause_min_ns: any pause). */
+void an_pauses_add(struct an_idle_lengths *lengths, uint64_t start, uint64_t ns,
+                   uint64_t long_ns);
 /* The shortest stretch that is a pause: pause_steps median steps, at least pause_min_ns;
  * 0 (none is) when the run has no steps. */
 uint64_t an_pause_threshold(const struct an_model *m);
@@ -22,5 +24,9 @@ uint64_t an_pause_threshold(const struct an_model *m);
  * more often than every pause_every_min steps. Exact to one bucket (a stretch up to 8 %
  * longer than the threshold may not count). */
 uint64_t an_pause_ns(const struct an_model *m, uint64_t *count);
+/* The part of an_pause_ns in pauses that began in the steady state (what the per-step
+ * input wait leaves out), and how many; the rest were in the warm-up or after the last
+ * step. The whole run's when more long stretches came than were kept. */
+uint64_t an_pause_steady_ns(const struct an_model *m, uint64_t *count);
 
 #endif

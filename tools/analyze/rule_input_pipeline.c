@@ -16,9 +16,7 @@ void an_rule_input_pipeline(const struct an_model *m, const struct an_rule_ctx *
 {
     uint64_t span = an_steady_span(m);
     double steady_idle = an_idle_ns(m, &m->steady, AN_CAUSE_INPUT);
-    /* (pauses are counted over the run; one in the warm-up would take from the steady
-     * state's wait: a pause that early is rare) */
-    double pauses = (double)an_pause_ns(m, NULL);
+    double pauses = (double)an_pause_steady_ns(m, NULL);
     steady_idle = steady_idle > pauses ? steady_idle - pauses : 0;
     double share = span ? steady_idle / (double)span : 0;
     if (share < m->th.min_share)

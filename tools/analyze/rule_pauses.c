@@ -4,6 +4,8 @@
  * every so many steps — evaluation, saving a checkpoint, a DataLoader that restarts its
  * workers at each epoch, heavy logging. Per-step DataLoader advice would be wrong for it,
  * so input_pipeline leaves these stretches out.
+ * Pauses before the steady steps (or after them) are start-up work, told apart: a run with
+ * no other pause gets start-up advice rather than the loop's.
  * Saving (upper bound): all of those stretches, as if the work ran off the training loop.
  */
 #include <stdio.h>
@@ -11,24 +13,61 @@
 #include "pauses.h"
 #include "rules.h"
 
+/* Every pause came before the steady steps or after them: start-up (or the run's end),
+ * not the loop's rhythm. */
+static void outside_steps(const struct an_model *m, struct an_finding *f, uint64_t count,
+                          uint64_t total)
+{
+    char all[32];
+    an_fmt_ns(all, sizeof all, (double)total);
+    snprintf(f->title, sizeof f->title,
+             "The GPU waited long before the training steps ran steadily: start-up work on "
+             "the training process");
+    an_appendf(f->evidence, sizeof f->evidence,
+               "The GPU sat idle %s (%.0f%% of the run) in %llu stretch%s outside the steady "
+               "steps, while the host made no CUDA call: work before the first steps (the "
+               "DataLoader's workers starting and their first batches, a dataset being "
+               "indexed or read, a model being built on the CPU) or after the last.",
+               all, 100.0 * (double)total / (double)m->wall_ns, (unsigned long long)count,
+               count == 1 ? "" : "es");
+    an_appendf(f->change, sizeof f->change,
+               "A one-off cost: it weighs less the longer the run. Where it matters (short "
+               "jobs, many restarts): cache the prepared dataset instead of indexing it at "
+               "each start, build and load the model straight onto the GPU, and start the "
+               "DataLoader's workers once (persistent_workers=True) rather than per epoch.");
+}
+
 void an_rule_pauses(const struct an_model *m, const struct an_rule_ctx *ctx,
                     struct an_findings *out)
 {
     (void)ctx;
-    uint64_t count = 0;
+    uint64_t count = 0, steady_count = 0;
     uint64_t total = an_pause_ns(m, &count);
     if (!count || !m->wall_ns || (double)total < m->th.min_share * (double)m->wall_ns)
         return;
+    uint64_t steady = an_pause_steady_ns(m, &steady_count);
     struct an_finding *f = an_finding_add(out, "pauses");
     if (!f)
         return;
     uint64_t threshold = an_pause_threshold(m);
+    uint64_t every = steady_count ? m->steps.count / steady_count : 0;
+    an_set_saving(m, f, total);
+    f->first_ts = m->first_ts;
+    f->last_ts = m->last_ts;
+    an_finding_fig(f, "pauses", (double)count);
+    an_finding_fig(f, "pause_ns", (double)total);
+    an_finding_fig(f, "pause_min_ns", (double)threshold);
+    an_finding_fig(f, "steps_between", (double)every);
+    an_finding_fig(f, "pauses_outside_steady", (double)(count - steady_count));
+    if (!steady_count) {
+        outside_steps(m, f, count, total);
+        return;
+    }
     char each[32], all[32], step[32], min[32];
-    an_fmt_ns(each, sizeof each, (double)total / (double)count);
-    an_fmt_ns(all, sizeof all, (double)total);
+    an_fmt_ns(each, sizeof each, (double)steady / (double)steady_count);
+    an_fmt_ns(all, sizeof all, (double)steady);
     an_fmt_ns(step, sizeof step, (double)m->steps.median_ns);
     an_fmt_ns(min, sizeof min, (double)threshold);
-    uint64_t every = m->steps.count / count;
     snprintf(f->title, sizeof f->title,
              "The GPU stops in long pauses every so many steps: evaluation, checkpoints or an "
              "epoch's restart on the training process");
@@ -37,9 +76,16 @@ void an_rule_pauses(const struct an_model *m, const struct an_rule_ctx *ctx,
                "run), about once every %llu steps, while the host made no CUDA call for %s "
                "or more at a stretch: far longer than loading a batch (the median step takes "
                "%s).",
-               (unsigned long long)count, count == 1 ? "" : "s", each, all,
-               100.0 * (double)total / (double)m->wall_ns,
-               (unsigned long long)(every ? every : 1), min, step);
+               (unsigned long long)steady_count, steady_count == 1 ? "" : "s", each, all,
+               100.0 * (double)steady / (double)m->wall_ns, (unsigned long long)every, min,
+               step);
+    if (count > steady_count) {
+        char outside[32];
+        an_fmt_ns(outside, sizeof outside, (double)(total - steady));
+        an_appendf(f->evidence, sizeof f->evidence,
+                   " %llu more (%s) came before or after the steady steps: start-up work.",
+                   (unsigned long long)(count - steady_count), outside);
+    }
     const struct an_interval *longest = an_longest(m, AN_CAUSE_INPUT);
     if (longest && longest->end - longest->start >= threshold) {
         char len[32];
@@ -56,12 +102,5 @@ void an_rule_pauses(const struct an_model *m, const struct an_rule_ctx *ctx,
                "DataLoader(persistent_workers=True) keeps the workers and their prefetched "
                "batches across epochs. Logging: gather metrics on the GPU and log every N "
                "steps.",
-               (unsigned long long)(every ? every : 1));
-    an_set_saving(m, f, total);
-    f->first_ts = m->first_ts;
-    f->last_ts = m->last_ts;
-    an_finding_fig(f, "pauses", (double)count);
-    an_finding_fig(f, "pause_ns", (double)total);
-    an_finding_fig(f, "pause_min_ns", (double)threshold);
-    an_finding_fig(f, "steps_between", (double)every);
+               (unsigned long long)every);
 }
