@@ -182,7 +182,8 @@ void an_model_prune(struct an_model *m);
 /* Every host event but the common launch (out of line: the launches' path stays short). */
 __attribute__((noinline)) void an_model_feed_other(struct an_model *m, const struct an_ev *ev);
 
-/* A launch of a whole CUDA graph: one call for the kernels captured in it. */
+/* A launch of a whole CUDA graph: one call for the kernels captured in it. (The flag is
+ * tested first: a kernel launch, nearly every event, is decided by it alone.) */
 static inline int an_is_graph_launch(const struct an_ev *ev)
 {
     return !(ev->flags & AN_F_KERNEL) &&

@@ -75,18 +75,19 @@ void an_rule_launch_bound(const struct an_model *m, const struct an_rule_ctx *ct
                    issue_share * 100, wait_share * 100);
     }
     if (graphs)
-        snprintf(f->change, sizeof f->change,
-                 "The step already replays CUDA graphs; what stays launch-bound is the work "
-                 "outside them. Find what keeps it out (TORCH_LOGS=\"graph_breaks\" with "
-                 "torch.compile; CPU syncs such as .item(), dynamic shapes and CPU tensors stop a "
-                 "capture) and bring it into the graph, let torch.compile fuse the small ops, or "
-                 "raise the batch size so each kernel does more work.");
+        an_appendf(f->change, sizeof f->change,
+                   "The step already replays CUDA graphs; what stays launch-bound is the work "
+                   "outside them. Find what keeps it out (TORCH_LOGS=\"graph_breaks\" with "
+                   "torch.compile; CPU syncs such as .item(), dynamic shapes and CPU tensors "
+                   "stop a capture) and bring it into the graph, ");
     else
-        snprintf(f->change, sizeof f->change,
-                 "Cut the cost per kernel launch: capture the step in a CUDA graph "
-                 "(torch.compile(mode=\"reduce-overhead\"), or torch.cuda.CUDAGraph by hand), "
-                 "let torch.compile fuse the small ops, or raise the batch size so each kernel "
-                 "does more work.");
+        an_appendf(f->change, sizeof f->change,
+                   "Cut the cost per kernel launch: capture the step in a CUDA graph "
+                   "(torch.compile(mode=\"reduce-overhead\"), or torch.cuda.CUDAGraph by "
+                   "hand), ");
+    an_appendf(f->change, sizeof f->change,
+               "let torch.compile fuse the small ops, or raise the batch size so each kernel "
+               "does more work.");
     an_set_saving(m, f, saving);
     f->first_ts = m->steady_start;
     f->last_ts = m->steady_end;
