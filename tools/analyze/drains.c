@@ -41,19 +41,22 @@ static struct an_stream_state *stream_state(struct an_model_state *st, uint64_t 
     return s;
 }
 
-static void drain_all(struct an_model_state *st)
-{
-    for (size_t i = 0; i < st->nstreams; i++)
-        st->streams[i].pending = 0;
-    st->streams_pending = 0;
-}
-
-static void drain_one(struct an_model_state *st, struct an_stream_state *s)
+/* Stream s proven done by a drain that returned at `end`: the proof holds from then on
+ * (calls are taken by start time, another thread's may end earlier). */
+static void drain_one(struct an_model_state *st, struct an_stream_state *s, uint64_t end)
 {
     if (s && s->pending) {
         s->pending = 0;
         st->streams_pending--;
+        if (end > st->proof_end)
+            st->proof_end = end;
     }
+}
+
+static void drain_all(struct an_model_state *st, uint64_t end)
+{
+    for (size_t i = 0; i < st->nstreams; i++)
+        drain_one(st, &st->streams[i], end);
 }
 
 static int is_event_api(unsigned api)
@@ -74,28 +77,58 @@ static void on_drain(struct an_model *m, const struct an_ev *ev)
                                            ev->stream == 0)) {
         /* a context sync, a synchronous copy, or the legacy stream (which waits for the
          * blocking streams) */
-        drain_all(st);
+        drain_all(st, ev->end);
     } else if (is_event_api(ev->api)) {
         uint64_t *index = gw_map_get(&st->event_stream, ev->key);
         uint64_t *when = gw_map_get(&st->event_time, ev->key);
         if (index && when && *index) {
             struct an_stream_state *s = &st->streams[*index - 1];
             if (*when >= s->last_issue)  /* recorded after the stream's last work */
-                drain_one(st, s);
+                drain_one(st, s, ev->end);
         }
     } else {
-        drain_one(st, stream_state(st, ev->stream));
+        drain_one(st, stream_state(st, ev->stream), ev->end);
     }
     st->drain_epoch++;
+    int assumed = 0;
     for (size_t i = 0; i < st->nstreams && st->streams_pending; i++)
-        if (st->streams[i].pending && st->drain_epoch >= st->streams[i].issue_epoch + 2)
-            drain_one(st, &st->streams[i]);
-    if (st->streams_pending == 0) {
-        if (!st->ever_drained || had_work)
-            m->total.drains++;
-        st->drained_at = ev->end;
+        if (st->streams[i].pending && st->drain_epoch >= st->streams[i].issue_epoch + 2) {
+            drain_one(st, &st->streams[i], ev->end);
+            m->assumed_drains++;
+            assumed = 1;
+        }
+    if (st->streams_pending)
+        return;
+    /* Idle from when the last stream was proven done: the latest end of the drains that
+     * proved them (another thread's drain, started earlier, may end later). A drain of a
+     * GPU already proven idle moves nothing (the time since counts: the host waiting for
+     * the DataLoader between .item() and a synchronize made for timing), unless that was
+     * only assumed (a later proof is surer). */
+    uint64_t proven = st->proof_end > ev->end ? st->proof_end : ev->end;
+    st->proof_end = 0;
+    if (!st->ever_drained || had_work || st->drain_assumed) {
+        m->total.drains += !st->ever_drained || had_work;
+        if (!st->ever_drained || proven > st->drained_at)
+            st->drained_at = proven;
+        st->drain_assumed = assumed;
         st->ever_drained = 1;
     }
+}
+
+/* Proven idle [start, end), the part not counted yet: two threads' proofs may overlap (one
+ * thread's drain ends after another's started), and the GPU is idle only once. Events
+ * come by start time, so what lies before the last counted end is counted already. */
+static void add_idle(struct an_model *m, uint64_t start, uint64_t end)
+{
+    struct an_model_state *st = m->state;
+    if (start < st->idle_until)
+        start = st->idle_until;
+    if (start >= end)
+        return;
+    struct an_split split;
+    an_history_attribute(&st->hist, &m->th, start, end, end, &split);
+    an_model_add_idle(m, 0, start, end, &split);
+    st->idle_until = end;
 }
 
 void an_drains_call(struct an_model *m, const struct an_ev *ev)
@@ -111,32 +144,35 @@ void an_drains_call(struct an_model *m, const struct an_ev *ev)
     }
     if (an_issues_work(ev)) {
         int idle = st->ever_drained && st->streams_pending == 0;
-        if (idle && ev->ts > st->drained_at) {
-            struct an_split split;
-            an_history_attribute(&st->hist, &m->th, st->drained_at, ev->ts, ev->ts, &split);
-            an_model_add_idle(m, 0, st->drained_at, ev->ts, &split);
-        }
         int blocking_h2d = ev->kind == AN_COPY && (ev->flags & AN_F_BLOCKING) &&
                            ev->dir == GW_COPY_HTOD;
-        if (idle && blocking_h2d && ev->end > ev->ts) {
-            /* nothing else queued: the GPU computes nothing until the copy is done */
-            struct an_split split = {{0}};
-            split.ns[AN_CAUSE_H2D] = ev->end - ev->ts;
-            an_model_add_idle(m, 0, ev->ts, ev->end, &split);
-            st->drained_at = ev->end;
-        } else {
+        if (!(idle && blocking_h2d)) {
+            if (idle && ev->ts > st->drained_at)
+                add_idle(m, st->drained_at, ev->ts);
             struct an_stream_state *s = stream_state(st, ev->stream);
             if (s)
                 an_stream_issued(st, s, ev->end);
         }
+        /* else nothing else is queued: the GPU computes nothing while the host stages the
+         * copy, so it stays idle until a call gives it work, from this thread or another
+         * (which may come before the copy ends); the history, which keeps the blocking
+         * copies, makes their part of that interval h2d_stall */
     }
     if (ev->flags & AN_F_DRAINS)
         on_drain(m, ev);
 }
 
+/* Lost records may have given any stream work: each one known is taken as holding work
+ * until a drain proves it done again (a drain of one stream proves nothing of the
+ * others). */
 void an_drains_forget(struct an_model *m)
 {
     struct an_model_state *st = m->state;
-    drain_all(st);
+    for (size_t i = 0; i < st->nstreams; i++) {
+        st->streams[i].pending = 1;
+        st->streams[i].issue_epoch = st->drain_epoch;
+    }
+    st->streams_pending = st->nstreams;
+    st->proof_end = 0;
     st->ever_drained = 0;
 }

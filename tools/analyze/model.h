@@ -228,6 +228,8 @@ struct an_model {
     uint64_t scalar_d2h;
 
     uint64_t late_events;        /* released after later ones (reorder window too small) */
+    uint64_t assumed_drains;     /* host only: streams taken as done without a proof (work
+                                    no call waited for, two drains of other streams ago) */
     uint64_t history_dropped;    /* host history lost to its cap: attribution is partial */
 
     /* Names for the report, asked at finish while the trace is still open: what 0 is a

@@ -41,7 +41,11 @@ struct an_model_state {
     size_t streams_pending;      /* how many hold work */
     uint64_t drained_at;         /* when the last stream was proven done (0: never) */
     uint64_t drain_epoch;        /* drains seen so far */
+    uint64_t idle_until;         /* proven idle counted up to here: threads' proofs overlap */
     int ever_drained;
+    int drain_assumed;           /* the last stream was taken as done by the two-drains rule */
+    uint64_t proof_end;          /* latest end of the drains proving streams done, since the
+                                    GPU was last proven idle */
     struct gw_map event_stream;  /* event handle -> stream index + 1 */
     struct gw_map event_time;    /* event handle -> time recorded */
 
@@ -136,7 +140,7 @@ static inline void an_model_feed_gpu_record(struct an_model *m, const struct an_
 
 /* drains.c */
 void an_drains_call(struct an_model *m, const struct an_ev *ev);
-/* Records were lost: nothing is proven drained until the next drain. */
+/* Records were lost: every stream may hold work until a drain proves it done. */
 void an_drains_forget(struct an_model *m);
 /* Work issued on stream s until `end`: the stream holds work now. */
 static inline void an_stream_issued(struct an_model_state *st, struct an_stream_state *s,
