@@ -1,0 +1,53 @@
+/*
+ * libFuzzer entry point for the model and the rules on well-formed runs: the input bytes
+ * drive the random run generator (random_run.h; the first byte picks GPU records or host
+ * only), the run is analyzed, and every invariant (invariants.h) and the busy-time oracle
+ * (run_oracle.h) must hold: a violation aborts with what broke. Where fuzz_analyze.c looks
+ * for crashes on any bytes, this looks for wrong figures on runs that could happen. Not
+ * part of the default build. From the repository root:
+ *
+ *   clang -g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
+ *     -Iinclude -Itools -Itools/analyze -Itests/analyze tests/analyze/fuzz_model.c \
+ *     tools/analyze/[a-z]*.c tools/trace_*.c tools/gw_map.c tools/text_out.c -lm \
+ *     -o fuzz_model
+ *   mkdir -p corpus_model && ./fuzz_model -max_len=4096 corpus_model
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "invariants.h"
+#include "random_run.h"
+#include "run_oracle.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size < 1)
+        return 0;
+    int gpu_records = data[0] & 1;
+    struct rr *r = malloc(sizeof *r);
+    if (!r)
+        return 0;
+    struct rr_bytes in = {data + 1, size - 1, 0};
+    rr_generate(r, &in, gpu_records);
+    struct an_thresholds th = AN_THRESHOLDS_DEFAULT;
+    uint64_t others = data[0] & 2 ? 256ull << 20 : 0;
+    struct an_model *m = synth_model(&r->s, &th, RR_CAPACITY + others, others);
+    struct an_rule_ctx ctx = {.cpus = 8, .local_world = 1};
+    struct an_findings found = {0};
+    an_run_rules(m, &ctx, &found);
+    struct inv v;
+    if (inv_all(&v, m, &found) || oracle_busy(data + 1, size - 1, gpu_records, r, m, &v)) {
+        fprintf(stderr, "invariant broken (%s): %s\n", gpu_records ? "GPU records" : "host only",
+                v.why);
+        abort();
+    }
+    an_findings_free(&found);
+    an_model_free(m);
+    synth_free(&r->s);
+    free(r);
+    return 0;
+}
