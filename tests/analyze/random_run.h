@@ -355,6 +355,28 @@ static inline void rr_idle(struct rr *r, unsigned t, unsigned b)
     r->now[t] += b == 255 ? 3000 * MS : US << (b % 19);
 }
 
+/* Many tiny kernels (launch-bound), or many small blocking copies (a batch moved tensor
+ * by tensor). */
+static inline void rr_burst(struct rr *r, unsigned t, unsigned stream, unsigned b)
+{
+    unsigned n = 16 + b % 97;
+    for (unsigned i = 0; i < n; i++) {
+        if (b & 1) {
+            rr_launch(r, t, stream, 12 * (b >> 1 & 7) + 1);  /* key 2..6, 2 us on the GPU */
+        } else {
+            uint64_t bytes = 512ull << (b >> 1) % 6;
+            uint64_t end = rr_gpu(r, AN_GPU_COPY, stream, r->now[t], rr_copy_ns(bytes, 1),
+                                  GW_COPY_HTOD, GW_HOST_PAGEABLE, bytes);
+            struct an_ev *e = rr_call(r, t, AN_COPY, GW_API_cuMemcpyHtoDAsync_v2,
+                                      rr_wait(r, t, end, US), AN_F_ASYNC_API | AN_F_BLOCKING);
+            e->stream = stream;
+            e->dir = GW_COPY_HTOD;
+            e->host_kind = GW_HOST_PAGEABLE;
+            e->bytes = bytes;
+        }
+    }
+}
+
 /* One operation: op selects what, b its details. */
 static inline void rr_op(struct rr *r, unsigned op, unsigned b)
 {
@@ -365,7 +387,8 @@ static inline void rr_op(struct rr *r, unsigned op, unsigned b)
     if (r->now[t] <= r->latest_start)
         r->now[t] = r->latest_start + 1;
     switch (op % 16) {
-    case 0: case 1: case 2: case 3: case 4: case 5: rr_launch(r, t, stream, b); break;
+    case 0: case 1: case 2: case 3: case 4: rr_launch(r, t, stream, b); break;
+    case 5: b % 4 ? rr_launch(r, t, stream, b) : rr_burst(r, t, stream, b >> 2); break;
     case 6: rr_h2d(r, t, stream, b); break;
     case 7: rr_d2h(r, t, stream, b); break;
     case 8: rr_sync(r, t, stream, b); break;
