@@ -343,9 +343,19 @@ static inline void rr_misc(struct rr *r, unsigned t, unsigned stream, unsigned b
             synth_push(&r->s, &g);
         }
         break;
-    default:
-        rr_call(r, t, AN_CALL, GW_API_cuStreamWaitEvent, US, 0)->stream = stream;
+    default: {  /* another stream waits for this one's work so far (side-stream copies,
+                 * a communication stream): on the GPU, not on the host */
+        unsigned other = stream % RR_STREAMS + 1;
+        e = rr_call(r, t, AN_CALL, GW_API_cuEventRecord, US, 0);
+        e->stream = stream;
+        e->key = 0xF0 + stream;
+        e = rr_call(r, t, AN_CALL, GW_API_cuStreamWaitEvent, US, 0);
+        e->stream = other;
+        e->key = 0xF0 + stream;
+        if (r->gpu_end[other] < r->gpu_end[stream])
+            r->gpu_end[other] = r->gpu_end[stream];
         break;
+    }
     }
 }
 

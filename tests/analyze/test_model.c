@@ -265,6 +265,17 @@ static void timebins_sum(void **state)
     assert_true(all > 4999.0 * MS && all < 5001.0 * MS);
     double half = an_bins_sum(&tb, AN_BIN_BUSY, 5 * MS, 5005 * MS);
     assert_true(half > 2490.0 * MS && half < 2510.0 * MS);
+    /* time before the first one given (an interval added at its end, a late record): the
+     * bins reach back to it instead of piling it at their start */
+    memset(&tb, 0, sizeof tb);
+    an_bins_add(&tb, AN_BIN_BUSY, 1000 * MS, 1000 * MS + 1, 1.0);
+    an_bins_add(&tb, AN_BIN_IDLE_HOST, 400 * MS, 1000 * MS, (double)(600 * MS));
+    assert_true(tb.origin <= 400 * MS);
+    double before = an_bins_sum(&tb, AN_BIN_IDLE_HOST, 0, 700 * MS);
+    double after = an_bins_sum(&tb, AN_BIN_IDLE_HOST, 1000 * MS, 2000 * MS);
+    assert_true(before > 299.0 * MS && before < 301.0 * MS);
+    assert_true(after < 1.0 * MS);
+    assert_true(an_bins_sum(&tb, AN_BIN_BUSY, 999 * MS, 1001 * MS) == 1.0);
 }
 
 /* ---- attribution of one idle interval ---- */
@@ -410,6 +421,53 @@ static void host_only_two_streams(void **state)
     synth_free(&s);
 }
 
+/* A side stream (2) copies each batch in; the default stream (1) waits for the copy with
+ * cuStreamWaitEvent, computes, and only stream 1 is synchronized. Its sync proves the side
+ * stream done too, when nothing was queued there after the event's record: the input wait
+ * after it is idle without the two-drains assumption; with more work queued on the side
+ * stream after the record, the same sync proves nothing of it. */
+static struct an_model *side_stream_run(int work_after_record)
+{
+    struct synth s = {0};
+    s.now = 1000 * MS;
+    for (int step = 0; step < 10; step++) {
+        synth_idle(&s, 3 * MS);  /* the DataLoader */
+        struct an_ev *e = synth_call(&s, AN_COPY, GW_API_cuMemcpyHtoDAsync_v2, 3 * US,
+                                     AN_F_ASYNC_API);
+        e->stream = 2, e->dir = GW_COPY_HTOD, e->host_kind = GW_HOST_PINNED, e->bytes = 1 << 20;
+        e = synth_call(&s, AN_CALL, GW_API_cuEventRecord, US, 0);
+        e->stream = 2, e->key = 0xE1;
+        if (work_after_record) {
+            e = synth_call(&s, AN_LAUNCH, GW_API_cuLaunchKernel, 5 * US, AN_F_KERNEL);
+            e->stream = 2, e->key = 9;
+        }
+        e = synth_call(&s, AN_CALL, GW_API_cuStreamWaitEvent, US, 0);
+        e->stream = 1, e->key = 0xE1;
+        e = synth_call(&s, AN_LAUNCH, GW_API_cuLaunchKernel, 5 * US, AN_F_KERNEL);
+        e->stream = 1, e->key = 1;
+        synth_call(&s, AN_SYNC, GW_API_cuStreamSynchronize, 1 * MS, AN_F_DRAINS)->stream = 1;
+    }
+    struct an_model *m = synth_model(&s, NULL, 1ull << 30, 0);
+    synth_free(&s);
+    return m;
+}
+
+static void host_only_stream_wait_event(void **state)
+{
+    (void)state;
+    struct an_model *m = side_stream_run(0);
+    assert_int_equal(m->assumed_drains, 0);
+    /* nine 3 ms waits between a sync and the next step's copy */
+    assert_int_equal(m->total.idle_host_ns[AN_CAUSE_INPUT], 9 * 3 * MS);
+    an_model_free(m);
+    m = side_stream_run(1);
+    /* the side stream's kernel after the record is not proven done by stream 1's sync
+     * (and it gets work again before a second drain could assume it): nothing is idle */
+    assert_int_equal(m->assumed_drains, 0);
+    assert_int_equal(m->total.idle_host_ns[AN_CAUSE_INPUT], 0);
+    an_model_free(m);
+}
+
 /* A training loop whose GPU records stop half way (torch.profiler took CUPTI's buffers)
  * and then continues: len steps with records, then len steps without. */
 static uint64_t loop_with_cut(struct synth *s, unsigned len)
@@ -515,6 +573,7 @@ int main(void)
         cmocka_unit_test(no_pattern),
         cmocka_unit_test(gpu_records_late),
         cmocka_unit_test(host_only_two_streams),
+        cmocka_unit_test(host_only_stream_wait_event),
         cmocka_unit_test(gpu_timeline_cut),
         cmocka_unit_test(gpu_timeline_cut_thresholds),
     };

@@ -42,15 +42,40 @@ static struct an_stream_state *stream_state(struct an_model_state *st, uint64_t 
 }
 
 /* Stream s proven done by a drain that returned at `end`: the proof holds from then on
- * (calls are taken by start time, another thread's may end earlier). */
+ * (calls are taken by start time, another thread's may end earlier). So is what s waited
+ * for (cuStreamWaitEvent), when the other stream got no work after the event's record:
+ * a side stream's copies or a DDP communication stream that only the default stream's
+ * sync ever proves done. */
 static void drain_one(struct an_model_state *st, struct an_stream_state *s, uint64_t end)
 {
-    if (s && s->pending) {
-        s->pending = 0;
-        st->streams_pending--;
-        if (end > st->proof_end)
-            st->proof_end = end;
+    for (int depth = 0; s && depth < 8; depth++) {
+        if (s->pending) {
+            s->pending = 0;
+            st->streams_pending--;
+            if (end > st->proof_end)
+                st->proof_end = end;
+        }
+        struct an_stream_state *dep = s->dep_plus1 ? &st->streams[s->dep_plus1 - 1] : NULL;
+        s = dep && dep->pending && dep->last_issue <= s->dep_time ? dep : NULL;
     }
+}
+
+static int is_wait_api(unsigned api)
+{
+    return api == GW_API_cuStreamWaitEvent || api == GW_API_cuStreamWaitEvent_ptsz;
+}
+
+/* cuStreamWaitEvent: the stream's later work waits for the event's stream up to the
+ * record (the latest such wait is kept). */
+static void on_wait(struct an_model_state *st, const struct an_ev *ev)
+{
+    uint64_t *index = gw_map_get(&st->event_stream, ev->key);
+    uint64_t *when = gw_map_get(&st->event_time, ev->key);
+    struct an_stream_state *s = stream_state(st, ev->stream);
+    if (!index || !when || !*index || !s || *index - 1 == (size_t)(s - st->streams))
+        return;
+    s->dep_plus1 = *index;
+    s->dep_time = *when;
 }
 
 static void drain_all(struct an_model_state *st, uint64_t end)
@@ -140,6 +165,10 @@ void an_drains_call(struct an_model *m, const struct an_ev *ev)
             gw_map_put(&st->event_stream, ev->key, (uint64_t)(s - st->streams) + 1);
             gw_map_put(&st->event_time, ev->key, ev->ts);
         }
+        return;
+    }
+    if (is_wait_api(ev->api) && ev->kind == AN_CALL && !(ev->flags & AN_F_ERROR)) {
+        on_wait(st, ev);
         return;
     }
     if (an_issues_work(ev)) {

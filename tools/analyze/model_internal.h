@@ -20,6 +20,10 @@ struct an_stream_state {
     uint64_t last_issue;         /* end of the latest call that issued work on it */
     uint64_t issue_epoch;        /* drains seen (any stream) when it last got work */
     int pending;                 /* work issued since its last drain */
+    /* cuStreamWaitEvent: this stream's later work waits for stream dep_plus1 - 1's work
+     * issued before dep_time (the event's record), so a drain of this one proves that */
+    size_t dep_plus1;
+    uint64_t dep_time;
 };
 
 struct an_model_state {
