@@ -133,10 +133,10 @@ static inline void rr_launch(struct rr *r, unsigned t, unsigned stream, unsigned
     rr_gpu(r, AN_GPU_KERNEL, stream, e->end, US << (b % 12), 0, 0, 0);
 }
 
-static inline void rr_h2d(struct rr *r, unsigned t, unsigned stream, unsigned b)
+/* A host-to-device copy: how 0 pinned async, 1 pageable async, 2 synchronous. */
+static inline void rr_h2d_copy(struct rr *r, unsigned t, unsigned stream, uint64_t bytes,
+                               unsigned how)
 {
-    uint64_t bytes = 1024ull << (b % 15);
-    unsigned how = (b >> 4) % 3;  /* 0 pinned async, 1 pageable async, 2 synchronous */
     uint8_t host = how == 0 ? GW_HOST_PINNED : GW_HOST_PAGEABLE;
     uint64_t issued = r->now[t];
     if (how == 2)
@@ -156,6 +156,11 @@ static inline void rr_h2d(struct rr *r, unsigned t, unsigned stream, unsigned b)
     e->dir = GW_COPY_HTOD;
     e->host_kind = host;
     e->bytes = bytes;
+}
+
+static inline void rr_h2d(struct rr *r, unsigned t, unsigned stream, unsigned b)
+{
+    rr_h2d_copy(r, t, stream, 1024ull << (b % 15), (b >> 4) % 3);
 }
 
 /* .item() (4 bytes) or a larger result to pageable memory: waits for the stream. */
@@ -374,15 +379,7 @@ static inline void rr_burst(struct rr *r, unsigned t, unsigned stream, unsigned 
         if (b & 1) {
             rr_launch(r, t, stream, 12 * (b >> 1 & 7) + 1);  /* key 2..6, 2 us on the GPU */
         } else {
-            uint64_t bytes = 512ull << (b >> 1) % 6;
-            uint64_t end = rr_gpu(r, AN_GPU_COPY, stream, r->now[t], rr_copy_ns(bytes, 1),
-                                  GW_COPY_HTOD, GW_HOST_PAGEABLE, bytes);
-            struct an_ev *e = rr_call(r, t, AN_COPY, GW_API_cuMemcpyHtoDAsync_v2,
-                                      rr_wait(r, t, end, US), AN_F_ASYNC_API | AN_F_BLOCKING);
-            e->stream = stream;
-            e->dir = GW_COPY_HTOD;
-            e->host_kind = GW_HOST_PAGEABLE;
-            e->bytes = bytes;
+            rr_h2d_copy(r, t, stream, 512ull << (b >> 1) % 6, 1);
         }
     }
 }

@@ -65,17 +65,28 @@ static int is_wait_api(unsigned api)
     return api == GW_API_cuStreamWaitEvent || api == GW_API_cuStreamWaitEvent_ptsz;
 }
 
+/* The stream an event was last recorded on (its index + 1; 0 unknown) and when. */
+static size_t recorded_on(struct an_model_state *st, uint64_t event, uint64_t *when)
+{
+    uint64_t *index = gw_map_get(&st->event_stream, event);
+    uint64_t *at = gw_map_get(&st->event_time, event);
+    if (!index || !at)
+        return 0;
+    *when = *at;
+    return (size_t)*index;
+}
+
 /* cuStreamWaitEvent: the stream's later work waits for the event's stream up to the
  * record (the latest such wait is kept). */
 static void on_wait(struct an_model_state *st, const struct an_ev *ev)
 {
-    uint64_t *index = gw_map_get(&st->event_stream, ev->key);
-    uint64_t *when = gw_map_get(&st->event_time, ev->key);
+    uint64_t when;
+    size_t other = recorded_on(st, ev->key, &when);
     struct an_stream_state *s = stream_state(st, ev->stream);
-    if (!index || !when || !*index || !s || *index - 1 == (size_t)(s - st->streams))
+    if (!other || !s || other - 1 == (size_t)(s - st->streams))
         return;
-    s->dep_plus1 = *index;
-    s->dep_time = *when;
+    s->dep_plus1 = other;
+    s->dep_time = when;
 }
 
 static void drain_all(struct an_model_state *st, uint64_t end)
@@ -104,13 +115,10 @@ static void on_drain(struct an_model *m, const struct an_ev *ev)
          * blocking streams) */
         drain_all(st, ev->end);
     } else if (is_event_api(ev->api)) {
-        uint64_t *index = gw_map_get(&st->event_stream, ev->key);
-        uint64_t *when = gw_map_get(&st->event_time, ev->key);
-        if (index && when && *index) {
-            struct an_stream_state *s = &st->streams[*index - 1];
-            if (*when >= s->last_issue)  /* recorded after the stream's last work */
-                drain_one(st, s, ev->end);
-        }
+        uint64_t when;
+        size_t index = recorded_on(st, ev->key, &when);
+        if (index && when >= st->streams[index - 1].last_issue)  /* recorded after its work */
+            drain_one(st, &st->streams[index - 1], ev->end);
     } else {
         drain_one(st, stream_state(st, ev->stream), ev->end);
     }
