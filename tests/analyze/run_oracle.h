@@ -83,4 +83,21 @@ static inline int oracle_busy(const uint8_t *bytes, size_t n, int gpu_records,
                       (unsigned long long)bound, (unsigned long long)want);
 }
 
+/* The run these bytes make, analyzed (a device of RR_CAPACITY plus `others` bytes that
+ * other processes held at start) and checked: 0 when every invariant and the busy time
+ * hold, 1 with v->why. The model and findings are the caller's to free. */
+static inline int oracle_check_run(const uint8_t *bytes, size_t n, int gpu_records,
+                                   uint64_t others, struct rr *r, struct an_model **model,
+                                   struct an_findings *found, struct inv *v)
+{
+    struct rr_bytes in = {bytes, n, 0};
+    rr_generate(r, &in, gpu_records);
+    struct an_thresholds th = AN_THRESHOLDS_DEFAULT;
+    struct an_model *m = synth_model(&r->s, &th, RR_CAPACITY + others, others);
+    struct an_rule_ctx ctx = {.cpus = 8, .local_world = 1};
+    an_run_rules(m, &ctx, found);
+    *model = m;
+    return inv_all(v, m, found) || oracle_busy(bytes, n, gpu_records, r, m, v);
+}
+
 #endif

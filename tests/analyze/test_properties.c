@@ -43,15 +43,8 @@ static int check_seed(uint64_t seed, int gpu_records, struct inv *v, struct rr *
 {
     uint8_t bytes[RUN_BYTES];
     run_bytes(seed, bytes);
-    struct rr_bytes in = {bytes, sizeof bytes, 0};
-    rr_generate(r, &in, gpu_records);
-    struct an_thresholds th = AN_THRESHOLDS_DEFAULT;
     uint64_t others = seed % 3 == 0 ? 256ull << 20 : 0;
-    struct an_model *m = synth_model(&r->s, &th, RR_CAPACITY + others, others);
-    struct an_rule_ctx ctx = {.cpus = 8, .local_world = 1};
-    an_run_rules(m, &ctx, found);
-    *model = m;
-    return inv_all(v, m, found) || oracle_busy(bytes, sizeof bytes, gpu_records, r, m, v);
+    return oracle_check_run(bytes, sizeof bytes, gpu_records, others, r, model, found, v);
 }
 
 static unsigned runs(void)

@@ -82,7 +82,7 @@ void an_bins_point(struct an_timebins *tb, int what, uint64_t t, double amount)
 
 static inline uint64_t clamp_start(const struct an_timebins *tb, uint64_t t)
 {
-    return t < tb->origin ? tb->origin : t;  /* earlier than the first event: bin 0 */
+    return t < tb->origin ? tb->origin : t;  /* earlier than extend_back reaches: bin 0 */
 }
 
 void an_bins_add(struct an_timebins *tb, int what, uint64_t start, uint64_t end,
