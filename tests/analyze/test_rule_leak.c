@@ -1,5 +1,5 @@
-/* leak: memory held grows in growth_steps_share (75 %) of the steady steps and by
- * growth_min_bytes (16 MiB) in all, and around those. */
+/* leak: memory held grows by growth_min_bytes (16 MiB) in all, in growth_steps_share (75 %)
+ * of the steady steps or in jumps spread evenly over them, and around those. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,18 +9,25 @@
 #include "synth.h"
 #include "trace_reader.h"
 
-static struct an_model *leaking(uint64_t bytes, unsigned steps, unsigned every)
+/* bytes taken in every `every`th step before step `until` */
+static struct an_model *leaking_until(uint64_t bytes, unsigned steps, unsigned every,
+                                      unsigned until)
 {
     struct synth s = {0};
     struct loop L = {.steps = 1, .kernels = 3, .kernel_ns = 1 * MS, .launch_ns = 5 * US,
                      .item = 1};
     for (unsigned i = 0; i < steps; i++) {
-        L.leak_bytes = i % every == 0 ? bytes : 0;
+        L.leak_bytes = i % every == 0 && i < until ? bytes : 0;
         synth_loop(&s, &L);
     }
     struct an_model *m = synth_model(&s, NULL, 1ull << 30, 0);
     synth_free(&s);
     return m;
+}
+
+static struct an_model *leaking(uint64_t bytes, unsigned steps, unsigned every)
+{
+    return leaking_until(bytes, steps, every, steps);
 }
 
 static void grows_every_step(void **state)
@@ -49,13 +56,33 @@ static void grows_too_little(void **state)
     an_model_free(m);
 }
 
-/* Growth in every other step (50 %): not the leak pattern (fragmentation looks at it). */
-static void grows_now_and_then(void **state)
+/* 32 MiB every 4th step of 40, as PyTorch's caching allocator shows a leak (a new segment
+ * every few steps): growth in a quarter of the steps, spread evenly, is a leak too. */
+static void grows_in_even_jumps(void **state)
 {
     (void)state;
-    struct an_model *m = leaking(8u << 20, 40, 2);
+    struct an_model *m = leaking(32u << 20, 40, 4);
+    assert_true(m->steps.growth_steps * 4 < m->steps.sampled_steps * 3);  /* not "every" */
+    assert_int_equal(an_growth_kind(m), AN_GROWTH_STEADY);
+    struct an_findings out = {0};
+    const struct an_finding *f = synth_rule(m, an_rule_leak, &out, 8);
+    assert_non_null(f);
+    /* 9 jumps of 32 MiB after the first boundary, over 39 steady steps */
+    assert_non_null(strstr(f->title, "(7.38 MiB a step on average)"));
+    assert_non_null(strstr(f->evidence, "in jumps spread evenly"));
+    an_findings_free(&out);
+    an_model_free(m);
+}
+
+/* The same jumps only in the first 12 steps (the cache filling, a few new shapes), then
+ * flat: the second half carries no growth, so no leak (fragmentation looks at it). */
+static void grows_early_then_flat(void **state)
+{
+    (void)state;
+    struct an_model *m = leaking_until(32u << 20, 40, 4, 12);
     struct an_findings out = {0};
     assert_null(synth_rule(m, an_rule_leak, &out, 8));
+    assert_int_equal(an_growth_kind(m), AN_GROWTH_JUMPS);
     an_findings_free(&out);
     an_model_free(m);
 }
@@ -224,7 +251,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(grows_every_step),
         cmocka_unit_test(grows_too_little),
-        cmocka_unit_test(grows_now_and_then),
+        cmocka_unit_test(grows_in_even_jumps),
+        cmocka_unit_test(grows_early_then_flat),
         cmocka_unit_test(names_where_it_was_allocated),
         cmocka_unit_test(pytorch_allocator_site),
         cmocka_unit_test(no_stacks_no_sites),

@@ -147,6 +147,8 @@ struct an_steps {
     uint64_t live_first, live_last, live_min, live_max;
     uint64_t growth_steps;       /* steady steps in which memory held grew */
     uint64_t sampled_steps;      /* steady steps with a memory sample */
+    uint64_t live_mid;           /* at the middle steady sample */
+    uint64_t live_dip;           /* the most it fell below its running maximum */
 };
 
 /* Device memory held over time: at step boundaries, evenly thinned to at most this many. */

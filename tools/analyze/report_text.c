@@ -119,8 +119,8 @@ static void summary(FILE *out, const struct an_run *run)
                 " steady), step time %s median, %s p90; marked by %s\n",
                 s->count, s->warmup, s->steady, buf, buf2, s->marker);
         an_fmt_ns(buf, sizeof buf, (double)s->warmup_ns);
-        fprintf(out, "  %-13s %s before the steady state\n",
-                s->warmup ? "warm-up" : "start-up", buf);
+        fprintf(out, "  %-13s %s before the steady state (one-off: findings rank the steady "
+                     "state)\n", s->warmup ? "warm-up" : "start-up", buf);
     } else {
         fprintf(out, "  steps         none found (no NVTX step range, no repeating pattern): "
                      "figures are over the whole run\n");

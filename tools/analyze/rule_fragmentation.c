@@ -2,10 +2,10 @@
  * fragmentation: the allocator's memory does not fit the requests. Evidence, any of:
  *  - an allocation failed while more than it asked for was free in total (the free memory
  *    was in pieces);
- *  - device alloc/free calls in every steady step (a caching allocator should reuse its
- *    blocks: churn means shapes keep changing or the cache is emptied);
- *  - memory held still growing in the steady state, in jumps rather than every step (the
- *    "every step" pattern is the leak rule's).
+ *  - device alloc/free calls, in pairs, in every steady step (a caching allocator should
+ *    reuse its blocks: churn means shapes keep changing or the cache is emptied);
+ *  - memory held still growing in the steady state, in jumps now and then (steady growth,
+ *    every step or in evenly spread jumps, is the leak rule's: an_growth_kind).
  * Saving (upper bound): host time in alloc/free calls and the GPU idle charged to the
  * allocator, outside OOM-retry storms (cudaFree waits for the device). Only the first
  * kind of evidence: a risk.
@@ -20,13 +20,12 @@ void an_rule_fragmentation(const struct an_model *m, const struct an_rule_ctx *c
     (void)ctx;
     const struct an_memory *mem = &m->mem;
     const struct an_steps *s = &m->steps;
-    double churn = s->steady ? (double)(m->steady.allocs + m->steady.frees) / (double)s->steady
-                             : 0;
+    /* allocations that are never freed are a leak's, not churn: calls in alloc/free pairs */
+    uint64_t pairs = m->steady.allocs < m->steady.frees ? m->steady.allocs : m->steady.frees;
+    double churn = s->steady ? 2.0 * (double)pairs / (double)s->steady : 0;
     int churning = s->steady && churn >= m->th.churn_per_step;
     uint64_t growth = s->live_last > s->live_first ? s->live_last - s->live_first : 0;
-    int every_step = s->sampled_steps &&
-                     (double)s->growth_steps / (double)s->sampled_steps >= m->th.growth_steps_share;
-    int growing = growth >= m->th.growth_min_bytes && !every_step;
+    int growing = an_growth_kind(m) == AN_GROWTH_JUMPS;
     if (!mem->ooms_fragmented && !churning && !growing)
         return;
     /* host time in allocation calls, and GPU idle they caused, outside retry storms */
@@ -58,8 +57,8 @@ void an_rule_fragmentation(const struct an_model *m, const struct an_rule_ctx *c
     }
     if (churning)
         an_appendf(f->evidence, sizeof f->evidence,
-                   "%.1f device alloc/free calls per steady step (a caching allocator reuses "
-                   "its blocks once warm). ", churn);
+                   "%.1f device alloc/free calls (in pairs) per steady step (a caching "
+                   "allocator reuses its blocks once warm). ", churn);
     if (growing) {
         char g[32];
         an_fmt_bytes(g, sizeof g, (double)growth);

@@ -1,6 +1,7 @@
 /*
- * leak: memory held grows in (nearly) every steady step, by at least growth_min_bytes in
- * all: tensors kept alive across steps (a list of losses that still hold their graphs,
+ * leak: memory held grows steadily over the steady state, by at least growth_min_bytes in
+ * all, in (nearly) every step or in jumps spread evenly and never given back (PyTorch's
+ * caching allocator takes a segment every few steps; an_growth_kind): tensors kept alive across steps (a list of losses that still hold their graphs,
  * a cache of outputs). At the rate seen, the run runs out of memory after so many more
  * steps. What is still held at exit is listed, grouped, with when it was first taken, and
  * where it was allocated when the allocating calls carried call stacks (alloc_sites.c).
@@ -17,12 +18,11 @@ void an_rule_leak(const struct an_model *m, const struct an_rule_ctx *ctx,
     (void)ctx;
     const struct an_steps *s = &m->steps;
     const struct an_memory *mem = &m->mem;
-    if (!s->sampled_steps || s->live_last <= s->live_first)
+    if (an_growth_kind(m) != AN_GROWTH_STEADY)
         return;
     uint64_t growth = s->live_last - s->live_first;
     double grew_share = (double)s->growth_steps / (double)s->sampled_steps;
-    if (growth < m->th.growth_min_bytes || grew_share < m->th.growth_steps_share)
-        return;
+    int every_step = grew_share >= m->th.growth_steps_share;
     struct an_finding *f = an_finding_add(out, "leak");
     if (!f)
         return;
@@ -30,12 +30,16 @@ void an_rule_leak(const struct an_model *m, const struct an_rule_ctx *ctx,
     char g[32], ps[32];
     an_fmt_bytes(g, sizeof g, (double)growth);
     an_fmt_bytes(ps, sizeof ps, per_step);
-    snprintf(f->title, sizeof f->title, "Memory leak: memory held grows every step (%s a step)",
-             ps);
+    snprintf(f->title, sizeof f->title, "Memory leak: memory held %s (%s a step%s)",
+             every_step ? "grows every step" : "keeps growing", ps,
+             every_step ? "" : " on average");
     an_appendf(f->evidence, sizeof f->evidence,
                "Device memory held by this process grew in %.0f%% of the steady steps, by %s "
-               "in all (%.3f-%.3f s).", grew_share * 100, g, an_rel_s(m, m->steady_start),
-               an_rel_s(m, m->steady_end));
+               "in all (%.3f-%.3f s)%s.", grew_share * 100, g, an_rel_s(m, m->steady_start),
+               an_rel_s(m, m->steady_end),
+               every_step ? "" : ", in jumps spread evenly over the steady state and never "
+                                 "given back (a caching allocator takes a new segment every "
+                                 "few steps)");
     double steps_left = -1;
     if (mem->capacity > mem->others_at_start + mem->peak_total) {
         steps_left = (double)(mem->capacity - mem->others_at_start - mem->peak_total) / per_step;

@@ -82,6 +82,24 @@ void an_steady_phrase(const struct an_model *m, char *buf, size_t size)
                  an_rel_s(m, m->steady_start), an_rel_s(m, m->steady_end));
 }
 
+enum an_growth an_growth_kind(const struct an_model *m)
+{
+    const struct an_steps *s = &m->steps;
+    if (!s->sampled_steps || s->live_last <= s->live_first ||
+        s->live_last - s->live_first < m->th.growth_min_bytes)
+        return AN_GROWTH_NONE;
+    double growth = (double)(s->live_last - s->live_first);
+    if ((double)s->growth_steps >= m->th.growth_steps_share * (double)s->sampled_steps)
+        return AN_GROWTH_STEADY;
+    double first_half = s->live_mid > s->live_first ? (double)(s->live_mid - s->live_first) : 0;
+    double second_half = s->live_last > s->live_mid ? (double)(s->live_last - s->live_mid) : 0;
+    int even = first_half >= m->th.growth_half_share * growth &&
+               second_half >= m->th.growth_half_share * growth;
+    if (even && s->growth_steps >= m->th.growth_min_jumps && (double)s->live_dip * 4 <= growth)
+        return AN_GROWTH_STEADY;
+    return AN_GROWTH_JUMPS;
+}
+
 double an_per_step(const struct an_model *m, double steady_ns)
 {
     return steady_ns / (double)an_steady_steps(m);

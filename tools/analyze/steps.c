@@ -278,6 +278,8 @@ static void memory_growth(struct an_model *m, const struct an_step_key *k, size_
 {
     struct an_steps *s = &m->steps;
     s->live_first = s->live_min = s->live_max = k->live[w];
+    s->live_mid = k->live[w + (k->nsamples - 1 - w) / 2];
+    s->live_dip = 0;
     for (size_t i = w; i < k->nsamples; i++) {
         uint64_t v = k->live[i];
         s->live_last = v;
@@ -285,6 +287,8 @@ static void memory_growth(struct an_model *m, const struct an_step_key *k, size_
             s->live_min = v;
         if (v > s->live_max)
             s->live_max = v;
+        if (s->live_max - v > s->live_dip)
+            s->live_dip = s->live_max - v;
         if (i > w) {
             s->sampled_steps++;
             s->growth_steps += v > k->live[i - 1];
@@ -313,13 +317,19 @@ void an_steps_choose(struct an_model *m, struct an_step_finder *f)
                 continue;
             if (k->count < (uint64_t)m->th.min_steps + 1 || k->nsamples < 3)
                 continue;
+            /* A range the user marked as a step is one, however little of the run it spans
+             * and however unevenly it repeats: on a real GPU, start-up (CUDA context, cuBLAS,
+             * model and data to the device) can outlast a short loop, and the host, running
+             * ahead of the GPU, marks steps in bursts whenever the launch queue lets it go.
+             * A guessed pattern must span enough of the run and repeat evenly. */
+            int marked = tier == AN_TIER_NVTX;
             double cover = m->wall_ns ? (double)(k->last - k->first) / (double)m->wall_ns : 0;
-            if (cover < m->th.step_coverage)
+            if (!marked && cover < m->th.step_coverage)
                 continue;
             /* a candidate needs only its median: selection, not a sort (most are rejected) */
             size_t n = intervals(k, 0, buf);
             double reg = regularity(buf, n, n ? select_nth(buf, n, n / 2) : 0);
-            if (reg < m->th.step_regularity || buf[n / 2] == 0)  /* the median, selected */
+            if ((!marked && reg < m->th.step_regularity) || buf[n / 2] == 0)  /* the median */
                 continue;
             if (!best || better(k, best)) {
                 best = k;

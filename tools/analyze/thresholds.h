@@ -35,8 +35,8 @@ struct an_thresholds {
 
     /* ---- steps ---- */
     unsigned min_steps;           /* fewer repetitions than this: no step pattern */
-    double step_regularity;       /* share of intervals within 0.5x..1.5x of the median */
-    double step_coverage;         /* the pattern must span this share of the run */
+    double step_regularity;       /* found pattern: intervals in 0.5x..1.5x median */
+    double step_coverage;         /* a found (not NVTX) pattern spans this share */
     double warmup_factor;         /* a step this many times the median is warm-up */
     double warmup_max_share;      /* warm-up is at most this share of the steps */
 
@@ -77,9 +77,14 @@ struct an_thresholds {
     double others_min_share;      /* memory held by others at start, share of capacity */
     uint64_t others_min_bytes;    /* ... and at least this much */
     uint64_t retry_window_ns;     /* frees and a retried alloc within this after an OOM */
-    double churn_per_step;        /* steady device alloc+free calls per step */
+    double churn_per_step;        /* steady device alloc+free calls per step, in pairs */
     uint64_t growth_min_bytes;    /* steady growth of memory held that counts */
     double growth_steps_share;    /* share of steady steps in which memory held grew */
+    /* ... or growth in jumps (a caching allocator takes a segment every few steps) that is
+     * steady: at least growth_min_jumps of them, each half of the steady state carrying
+     * growth_half_share of the growth, never falling back a quarter of it */
+    unsigned growth_min_jumps;
+    double growth_half_share;
 };
 
 #define AN_THRESHOLDS_DEFAULT                                                             \
@@ -116,6 +121,8 @@ struct an_thresholds {
         .churn_per_step = 1.0,                                                            \
         .growth_min_bytes = 16ull << 20,                                                  \
         .growth_steps_share = 0.75,                                                       \
+        .growth_min_jumps = 4,                                                            \
+        .growth_half_share = 0.3,                                                         \
     })
 
 #endif
