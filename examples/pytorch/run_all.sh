@@ -44,12 +44,13 @@ expected() {
     esac
 }
 
-# "ID SHARE% (+N)" of the top finding, or "none"; "no analysis" when there is no report.
+# "ID SHARE% (+N)" of the top finding (SHARE: its saving as a share of the steps' time, which
+# a short run's start-up does not dilute), or "none"; "no analysis" when there is no report.
 top_finding() {
     "$py" - "$1" <<'PY' 2>/dev/null || echo "no analysis"
 import json, sys
 f = json.load(open(sys.argv[1]))["findings"]
-print(f"{f[0]['id']} {100 * f[0]['saving_share']:.0f}%" + (f" (+{len(f) - 1})" if len(f) > 1 else "") if f else "none")
+print(f"{f[0]['id']} {100 * f[0]['step_share']:.0f}%" + (f" (+{len(f) - 1})" if len(f) > 1 else "") if f else "none")
 PY
 }
 
@@ -84,5 +85,5 @@ done
 printf '\n%-17s %-15s %-26s %-26s %11s %11s\n' script expected "top finding (planted)" \
     "top finding (fixed)" "ms planted" "ms fixed"
 printf '%s\n' "${rows[@]}"
-echo "(finding: id, upper-bound saving as a share of wall time, (+N) more findings; logs in $out)"
+echo "(finding: id, upper-bound saving as a share of the steps' time, (+N) more findings; logs in $out)"
 exit $failed

@@ -180,6 +180,11 @@ static void startup_pause(void **state)
             assert_non_null(strstr(f->change, "async_save"));
             /* the two steady pauses are the saving, not the start */
             assert_true(f->saving_ns > 4000 * MS - 10 * MS && f->saving_ns <= 4000 * MS);
+            /* of the steps' time, the 3 s start left out: larger than of the wall */
+            double steps_ns = (double)m->steps.count * (double)m->steps.mean_ns;
+            double expect = (double)f->saving_ns / steps_ns;
+            assert_true(f->step_share > expect - 1e-12 && f->step_share < expect + 1e-12);
+            assert_true(f->step_share > f->saving_share);
         }
         an_findings_free(&out);
         an_model_free(m);

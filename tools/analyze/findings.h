@@ -25,6 +25,9 @@ struct an_finding {
     char change[768];        /* what to change, in PyTorch terms */
     uint64_t saving_ns;      /* upper bound on the wall time saved (0 for risks) */
     double saving_share;     /* of the process's wall time */
+    /* of the time its steps took (steps x mean steady step; the wall share without steps):
+     * what applying the change would take off the step time, however long start-up was */
+    double step_share;
     int risk;                /* 1: a risk (out of memory), not a time saving */
     uint64_t first_ts, last_ts;  /* the evidence's time range (trace clock), 0 unknown */
     struct an_figure fig[AN_MAX_FIGURES];

@@ -221,6 +221,8 @@ static void finding(FILE *out, const struct an_run *run, size_t i)
     fprintf(out, ", \"risk\": %s, \"saving_ns\": %" PRIu64 ", \"saving_share\": ",
             f->risk ? "true" : "false", f->saving_ns);
     num(out, f->saving_share);
+    fputs(", \"step_share\": ", out);
+    num(out, f->step_share);
     fputs(", \"gpu_hours_saved\": ", out);
     num(out, f->gpu_hours_saved);
     fputs(", \"saving_usd\": ", out);

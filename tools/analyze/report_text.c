@@ -169,7 +169,10 @@ static void findings(FILE *out, const struct an_run *run)
             fprintf(out, "    saves:    no time; a risk to the run\n");
         } else {
             an_fmt_ns(buf, sizeof buf, (double)f->saving_ns);
-            fprintf(out, "    saves:    up to %s (%.1f%% of wall)", buf, f->saving_share * 100);
+            fprintf(out, "    saves:    up to %s (%.1f%% of wall", buf, f->saving_share * 100);
+            if (f->step_share != f->saving_share)
+                fprintf(out, ", %.1f%% of step time", f->step_share * 100);
+            fputc(')', out);
             if (run->opt.gpu_price > 0)
                 fprintf(out, ", $%.4f at $%.2f per GPU-hour",
                         f->gpu_hours_saved * run->opt.gpu_price, run->opt.gpu_price);

@@ -69,6 +69,10 @@ void an_set_saving(const struct an_model *m, struct an_finding *f, uint64_t savi
         saving_ns = m->wall_ns;
     f->saving_ns = saving_ns;
     f->saving_share = m->wall_ns ? (double)saving_ns / (double)m->wall_ns : 0;
+    double steps_ns = (double)m->steps.count * (double)m->steps.mean_ns;
+    f->step_share = m->steps.steady && steps_ns > 0 ? (double)saving_ns / steps_ns : f->saving_share;
+    if (f->step_share > 1)
+        f->step_share = 1;
 }
 
 void an_steady_phrase(const struct an_model *m, char *buf, size_t size)

@@ -58,7 +58,7 @@ double an_steady_share(const struct an_model *m, enum an_cause c);
 uint64_t an_run_idle(const struct an_model *m, enum an_cause c);
 /* The same for an amount of steady-state idle time. */
 uint64_t an_run_from_steady(const struct an_model *m, double steady_ns);
-/* Sets saving_ns and saving_share (capped at the wall time). */
+/* Sets saving_ns, saving_share (capped at the wall time) and step_share. */
 void an_set_saving(const struct an_model *m, struct an_finding *f, uint64_t saving_ns);
 /* "steady state (steps 6-100, 0.52-10.31 s)" or "the whole run (0.00-10.31 s)" */
 void an_steady_phrase(const struct an_model *m, char *buf, size_t size);
