@@ -70,9 +70,9 @@ void an_set_saving(const struct an_model *m, struct an_finding *f, uint64_t savi
     f->saving_ns = saving_ns;
     f->saving_share = m->wall_ns ? (double)saving_ns / (double)m->wall_ns : 0;
     double steps_ns = (double)m->steps.count * (double)m->steps.mean_ns;
-    f->step_share = m->steps.steady && steps_ns > 0 ? (double)saving_ns / steps_ns : f->saving_share;
-    if (f->step_share > 1)
-        f->step_share = 1;
+    f->step_share = f->saving_share;
+    if (m->steps.steady && steps_ns > 0)
+        f->step_share = saving_ns < steps_ns ? (double)saving_ns / steps_ns : 1;
 }
 
 void an_steady_phrase(const struct an_model *m, char *buf, size_t size)
