@@ -3,8 +3,9 @@
  * all, in (nearly) every step or in jumps spread evenly and never given back (PyTorch's
  * caching allocator takes a segment every few steps; an_growth_kind): tensors kept alive
  * across steps (a list of losses that still hold their graphs, a cache of outputs). At the
- * rate seen, the run runs out of memory after so many more steps. What is still held at exit is listed, grouped, with when it was first taken, and
- * where it was allocated when the allocating calls carried call stacks (alloc_sites.c).
+ * rate seen, the run runs out of memory after so many more steps. What is still held at
+ * exit is listed, grouped, with when it was first taken, and where it was allocated when
+ * the allocating calls carried call stacks (alloc_sites.c).
  * A risk: no time saving.
  */
 #include <stdio.h>
