@@ -34,6 +34,7 @@ static void grows_every_step(void **state)
 {
     (void)state;
     struct an_model *m = leaking(4u << 20, 40, 1);
+    assert_int_equal(an_growth_kind(m), AN_GROWTH_EVERY_STEP);
     struct an_findings out = {0};
     const struct an_finding *f = synth_rule(m, an_rule_leak, &out, 8);
     assert_non_null(f);
@@ -63,7 +64,7 @@ static void grows_in_even_jumps(void **state)
     (void)state;
     struct an_model *m = leaking(32u << 20, 40, 4);
     assert_true(m->steps.growth_steps * 4 < m->steps.sampled_steps * 3);  /* not "every" */
-    assert_int_equal(an_growth_kind(m), AN_GROWTH_STEADY);
+    assert_int_equal(an_growth_kind(m), AN_GROWTH_EVEN_JUMPS);
     struct an_findings out = {0};
     const struct an_finding *f = synth_rule(m, an_rule_leak, &out, 8);
     assert_non_null(f);

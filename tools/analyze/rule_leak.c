@@ -19,11 +19,12 @@ void an_rule_leak(const struct an_model *m, const struct an_rule_ctx *ctx,
     (void)ctx;
     const struct an_steps *s = &m->steps;
     const struct an_memory *mem = &m->mem;
-    if (an_growth_kind(m) != AN_GROWTH_STEADY)
+    enum an_growth kind = an_growth_kind(m);
+    if (kind < AN_GROWTH_EVEN_JUMPS)
         return;
+    int every_step = kind == AN_GROWTH_EVERY_STEP;
     uint64_t growth = s->live_last - s->live_first;
     double grew_share = (double)s->growth_steps / (double)s->sampled_steps;
-    int every_step = grew_share >= m->th.growth_steps_share;
     struct an_finding *f = an_finding_add(out, "leak");
     if (!f)
         return;

@@ -94,13 +94,13 @@ enum an_growth an_growth_kind(const struct an_model *m)
         return AN_GROWTH_NONE;
     double growth = (double)(s->live_last - s->live_first);
     if ((double)s->growth_steps >= m->th.growth_steps_share * (double)s->sampled_steps)
-        return AN_GROWTH_STEADY;
+        return AN_GROWTH_EVERY_STEP;
     double first_half = s->live_mid > s->live_first ? (double)(s->live_mid - s->live_first) : 0;
     double second_half = s->live_last > s->live_mid ? (double)(s->live_last - s->live_mid) : 0;
     int even = first_half >= m->th.growth_half_share * growth &&
                second_half >= m->th.growth_half_share * growth;
     if (even && s->growth_steps >= m->th.growth_min_jumps && (double)s->live_dip * 4 <= growth)
-        return AN_GROWTH_STEADY;
+        return AN_GROWTH_EVEN_JUMPS;
     return AN_GROWTH_JUMPS;
 }
 

@@ -63,10 +63,10 @@ void an_set_saving(const struct an_model *m, struct an_finding *f, uint64_t savi
 /* "steady state (steps 6-100, 0.52-10.31 s)" or "the whole run (0.00-10.31 s)" */
 void an_steady_phrase(const struct an_model *m, char *buf, size_t size);
 /* How memory held grew over the steady state: not, in jumps now and then (fragmentation's
- * evidence), or steadily (a leak's): in nearly every step, or in jumps spread evenly over
- * it without falling back, as a caching allocator shows a leak (a new segment every few
- * steps). */
-enum an_growth { AN_GROWTH_NONE, AN_GROWTH_JUMPS, AN_GROWTH_STEADY };
+ * evidence), or steadily (a leak's): in jumps spread evenly over it without falling back,
+ * as a caching allocator shows a leak (a new segment every few steps), or in nearly every
+ * step. A leak is >= AN_GROWTH_EVEN_JUMPS. */
+enum an_growth { AN_GROWTH_NONE, AN_GROWTH_JUMPS, AN_GROWTH_EVEN_JUMPS, AN_GROWTH_EVERY_STEP };
 enum an_growth an_growth_kind(const struct an_model *m);
 /* Per steady step (or per run without steps), ns. */
 double an_per_step(const struct an_model *m, double steady_ns);
