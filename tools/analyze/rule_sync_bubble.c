@@ -3,8 +3,16 @@
  * a device-to-host copy, an event or stream sync) drains the GPU's queue every step, and
  * the GPU then waits while the host does its per-step Python and queues work again.
  * Without the sync the host runs ahead and that time overlaps the GPU's.
- * Saving (upper bound): the idle after the drains, at most the GPU's own busy time (the
- * host work can hide behind the GPU's, not more).
+ * The bubble does not end when the host launches again: while it refills the queue kernel
+ * by kernel the GPU still waits between kernels (launch gaps), until the host is ahead
+ * again. Without the sync the host would have been ahead all along, so those gaps are the
+ * sync's too, but only up to the time the host spent waiting in the draining calls: a host
+ * slower than the GPU gains that wait back, no more (its launch gaps are its own, the
+ * launch_bound rule's).
+ * Saving (upper bound): per steady step, the smaller of (the idle after the drains plus the
+ * launch gaps) and the host's wait in draining calls; host-only, the idle the drains
+ * prove; at most the GPU's own busy time (the host work can hide behind the GPU's, not
+ * more).
  */
 #include <stdio.h>
 
@@ -28,8 +36,18 @@ void an_rule_sync_bubble(const struct an_model *m, const struct an_rule_ctx *ctx
                          struct an_findings *out)
 {
     (void)ctx;
+    uint64_t span = an_steady_span(m);
     double share = an_steady_share(m, AN_CAUSE_SYNC);
-    if (share < m->th.min_share)
+    double bubble = an_idle_ns(m, &m->steady, AN_CAUSE_SYNC), refill = 0;
+    if (m->gpu_timeline) {
+        double idle = bubble + an_idle_ns(m, &m->steady, AN_CAUSE_LAUNCH);
+        double waited = (double)m->steady.sync_wait_ns;
+        double recoverable = idle < waited ? idle : waited;
+        refill = recoverable > bubble ? recoverable - bubble : 0;
+        bubble = recoverable < bubble ? recoverable : bubble;
+    }
+    double saving_share = span ? (bubble + refill) / (double)span : 0;
+    if (saving_share < m->th.min_share)
         return;
     uint64_t steps = an_steady_steps(m);
     double syncs_per_step = (double)m->steady.drains / (double)steps;
@@ -40,35 +58,47 @@ void an_rule_sync_bubble(const struct an_model *m, const struct an_rule_ctx *ctx
         return;
     unsigned api = top_drain(m);
     const char *api_name = api ? gw_api_name(api) : NULL;
+    const char *unit = m->steps.steady ? "per step" : "in all";
     char phrase[128], per_step[32], step[32];
     an_steady_phrase(m, phrase, sizeof phrase);
     double steady_idle = an_idle_ns(m, &m->steady, AN_CAUSE_SYNC);
     double idle_step = an_per_step(m, steady_idle);
+    double saving_step = an_per_step(m, bubble + refill);
     an_fmt_ns(per_step, sizeof per_step, idle_step);
     an_fmt_ns(step, sizeof step, (double)m->steps.median_ns);
     snprintf(f->title, sizeof f->title,
              "A per-step synchronization drains the GPU's queue (sync bubble)");
     an_appendf(f->evidence, sizeof f->evidence,
-               "In the %s %.1f synchronizing call%s per step drained the queue (mostly %s, "
+               "In the %s %.1f synchronizing call%s %s drained the queue (mostly %s, "
                "%llu calls",
-               phrase, syncs_per_step, syncs_per_step >= 1.5 ? "s" : "",
+               phrase, syncs_per_step, syncs_per_step >= 1.5 ? "s" : "", unit,
                api_name ? api_name : "?", (unsigned long long)m->drains_by_api[api]);
     if (m->scalar_d2h)
         an_appendf(f->evidence, sizeof f->evidence,
                    "; %llu device-to-host copies of 64 bytes or less: .item() on a scalar",
                    (unsigned long long)m->scalar_d2h);
     an_appendf(f->evidence, sizeof f->evidence,
-               "); after each, the GPU waited %s for the host to queue work again", per_step);
+               "); after them, the GPU waited %s %s for the host to queue work again",
+               per_step, unit);
     if (m->steps.steady)
         an_appendf(f->evidence, sizeof f->evidence, " (%.0f%% of the %s median step).",
                    share * 100, step);
     else
         an_appendf(f->evidence, sizeof f->evidence, " (%.0f%% of the time).", share * 100);
+    if (refill > 0) {
+        char more[32], wait[32];
+        an_fmt_ns(more, sizeof more, an_per_step(m, refill));
+        an_fmt_ns(wait, sizeof wait, an_per_step(m, (double)m->steady.sync_wait_ns));
+        an_appendf(f->evidence, sizeof f->evidence,
+                   " Up to %s more %s is the refill: the GPU waiting between the host's "
+                   "first launches after a drain (the host waited %s %s in the draining "
+                   "calls; it would have been ahead without them).", more, unit, wait, unit);
+    }
 
     /* log every N steps so that what is left of the bubble costs about 1 % */
     unsigned every = 100;
     if (m->steps.median_ns) {
-        double n = idle_step / (0.01 * (double)m->steps.median_ns);
+        double n = saving_step / (0.01 * (double)m->steps.median_ns);
         every = n < 10 ? 10 : n > 1000 ? 1000 : (unsigned)(n + 0.5);
     }
     snprintf(f->change, sizeof f->change,
@@ -76,13 +106,14 @@ void an_rule_sync_bubble(const struct an_model *m, const struct an_rule_ctx *ctx
              ".cpu() or torch.cuda.synchronize() every step. Accumulate on the GPU "
              "(running_loss += loss.detach()) and read it every %u steps (log every N "
              "steps), so the host keeps queueing ahead of the GPU.", every);
-    uint64_t saving = an_run_idle(m, AN_CAUSE_SYNC);
+    uint64_t saving = an_run_from_steady(m, bubble + refill);
     uint64_t busy = an_busy_ns(m, &m->total, m->wall_ns);
     an_set_saving(m, f, saving < busy ? saving : busy);
     f->first_ts = m->steady_start;
     f->last_ts = m->steady_end;
     an_finding_fig(f, "idle_share_steady", share);
     an_finding_fig(f, "idle_per_step_ns", idle_step);
+    an_finding_fig(f, "refill_per_step_ns", an_per_step(m, refill));
     an_finding_fig(f, "syncs_per_step", syncs_per_step);
     an_finding_fig(f, "scalar_d2h_copies", (double)m->scalar_d2h);
     an_finding_fig(f, "log_every_steps", every);
