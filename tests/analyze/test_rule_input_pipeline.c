@@ -34,6 +34,10 @@ static void loader_bound(void **state, int gpu)
     assert_non_null(strstr(f->change, "num_workers=7"));
     assert_non_null(strstr(f->change, "pin_memory=True"));
     assert_non_null(strstr(f->change, "persistent_workers=True"));
+    assert_null(strstr(f->change, "py-spy"));
+    const struct an_figure *graphs = synth_fig(f, "graph_replays_per_step");
+    assert_non_null(graphs);
+    assert_true(graphs->value == 0);
     an_findings_free(&out);
     an_model_free(m);
     synth_free(&s);
@@ -41,6 +45,36 @@ static void loader_bound(void **state, int gpu)
 
 static void loader_bound_host_only(void **state) { loader_bound(state, 0); }
 static void loader_bound_gpu_records(void **state) { loader_bound(state, 1); }
+
+/* The same wait between CUDA graph replays (2 a step, as torch.compile's reduce-overhead
+ * mode replays forward and backward): the host's own per-step work is named first. */
+static void wait_between_graph_replays(void **state)
+{
+    (void)state;
+    struct synth s = {.gpu_records = 1};
+    struct loop L = {.steps = 40, .input_ns = 4 * MS, .graphs = 2, .graph_ns = 500 * US,
+                     .kernels = 3, .kernel_ns = 10 * US, .launch_ns = 5 * US, .item = 1};
+    synth_loop(&s, &L);
+    struct an_model *m;
+    struct an_findings out = {0};
+    const struct an_finding *f = run(&s, &m, &out, 8);
+    assert_non_null(f);
+    assert_string_equal(f->id, "input_pipeline");
+    assert_string_equal(f->title, "The GPU waits for the host between CUDA graph replays");
+    const struct an_figure *graphs = synth_fig(f, "graph_replays_per_step");
+    assert_non_null(graphs);
+    assert_true(graphs->value == 2);
+    const char *host = strstr(f->change, "py-spy top");
+    const char *loader = strstr(f->change, "With a DataLoader, load batches");
+    assert_non_null(host);
+    assert_non_null(loader);
+    assert_true(host < loader);
+    assert_non_null(strstr(f->change, "num_workers=7"));
+    assert_true(f->saving_ns > 39 * 3900 * US && f->saving_ns < 39 * 4300 * US);
+    an_findings_free(&out);
+    an_model_free(m);
+    synth_free(&s);
+}
 
 /* 0.9 ms with no call is under input_gap_ns: the idle is someone else's (sync bubble). */
 static void gap_under_threshold(void **state)
@@ -123,6 +157,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(loader_bound_host_only),
         cmocka_unit_test(loader_bound_gpu_records),
+        cmocka_unit_test(wait_between_graph_replays),
         cmocka_unit_test(gap_under_threshold),
         cmocka_unit_test(share_around_threshold),
         cmocka_unit_test(startup_pause_host_only),

@@ -22,7 +22,7 @@ struct an_finding {
     char id[32];             /* rule id: "input_pipeline" ... (stable) */
     char title[160];
     char evidence[1024];     /* figures and time ranges, for people */
-    char change[768];        /* what to change, in PyTorch terms */
+    char change[1024];       /* what to change, in PyTorch terms */
     uint64_t saving_ns;      /* upper bound on the wall time saved (0 for risks) */
     double saving_share;     /* of the process's wall time */
     /* of the time its steps took (steps x mean steady step; the wall share without steps):

@@ -4,6 +4,11 @@
  * batch in the main process (num_workers=0) or workers that cannot keep up.
  * Stretches of many steps are not batch loads: they are the pauses rule's (pauses.c), and
  * left out here.
+ * A loop that replays CUDA graphs every step (torch.compile(mode="reduce-overhead"), or
+ * graphs captured by hand) has already cut its launches, and the host's own per-step work
+ * outside the graphs (Python, compile guards and graph bookkeeping, an eager optimizer)
+ * shows the same way as a slow DataLoader: seen from the driver the two cannot be told
+ * apart, so the change names both, that one first.
  * Saving (upper bound): all of that idle time, as if the batch were always ready.
  */
 #include <stdio.h>
@@ -31,8 +36,11 @@ void an_rule_input_pipeline(const struct an_model *m, const struct an_rule_ctx *
     an_fmt_ns(step, sizeof step, (double)m->steps.median_ns);
     an_fmt_ns(run, sizeof run, (double)run_idle);
     an_fmt_ns(gap, sizeof gap, (double)m->th.input_gap_ns);
+    double graphs_per_step = (double)m->steady.graph_launches / (double)an_steady_steps(m);
+    int replays = m->steps.steady && graphs_per_step >= 1;
     snprintf(f->title, sizeof f->title,
-             "The GPU waits for input: the host makes no CUDA call for long stretches");
+             replays ? "The GPU waits for the host between CUDA graph replays"
+                     : "The GPU waits for input: the host makes no CUDA call for long stretches");
     if (m->steps.steady)
         an_appendf(f->evidence, sizeof f->evidence,
                    "In the %s the GPU sat idle %s per step (%.0f%% of the %s median step) "
@@ -57,21 +65,30 @@ void an_rule_input_pipeline(const struct an_model *m, const struct an_rule_ctx *
     else
         an_appendf(f->evidence, sizeof f->evidence, " In all: %s.", run);
 
+    if (replays)
+        an_appendf(f->change, sizeof f->change,
+                   "The steps replay %.0f CUDA graph%s each, so launches are already few. "
+                   "Without a DataLoader in the loop, the GPU waits for the host's own "
+                   "per-step work (Python, torch.compile guards and graph bookkeeping, an "
+                   "optimizer outside the graph): find it with py-spy top --pid PID, move the "
+                   "optimizer step into the compiled or captured region, or raise the batch "
+                   "size to spread it. ", graphs_per_step, graphs_per_step >= 1.5 ? "s" : "");
+    const char *load = replays ? "With a DataLoader, load" : "Load";
     unsigned local = ctx->local_world ? ctx->local_world : 1;
     unsigned workers = 0;
     if (ctx->cpus) {
         workers = ctx->cpus / local > 1 ? ctx->cpus / local - 1 : 1;
         an_appendf(f->change, sizeof f->change,
-                   "Load batches in parallel and ahead of the GPU: DataLoader(num_workers=%u, "
+                   "%s batches in parallel and ahead of the GPU: DataLoader(num_workers=%u, "
                    "pin_memory=True, prefetch_factor=2, persistent_workers=True) "
                    "(num_workers = max(1, %u CPUs // %u local rank%s - 1)).",
-                   workers, ctx->cpus, local, local == 1 ? "" : "s");
+                   load, workers, ctx->cpus, local, local == 1 ? "" : "s");
     } else {
         an_appendf(f->change, sizeof f->change,
-                   "Load batches in parallel and ahead of the GPU: DataLoader(num_workers=N, "
+                   "%s batches in parallel and ahead of the GPU: DataLoader(num_workers=N, "
                    "pin_memory=True, prefetch_factor=2, persistent_workers=True) with "
                    "N = max(1, os.cpu_count() // local_world_size - 1) (the trace does not "
-                   "record the machine's CPU count).");
+                   "record the machine's CPU count).", load);
     }
     an_appendf(f->change, sizeof f->change,
                " Raise prefetch_factor to 4 if the GPU still waits between steps. If "
@@ -86,4 +103,5 @@ void an_rule_input_pipeline(const struct an_model *m, const struct an_rule_ctx *
     an_finding_fig(f, "idle_run_ns", (double)run_idle);
     an_finding_fig(f, "suggested_workers", workers);
     an_finding_fig(f, "cpus", ctx->cpus);
+    an_finding_fig(f, "graph_replays_per_step", replays ? graphs_per_step : 0);
 }
