@@ -2,6 +2,7 @@
  * writer thread. A write that fails stops tracing; the program never notices. */
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,6 +66,20 @@ static void read_cmdline(char *out, size_t cap)
     out[n] = '\0';
 }
 
+/* What the DataLoader advice divides among workers; unknown (no flag) when neither count
+ * can be had. */
+static void count_cpus(struct gw_file_header *header)
+{
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    cpu_set_t set;
+    int usable = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 0;
+    if (online <= 0 && usable <= 0)
+        return;
+    header->cpus_online = online > 0 ? (uint32_t)online : (uint32_t)usable;
+    header->cpus_usable = usable > 0 ? (uint32_t)usable : header->cpus_online;
+    header->feature_flags |= GW_FEAT_CPU_COUNT;
+}
+
 static void fill_header(struct gw_file_header *header)
 {
     memset(header, 0, sizeof *header);
@@ -86,6 +101,7 @@ static void fill_header(struct gw_file_header *header)
     header->realtime_minus_trace_ns = (int64_t)(gw_realtime_ns() - gw_now());
     gethostname(header->hostname, sizeof header->hostname - 1);
     read_cmdline(header->cmdline, sizeof header->cmdline);
+    count_cpus(header);
 }
 
 static int write_all(int fd, const void *data, size_t len)

@@ -421,12 +421,12 @@ static void put_header(FILE *out, struct gw_reader *r)
     fprintf(out, " (%" PRIu64 " bytes)\n", gw_reader_file_size(r));
     fprintf(out, "# format v%u min_reader v%u header_size %" PRIu32 " features",
             (unsigned)h->version, (unsigned)h->min_reader_version, h->header_size);
-    static const char *const features[] = {"host_calls", "gpu_activity", "nvtx"};
+    static const char *const features[] = {"host_calls", "gpu_activity", "nvtx", "cpu_count"};
     int any = 0;
     for (unsigned i = 0; i < 32; i++) {
         if (!(h->feature_flags & (1u << i)))
             continue;
-        if (i < 3)
+        if (i < sizeof features / sizeof features[0])
             fprintf(out, "%s%s", any ? "," : " ", features[i]);
         else
             fprintf(out, "%sbit%u", any ? "," : " ", i);
@@ -437,6 +437,9 @@ static void put_header(FILE *out, struct gw_reader *r)
     gw_put_escaped(out, h->hostname, gw_field_len(h->hostname, sizeof h->hostname));
     fputc('\n', out);
     put_field_line(out, "cmdline", h->cmdline, sizeof h->cmdline);
+    if (h->feature_flags & GW_FEAT_CPU_COUNT)
+        fprintf(out, "# cpus online %" PRIu32 " usable %" PRIu32 "\n", h->cpus_online,
+                h->cpus_usable);
     fputc('#', out);
     put_rank(out, "rank", h->rank);
     put_rank(out, "local_rank", h->local_rank);

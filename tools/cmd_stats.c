@@ -522,6 +522,11 @@ static void print_json(FILE *out, const struct stats *st, size_t top)
         json_field_string(out, "host", h->hostname, sizeof h->hostname);
         fputs(", ", out);
         json_field_string(out, "cmdline", h->cmdline, sizeof h->cmdline);
+        if (h->feature_flags & GW_FEAT_CPU_COUNT)
+            fprintf(out, ", \"cpus_online\": %" PRIu32 ", \"cpus_usable\": %" PRIu32,
+                    h->cpus_online, h->cpus_usable);
+        else
+            fputs(", \"cpus_online\": null, \"cpus_usable\": null", out);
         json_rank(out, "rank", h->rank);
         json_rank(out, "local_rank", h->local_rank);
         json_rank(out, "world_size", h->world_size);

@@ -36,6 +36,7 @@ enum gw_feature_flags {
     GW_FEAT_HOST_CALLS = 1u << 0,
     GW_FEAT_GPU_ACTIVITY = 1u << 1,  /* CUPTI records present */
     GW_FEAT_NVTX = 1u << 2,
+    GW_FEAT_CPU_COUNT = 1u << 3,     /* cpus_online and cpus_usable are filled */
 };
 
 /* Why the GPU-side timeline is or is not in this trace (file_header.cupti_status). */
@@ -71,7 +72,12 @@ struct gw_file_header {
     char hostname[64];
     char device_name[128];
     char cupti_reason[128];        /* human-readable, NUL-terminated */
-    char cmdline[616];             /* argv joined by spaces, truncated, NUL-terminated */
+    char cmdline[608];             /* argv joined by spaces, truncated, NUL-terminated */
+    /* With GW_FEAT_CPU_COUNT (older files held the end of cmdline here, always NUL within
+     * its first 608 bytes): the machine's CPUs online, and those this process may run on
+     * (its affinity, as os.sched_getaffinity sees it), which DataLoader workers share. */
+    uint32_t cpus_online;
+    uint32_t cpus_usable;
 };
 _Static_assert(sizeof(struct gw_file_header) == GW_FILE_HEADER_SIZE, "header is 1 KiB");
 

@@ -3,13 +3,14 @@
  * encoder (test_reader_tracewriter.h): a training loop whose every step waits 4 ms for its
  * input and then reads the loss back with a blocking copy.
  *
- *   make_analyze_trace OUT.gwt [--gpu] [--damage] [--rank R] [--leak]
+ *   make_analyze_trace OUT.gwt [--gpu] [--damage] [--rank R] [--leak] [--cpus N]
  *
  *   --gpu     CUPTI records too (kernels, copies), written by another thread at the end
  *             of the file as the shim's CUPTI thread does
  *   --damage  flips a byte in the payload of the third chunk (a CRC mismatch)
  *   --rank R  the header's rank (several processes of one run)
  *   --leak    keeps 8 MiB more device memory every step
+ *   --cpus N  the header records N CPUs usable (of 2N online), as the shim does
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -64,7 +65,7 @@ static void gpu(struct writer *g, uint8_t type, uint64_t start, const uint64_t *
 
 int main(int argc, char **argv)
 {
-    int with_gpu = 0, damage = 0, leak = 0, rank = -1;
+    int with_gpu = 0, damage = 0, leak = 0, rank = -1, cpus = 0;
     const char *path = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--gpu"))
@@ -75,6 +76,8 @@ int main(int argc, char **argv)
             leak = 1;
         else if (!strcmp(argv[i], "--rank") && i + 1 < argc)
             rank = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--cpus") && i + 1 < argc)
+            cpus = atoi(argv[++i]);
         else if (!path)
             path = argv[i];
         else
@@ -82,7 +85,7 @@ int main(int argc, char **argv)
     }
     if (!path) {
         fprintf(stderr, "usage: make_analyze_trace OUT.gwt [--gpu] [--damage] [--rank R] "
-                        "[--leak]\n");
+                        "[--leak] [--cpus N]\n");
         return 2;
     }
     FILE *out = fopen(path, "w+b");
@@ -96,6 +99,11 @@ int main(int argc, char **argv)
     h.pid = 4242 + (uint32_t)(rank > 0 ? rank : 0);
     h.rank = h.local_rank = rank;
     h.world_size = rank >= 0 ? 2 : -1;
+    if (cpus > 0) {  /* as the shim records them: all online, these usable */
+        h.feature_flags |= GW_FEAT_CPU_COUNT;
+        h.cpus_online = 2 * (uint32_t)cpus;
+        h.cpus_usable = (uint32_t)cpus;
+    }
     if (with_gpu) {
         h.feature_flags |= GW_FEAT_GPU_ACTIVITY;
         h.cupti_status = GW_CUPTI_ACTIVE;

@@ -74,6 +74,28 @@ expect_rc "damaged: status 1" 1 damaged.gwt
 expect_rc "damaged: condition wins" 3 --fail-if finding=input_pipeline damaged.gwt
 expect_rc "missing file" 1 missing.gwt
 grep -q "missing.gwt" "$WORK/rc.err" || fail "missing file: not named on stderr"
+# the CPU count: --cpus, else the one the trace records (usable, not online), else none on
+# another host (samplehost is not this one)
+"$MAKE" "$WORK/cpus.gwt" --cpus 12 || fail "make_analyze_trace --cpus"
+# worker_advice LABEL EXPECTED ARGS...: the JSON's cpus/cpus_source and the workers advised
+worker_advice() {
+    local label=$1 want=$2
+    shift 2
+    local got
+    got=$(cd "$WORK" && "$GPUWATCH" analyze --json "$@" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+f = [x for x in d["findings"] if x["id"] == "input_pipeline"][0]
+print(d["cpus"], d["cpus_source"], f["figures"]["suggested_workers"], "num_workers=%d," % f["figures"]["suggested_workers"] in f["change"])')
+    [ "$got" == "$want" ] || fail "$label: got '$got', expected '$want'"
+}
+if [ "$(hostname)" != samplehost ]; then
+    worker_advice "recorded in the trace" "12 trace 11 True" cpus.gwt
+    worker_advice "--cpus wins" "8 option 7 True" --cpus 8 cpus.gwt
+    worker_advice "not recorded" "None unknown 0 False" input.gwt
+fi
+(cd "$WORK" && "$GPUWATCH" dump cpus.gwt) | grep -q "^# cpus online 24 usable 12$" ||
+    fail "dump: no '# cpus online 24 usable 12' line"
 head -c 3000 "$WORK/input.gwt" >"$WORK/truncated.gwt"
 expect_rc "truncated: status 1" 1 truncated.gwt
 head -c 100 "$WORK/input.gwt" >"$WORK/short.gwt"

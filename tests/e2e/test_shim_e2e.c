@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -370,6 +371,28 @@ static void test_header_identifies_process(void **state)
     finish();
 }
 
+/* The header counts the CPUs online and those the process may run on: run on one CPU
+ * (affinity is inherited), the DataLoader advice must get 1, not the machine's count. */
+static void test_header_counts_usable_cpus(void **state)
+{
+    (void)state;
+    cpu_set_t mine, one;
+    assert_int_equal(sched_getaffinity(0, sizeof mine, &mine), 0);
+    int first = 0;
+    while (!CPU_ISSET(first, &mine))
+        first++;
+    CPU_ZERO(&one);
+    CPU_SET(first, &one);
+    assert_int_equal(sched_setaffinity(0, sizeof one, &one), 0);
+    run((const char *[]){"--mode", "direct", "--launches", "1", NULL}, NULL);
+    assert_int_equal(sched_setaffinity(0, sizeof mine, &mine), 0);
+    const struct file_tally *f = only_file();
+    assert_true(f->header.feature_flags & GW_FEAT_CPU_COUNT);
+    assert_int_equal(f->header.cpus_usable, 1);
+    assert_int_equal(f->header.cpus_online, (uint32_t)sysconf(_SC_NPROCESSORS_ONLN));
+    finish();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -389,6 +412,7 @@ int main(void)
         cmocka_unit_test(test_every_copy_shape_classified),
         cmocka_unit_test(test_bad_settings_warn_and_fall_back),
         cmocka_unit_test(test_header_identifies_process),
+        cmocka_unit_test(test_header_counts_usable_cpus),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

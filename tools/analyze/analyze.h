@@ -42,6 +42,16 @@ struct an_options {
 };
 #define AN_MAX_JOBS 64
 
+/* Where an_run.cpus came from, best first. */
+enum an_cpus_source {
+    AN_CPUS_UNKNOWN = 0,
+    AN_CPUS_OPTION,              /* --cpus */
+    AN_CPUS_TRACE,               /* the trace header: the CPUs the process could use */
+    AN_CPUS_HERE,                /* this machine, the traced one by its host name (a trace
+                                    from before the header held the count) */
+};
+const char *an_cpus_source_name(enum an_cpus_source source);
+
 struct an_run {
     struct an_trace *traces;
     size_t ntraces;
@@ -50,7 +60,7 @@ struct an_run {
     struct an_findings findings; /* merged across processes, ranked */
     struct an_options opt;
     unsigned cpus;               /* CPU count used for advice (0 unknown) */
-    int cpus_from_here;          /* 1 when read on this machine (same host name) */
+    enum an_cpus_source cpus_source;
     /* run-level figures over the active processes */
     uint64_t wall_ns;            /* union span, aligned on CLOCK_REALTIME */
     uint64_t busy_ns, span_ns;   /* summed busy and wall of active processes */

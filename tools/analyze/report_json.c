@@ -295,6 +295,7 @@ void an_report_json(FILE *out, const struct an_run *run)
         fprintf(out, "%u", run->cpus);
     else
         fputs("null", out);
+    fprintf(out, ",\n\"cpus_source\": \"%s\"", an_cpus_source_name(run->cpus_source));
     fprintf(out, ",\n\"run\": {\"traces\": %zu, \"processes\": %zu, \"wall_ns\": %" PRIu64
             ", \"gpu_busy_ns\": %" PRIu64 ", \"gpu_util\": ",
             run->ntraces, run->active, run->wall_ns, run->busy_ns);

@@ -249,10 +249,26 @@ static unsigned local_world(const struct an_run *run, const struct an_trace *t)
     return n ? n : 1;
 }
 
+const char *an_cpus_source_name(enum an_cpus_source source)
+{
+    switch (source) {
+    case AN_CPUS_OPTION: return "option";
+    case AN_CPUS_TRACE: return "trace";
+    case AN_CPUS_HERE: return "this machine";
+    default: return "unknown";
+    }
+}
+
 static void cpu_count(struct an_run *run, const struct an_trace *t)
 {
     if (run->opt.cpus) {
         run->cpus = run->opt.cpus;
+        run->cpus_source = AN_CPUS_OPTION;
+        return;
+    }
+    if ((t->hdr.feature_flags & GW_FEAT_CPU_COUNT) && t->hdr.cpus_usable) {
+        run->cpus = t->hdr.cpus_usable;
+        run->cpus_source = AN_CPUS_TRACE;
         return;
     }
     char here[256] = "";
@@ -263,7 +279,7 @@ static void cpu_count(struct an_run *run, const struct an_trace *t)
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     if (n > 0) {
         run->cpus = (unsigned)n;
-        run->cpus_from_here = 1;
+        run->cpus_source = AN_CPUS_HERE;
     }
 }
 
