@@ -73,9 +73,9 @@ struct gw_file_header {
     char device_name[128];
     char cupti_reason[128];        /* human-readable, NUL-terminated */
     char cmdline[608];             /* argv joined by spaces, truncated, NUL-terminated */
-    /* With GW_FEAT_CPU_COUNT (older files held the end of cmdline here, always NUL within
-     * its first 608 bytes): the machine's CPUs online, and those this process may run on
-     * (its affinity, as os.sched_getaffinity sees it), which DataLoader workers share. */
+    /* With GW_FEAT_CPU_COUNT (without it, older files' cmdline ran on here): the
+     * machine's CPUs online, and those this process may run on (its affinity, as
+     * os.sched_getaffinity sees it), which DataLoader workers share. */
     uint32_t cpus_online;
     uint32_t cpus_usable;
 };
