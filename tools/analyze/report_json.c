@@ -189,8 +189,9 @@ static void process(FILE *out, const struct an_trace *t)
     num(out, an_steady_util(m));
     fprintf(out, ", \"host_calls\": %" PRIu64 ", \"gpu_records\": %" PRIu64
             ", \"gpu_cut_ns\": %" PRIu64 ", \"kernel_launches\": %" PRIu64
-            ", \"late_events\": %" PRIu64 ",\n   ",
-            m->host_calls, m->gpu_records, m->gpu_cut_ns, m->total.launches, m->late_events);
+            ", \"late_events\": %" PRIu64 ", \"assumed_drains\": %" PRIu64 ",\n   ",
+            m->host_calls, m->gpu_records, m->gpu_cut_ns, m->total.launches, m->late_events,
+            m->assumed_drains);
     steps(out, m);
     fputs(",\n   ", out);
     idle(out, m);
