@@ -334,6 +334,30 @@ static void steps_and_warmup(void **state)
     synth_free(&s);
 }
 
+/* 300 ms of start-up that issues no work (context, modules, allocations), then 100 steps of
+ * 1.4 ms: the loop spans a third of the run but all of its work, and is the step. */
+static void found_steps_after_long_startup(void **state)
+{
+    (void)state;
+    struct synth s = {.gpu_records = 1};
+    s.now = 1000 * MS;
+    for (int i = 0; i < 30; i++) {
+        synth_call(&s, AN_CALL, GW_API_cuModuleGetFunction, 9 * MS, 0);
+        synth_idle(&s, 1 * MS);
+    }
+    struct loop L = {.steps = 100, .h2d_bytes = 1u << 20, .h2d_ns = 50 * US, .kernels = 10,
+                     .kernel_ns = 100 * US, .launch_ns = 5 * US, .item = 1,
+                     .after_item_ns = 400 * US};
+    synth_loop(&s, &L);
+    struct an_model *m = synth_model(&s, NULL, 1ull << 30, 0);
+    assert_true(m->wall_ns > 400 * MS);
+    assert_int_equal(m->steps.source, AN_STEPS_AUTO);
+    assert_int_equal(m->steps.count, 99);
+    assert_true(m->steps.median_ns > 1350 * US && m->steps.median_ns < 1500 * US);
+    an_model_free(m);
+    synth_free(&s);
+}
+
 /* NVTX ranges named like steps win over any other pattern, whatever their counter. */
 static void nvtx_steps(void **state)
 {
@@ -609,6 +633,7 @@ int main(void)
         cmocka_unit_test(steps_and_warmup),
         cmocka_unit_test(nvtx_steps),
         cmocka_unit_test(nvtx_steps_after_long_startup),
+        cmocka_unit_test(found_steps_after_long_startup),
         cmocka_unit_test(no_pattern),
         cmocka_unit_test(gpu_records_late),
         cmocka_unit_test(host_only_two_streams),

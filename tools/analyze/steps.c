@@ -296,6 +296,23 @@ static void memory_growth(struct an_model *m, const struct an_step_key *k, size_
     }
 }
 
+/* From the first work seen by a candidate that is not NVTX (a launch, an upload, a drain)
+ * to the last: the run without its start-up and teardown, where a found pattern must
+ * repeat. On a real GPU, making the context and loading modules can outlast a short loop
+ * (200 ms against 150 ms for the C examples on an H100), and issues no work. */
+static uint64_t work_span(const struct an_model *m, const struct an_step_finder *f)
+{
+    uint64_t first = UINT64_MAX, last = 0;
+    for (size_t i = 0; i < f->nkeys; i++) {
+        const struct an_step_key *k = &f->keys[i];
+        if (k->tier == AN_TIER_NVTX || !k->count)
+            continue;
+        first = k->first < first ? k->first : first;
+        last = k->last > last ? k->last : last;
+    }
+    return last > first ? last - first : m->wall_ns;
+}
+
 void an_steps_choose(struct an_model *m, struct an_step_finder *f)
 {
     memset(&m->steps, 0, sizeof m->steps);
@@ -307,6 +324,7 @@ void an_steps_choose(struct an_model *m, struct an_step_finder *f)
     uint64_t *buf = malloc(AN_STEP_MAX_SAMPLES * sizeof *buf);
     if (!buf)
         return;
+    uint64_t span = work_span(m, f);
     /* tier by tier (in key order within one): once a tier has a regular candidate, no key of
      * a later tier is better, and a key that is not better than the best so far is not
      * examined (the choice is the same as examining every key in key order) */
@@ -321,9 +339,9 @@ void an_steps_choose(struct an_model *m, struct an_step_finder *f)
              * and however unevenly it repeats: on a real GPU, start-up (CUDA context, cuBLAS,
              * model and data to the device) can outlast a short loop, and the host, running
              * ahead of the GPU, marks steps in bursts whenever the launch queue lets it go.
-             * A guessed pattern must span enough of the run and repeat evenly. */
+             * A guessed pattern must span enough of the work and repeat evenly. */
             int marked = tier == AN_TIER_NVTX;
-            double cover = m->wall_ns ? (double)(k->last - k->first) / (double)m->wall_ns : 0;
+            double cover = span ? (double)(k->last - k->first) / (double)span : 0;
             if (!marked && cover < m->th.step_coverage)
                 continue;
             /* a candidate needs only its median: selection, not a sort (most are rejected) */

@@ -36,7 +36,8 @@ struct an_thresholds {
     /* ---- steps ---- */
     unsigned min_steps;           /* fewer repetitions than this: no step pattern */
     double step_regularity;       /* found pattern: intervals in 0.5x..1.5x median */
-    double step_coverage;         /* a found (not NVTX) pattern spans this share */
+    double step_coverage;         /* a found (not NVTX) pattern spans this share of the
+                                     work: first to last launch, upload or drain */
     double warmup_factor;         /* a step this many times the median is warm-up */
     double warmup_max_share;      /* warm-up is at most this share of the steps */
 
