@@ -25,6 +25,7 @@ enum an_step_tier { AN_TIER_NVTX = 0, AN_TIER_DRAIN, AN_TIER_H2D, AN_TIER_KERNEL
 struct an_step_key {
     /* first, what a kernel launch touches (an_steps_kernel): one cache line */
     uint64_t count, slow_at, last;
+    uint64_t last_work;           /* the run's work calls so far at the last occurrence */
     /* slow_at: the occurrence number at which a kernel-tier occurrence has more to do than
      * count it: an early snapshot or a sample (an_steps_kernel) */
     size_t nsamples, cap;
@@ -36,7 +37,7 @@ struct an_step_key {
     int sub;                      /* within a tier: lower wins a tie (syncs before copies) */
     uint16_t api;
     uint64_t name;                /* NVTX name string id, or kernel shape id */
-    uint64_t first;
+    uint64_t first, first_work;   /* the first occurrence: time, work calls so far */
     struct an_totals early[AN_STEP_EARLY];
     size_t nearly;
     struct an_totals last_snap;
@@ -84,12 +85,14 @@ static inline void an_steps_kernel(struct an_step_finder *f, const struct an_mod
         struct an_step_key *k = &f->keys[f->cache[c].index_plus1 - 1];
         if (k->count != k->slow_at) {
             k->last = boundary;
+            k->last_work = m->total.work_calls;
             k->count++;
             return;
         }
         /* count == slow_at: below AN_STEP_EARLY, or at next_sample */
         if (k->count >= AN_STEP_EARLY && k->nsamples != k->cap) {
             k->last = boundary;
+            k->last_work = m->total.work_calls;
             an_steps_sample(k, boundary, live);
             k->count++;
             k->slow_at = k->next_sample;

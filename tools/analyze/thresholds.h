@@ -38,6 +38,7 @@ struct an_thresholds {
     double step_regularity;       /* found pattern: intervals in 0.5x..1.5x median */
     double step_coverage;         /* a found (not NVTX) pattern spans this share of the
                                      work: first to last launch, upload or drain */
+    double step_work_coverage;    /* ... or holds this share of the work calls */
     double warmup_factor;         /* a step this many times the median is warm-up */
     double warmup_max_share;      /* warm-up is at most this share of the steps */
 
@@ -99,6 +100,7 @@ struct an_thresholds {
         .min_steps = 4,                                                                   \
         .step_regularity = 0.7,                                                           \
         .step_coverage = 0.5,                                                             \
+        .step_work_coverage = 0.8,                                                        \
         .warmup_factor = 1.5,                                                             \
         .warmup_max_share = 0.34,                                                         \
         .min_share = 0.03,                                                                \
