@@ -37,8 +37,9 @@ void an_rule_sync_bubble(const struct an_model *m, const struct an_rule_ctx *ctx
 {
     (void)ctx;
     uint64_t span = an_steady_span(m);
-    double share = an_steady_share(m, AN_CAUSE_SYNC);
-    double bubble = an_idle_ns(m, &m->steady, AN_CAUSE_SYNC), refill = 0;
+    double steady_idle = an_idle_ns(m, &m->steady, AN_CAUSE_SYNC);
+    double share = span ? steady_idle / (double)span : 0;
+    double bubble = steady_idle, refill = 0;
     if (m->gpu_timeline) {
         double idle = bubble + an_idle_ns(m, &m->steady, AN_CAUSE_LAUNCH);
         double waited = (double)m->steady.sync_wait_ns;
@@ -61,7 +62,6 @@ void an_rule_sync_bubble(const struct an_model *m, const struct an_rule_ctx *ctx
     const char *unit = m->steps.steady ? "per step" : "in all";
     char phrase[128], per_step[32], step[32];
     an_steady_phrase(m, phrase, sizeof phrase);
-    double steady_idle = an_idle_ns(m, &m->steady, AN_CAUSE_SYNC);
     double idle_step = an_per_step(m, steady_idle);
     double saving_step = an_per_step(m, bubble + refill);
     an_fmt_ns(per_step, sizeof per_step, idle_step);

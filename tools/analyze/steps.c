@@ -197,13 +197,13 @@ static uint64_t select_nth(uint64_t *a, size_t n, size_t nth)
     return a[k];
 }
 
-/* Share of the intervals (in any order) within [median / 2, median x 1.5]. */
-/* Within 0.5x..1.5x the median. */
+/* Within [median / 2, median x 1.5]. */
 static int in_band(uint64_t v, uint64_t median)
 {
     return v * 2 >= median && v * 2 <= median * 3;
 }
 
+/* Share of the intervals (in any order) in_band. */
 static double regularity(const uint64_t *v, size_t n, uint64_t median)
 {
     if (!n)
@@ -232,8 +232,6 @@ static int better(const struct an_step_key *a, const struct an_step_key *b)
  * warmup_factor x the median (an isolated slow step later on is not warm-up). Returns the
  * index of the first steady step. */
 #define WARM_RUN 3
-/* Intervals the later half of a series needs to stand for it (see an_steps_choose). */
-#define AN_STEP_LATE_MIN 16
 static size_t find_warmup(const struct an_model *m, const struct an_step_key *k,
                           uint64_t median)
 {
@@ -306,6 +304,9 @@ static void memory_growth(struct an_model *m, const struct an_step_key *k, size_
         }
     }
 }
+
+/* Intervals the later half of a series needs to stand for it (an_steps_choose). */
+#define AN_STEP_LATE_MIN 16
 
 /* From the first work seen by a candidate that is not NVTX (a launch, an upload, a drain)
  * to the last: the run without its start-up and teardown, where a found pattern must
