@@ -85,7 +85,7 @@ void an_rule_sync_bubble(const struct an_model *m, const struct an_rule_ctx *ctx
                    share * 100, step);
     else
         an_appendf(f->evidence, sizeof f->evidence, " (%.0f%% of the time).", share * 100);
-    if (refill > 0) {
+    if (refill >= 0.01 * (double)span) {  /* (less is noise, though in the saving) */
         char more[32], wait[32];
         an_fmt_ns(more, sizeof more, an_per_step(m, refill));
         an_fmt_ns(wait, sizeof wait, an_per_step(m, (double)m->steady.sync_wait_ns));
