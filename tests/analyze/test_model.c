@@ -383,6 +383,71 @@ static void found_steps_host_ahead_first(void **state)
     synth_free(&s);
 }
 
+/* One kernel a step, at the given host interval: `intervals` of them (intervals + 1 launches). */
+static struct an_model *paced_loop(const uint64_t *intervals, size_t n)
+{
+    struct synth s = {0};
+    for (size_t i = 0; i <= n; i++) {
+        synth_launch(&s, 5 * US, 100 * US);
+        if (i < n)
+            synth_idle(&s, intervals[i] - 5 * US);
+    }
+    synth_stream_sync(&s);
+    struct an_model *m = synth_model(&s, NULL, 1ull << 30, 0);
+    synth_free(&s);
+    return m;
+}
+
+/* As a PyTorch loop that holds more memory each step showed on an H100: 100 steps of about
+ * 1.2 ms, then 49 of 2.7 ms. A third of the intervals are far from the median (1.2 ms) and
+ * the later half's median is not the series', but each interval keeps the pace of its
+ * neighbours: the steps are found. */
+static void found_steps_that_change_pace(void **state)
+{
+    (void)state;
+    uint64_t iv[149];
+    for (size_t i = 0; i < 149; i++)
+        iv[i] = (i < 100 ? 1200 * US : 2700 * US) + (i % 5) * 30 * US;
+    struct an_model *m = paced_loop(iv, 149);
+    assert_int_equal(m->steps.source, AN_STEPS_AUTO);
+    assert_int_equal(m->steps.count, 149);
+    assert_true(m->steps.median_ns >= 1200 * US && m->steps.median_ns <= 1320 * US);
+    an_model_free(m);
+}
+
+/* Epochs as the H100 showed them: a 250 ms pause (the DataLoader's workers start), 12 steps
+ * of 6 ms through the prefetched batches, then 38 of 25 ms at the GPU's pace; four times.
+ * Two paces that come back are steps. */
+static void found_steps_in_epochs(void **state)
+{
+    (void)state;
+    uint64_t iv[199];
+    for (size_t i = 0; i < 199; i++) {
+        size_t in_epoch = (i + 1) % 50;
+        iv[i] = in_epoch == 0 ? 250 * MS : in_epoch <= 12 ? 6 * MS : 25 * MS;
+    }
+    struct an_model *m = paced_loop(iv, 199);
+    assert_int_equal(m->steps.source, AN_STEPS_AUTO);
+    assert_int_equal(m->steps.count, 199);
+    assert_int_equal(m->steps.median_ns, 25 * MS);
+    an_model_free(m);
+}
+
+/* Intervals that grow by 4 % each time (1 ms to 110 ms) are a trend: each stretch of them
+ * is regular around its own median, but their paces never stop changing. No steps. */
+static void trend_is_not_steps(void **state)
+{
+    (void)state;
+    uint64_t iv[120];
+    double v = 1e6;
+    for (size_t i = 0; i < 120; i++, v *= 1.04)
+        iv[i] = (uint64_t)v;
+    struct an_model *m = paced_loop(iv, 120);
+    assert_int_equal(m->steps.source, AN_STEPS_NONE);
+    assert_int_equal(m->steps.count, 0);
+    an_model_free(m);
+}
+
 /* NVTX ranges named like steps win over any other pattern, whatever their counter. */
 static void nvtx_steps(void **state)
 {
@@ -660,6 +725,9 @@ int main(void)
         cmocka_unit_test(nvtx_steps_after_long_startup),
         cmocka_unit_test(found_steps_after_long_startup),
         cmocka_unit_test(found_steps_host_ahead_first),
+        cmocka_unit_test(found_steps_that_change_pace),
+        cmocka_unit_test(found_steps_in_epochs),
+        cmocka_unit_test(trend_is_not_steps),
         cmocka_unit_test(no_pattern),
         cmocka_unit_test(gpu_records_late),
         cmocka_unit_test(host_only_two_streams),

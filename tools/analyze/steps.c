@@ -305,8 +305,44 @@ static void memory_growth(struct an_model *m, const struct an_step_key *k, size_
     }
 }
 
-/* Intervals the later half of a series needs to stand for it (an_steps_choose). */
-#define AN_STEP_LATE_MIN 16
+/* Steps change pace: where the GPU bounds the loop, the host runs ahead until the launch
+ * queue is full (on an H100, the first 84 of 200 steps of a PyTorch loop came 1 ms apart
+ * in host time, the rest 6.5 ms; and again at each epoch's start, through the batches
+ * prefetched meanwhile), and a loop that holds more memory each step ran at 1.2 ms for 100
+ * steps, then at 2.7 ms. So each interval is judged against the median of its neighbours,
+ * AN_STEP_LOCAL on each side. Steps keep to a few paces: a series whose neighbourhood
+ * medians keep finding new ones (out of the band of each pace seen) is a trend. */
+#define AN_STEP_LOCAL 7
+#define AN_STEP_MAX_PACES 3
+
+/* Share of the intervals (in time order) in_band of their neighbourhood's median, or 0
+ * for a trend or too few intervals. */
+static double pace_regularity(const uint64_t *v, size_t n)
+{
+    enum { WIDTH = 2 * AN_STEP_LOCAL + 1 };
+    if (n < WIDTH)
+        return 0;
+    uint64_t paces[AN_STEP_MAX_PACES];
+    size_t ok = 0, npaces = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t from = i < AN_STEP_LOCAL ? 0 : i - AN_STEP_LOCAL;
+        if (from > n - WIDTH)
+            from = n - WIDTH;
+        uint64_t near[WIDTH];
+        memcpy(near, v + from, sizeof near);
+        uint64_t local = select_nth(near, WIDTH, AN_STEP_LOCAL);
+        size_t p = 0;
+        while (p < npaces && !in_band(local, paces[p]))
+            p++;
+        if (p == npaces) {
+            if (npaces == AN_STEP_MAX_PACES)
+                return 0;
+            paces[npaces++] = local;
+        }
+        ok += in_band(v[i], local);
+    }
+    return (double)ok / (double)n;
+}
 
 /* From the first work seen by a candidate that is not NVTX (a launch, an upload, a drain)
  * to the last: the run without its start-up and teardown, where a found pattern must
@@ -363,21 +399,10 @@ void an_steps_choose(struct an_model *m, struct an_step_finder *f)
             size_t n = intervals(k, 0, buf);
             double reg = regularity(buf, n, n ? select_nth(buf, n, n / 2) : 0);
             uint64_t median = n ? buf[n / 2] : 0;
-            size_t late_n = n - n / 2;
-            if (!marked && reg < m->th.step_regularity && late_n >= AN_STEP_LATE_MIN) {
-                /* Host time is not the GPU's: where the GPU bounds the loop, the host runs
-                 * ahead until the launch queue is full, and after each pause (an epoch's
-                 * start) it runs through the batches prefetched meanwhile. On an H100 the
-                 * first 84 of 200 steps of a PyTorch loop came 1 ms apart in host time,
-                 * the rest 6.5 ms. The later half decides, when it has enough intervals to
-                 * and they keep the series' median (growing or shrinking intervals are a
-                 * trend, not a step). */
-                size_t from = k->nsamples - 1 - late_n;
-                late_n = intervals(k, from, buf);
-                uint64_t late_median = select_nth(buf, late_n, late_n / 2);
-                double late = regularity(buf, late_n, late_median);
-                if (in_band(late_median, median) && late > reg)
-                    reg = late;
+            if (!marked && reg < m->th.step_regularity) {
+                double paced = pace_regularity(buf, intervals(k, 0, buf));
+                if (paced > reg)
+                    reg = paced;
             }
             if ((!marked && reg < m->th.step_regularity) || median == 0)
                 continue;
