@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "cpu_sampler.h"
 #include "gpuwatch/record_walk.h"
 #include "gpuwatch/varint.h"
 #include "record_encode.h"
@@ -188,6 +189,7 @@ static void *writer_main(void *unused)
         /* Other sources (CUPTI) hand over what they hold first, so it goes out now. */
         if (round_hook)
             round_hook(requested != __atomic_load_n(&flush_done, __ATOMIC_ACQUIRE));
+        gw_cpu_sampler_round(gw_now());
         gw_writer_drain_all();
         __atomic_store_n(&flush_done, requested, __ATOMIC_RELEASE);
     }
@@ -201,6 +203,7 @@ int gw_writer_start(void)
         return -1;
     stop_requested = 0;
     last_clock_point_ns = 0;
+    gw_cpu_sampler_reset();
     defs_seq = 0;
     /* The writer must never run the program's signal handlers. */
     sigset_t all, previous;

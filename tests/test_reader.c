@@ -253,12 +253,13 @@ static void test_api_names(void **state)
         [GW_EV_GPU_LOST] = "gpu_lost", [GW_EV_CORRELATION] = "correlation",
         [GW_EV_RANGE_PUSH] = "range_push", [GW_EV_RANGE_POP] = "range_pop",
         [GW_EV_MARK] = "mark", [GW_EV_RANGE_START] = "range_start",
-        [GW_EV_RANGE_END] = "range_end",
+        [GW_EV_RANGE_END] = "range_end", [GW_EV_STACK] = "stack",
+        [GW_EV_CPU_THREAD] = "cpu_thread", [GW_EV_CPU_PROC] = "cpu_proc",
     };
-    for (int k = GW_EV_CALL; k <= GW_EV_RANGE_END; k++) {
+    for (int k = GW_EV_CALL; k <= GW_EV_CPU_PROC; k++) {
         assert_string_equal(gw_event_kind_name((enum gw_event_kind)k), kinds[k]);
         assert_int_equal(gw_event_kind_is_def((enum gw_event_kind)k),
-                         k >= GW_EV_STRING && k <= GW_EV_THREAD);
+                         (k >= GW_EV_STRING && k <= GW_EV_THREAD) || k == GW_EV_STACK);
     }
     assert_string_equal(gw_event_kind_name((enum gw_event_kind)99), "unknown");
     assert_string_equal(gw_gpu_copy_kind_name(GW_GPU_COPY_HTOD), "HtoD");
@@ -1330,6 +1331,10 @@ static void test_roundtrip_gpu_records(void **state)
     tw_timed(&c, GW_REC_RANGE_START, t0 + 7200, start, 3);
     tw_timed(&c, GW_REC_RANGE_POP, t0 + 7300, pop, 1);
     tw_timed(&c, GW_REC_RANGE_END, t0 + 7400, end, 1);
+    uint64_t cpu_thread[2] = {4242, 730000000}, cpu_proc[4] = {2100000000, 3, 5400000000,
+                                                               77 /* newer word */};
+    tw_timed(&c, GW_REC_CPU_THREAD, t0 + 7500, cpu_thread, 2);
+    tw_timed(&c, GW_REC_CPU_PROC, t0 + 7500, cpu_proc, 4);
     tw_write_chunk(f, &c, 99, GW_CHUNK_EVENTS, 0);
     fclose(f);
     tw_free(&c);
@@ -1424,6 +1429,16 @@ static void test_roundtrip_gpu_records(void **state)
     ev = next_of(r, GW_EV_RANGE_END);
     assert_int_equal(ev.ts_ns, t0 + 7400);
     assert_int_equal(ev.u.nvtx.range_id, 42);
+    ev = next_of(r, GW_EV_CPU_THREAD);
+    assert_int_equal(ev.ts_ns, t0 + 7500);
+    assert_int_equal(ev.tid, 99);
+    assert_int_equal(ev.u.cpu_thread.tid, 4242);
+    assert_int_equal(ev.u.cpu_thread.cpu_ns, 730000000);
+    ev = next_of(r, GW_EV_CPU_PROC);
+    assert_int_equal(ev.ts_ns, t0 + 7500);
+    assert_int_equal(ev.u.cpu_proc.process_cpu_ns, 2100000000);
+    assert_int_equal(ev.u.cpu_proc.descendants, 3);
+    assert_int_equal(ev.u.cpu_proc.descendants_cpu_ns, 5400000000);
     assert_int_equal(gw_reader_next(r, &ev), 0);
 
     /* stream lookups both ways; 0 and unknown CUPTI ids find nothing */
@@ -1447,10 +1462,11 @@ static void test_roundtrip_gpu_records(void **state)
     assert_int_equal(st->gpu_lost_events, 12);
     assert_int_equal(st->correlations, 2);
     assert_int_equal(st->nvtx_records, 5);
+    assert_int_equal(st->cpu_samples, 2);
     assert_int_equal(st->definitions, 9);
     assert_int_equal(st->calls, 0);
     assert_int_equal(st->first_ts_ns, t0 + 400);  /* the memcpy */
-    assert_int_equal(st->last_ts_ns, t0 + 7400);
+    assert_int_equal(st->last_ts_ns, t0 + 7500);  /* the CPU samples */
     gw_reader_close(r);
 }
 

@@ -313,6 +313,15 @@ static void put_timeline_event(struct dump *d, const struct gw_event *ev)
     case GW_EV_RANGE_END:
         fprintf(out, " range=%" PRIu64, ev->u.nvtx.range_id);
         break;
+    case GW_EV_CPU_THREAD:
+        fprintf(out, " thread=%" PRIu64 " cpu_ns=%" PRIu64, ev->u.cpu_thread.tid,
+                ev->u.cpu_thread.cpu_ns);
+        break;
+    case GW_EV_CPU_PROC:
+        fprintf(out, " cpu_ns=%" PRIu64 " descendants=%" PRIu64 " descendants_cpu_ns=%" PRIu64,
+                ev->u.cpu_proc.process_cpu_ns, ev->u.cpu_proc.descendants,
+                ev->u.cpu_proc.descendants_cpu_ns);
+        break;
     default:
         break;
     }
@@ -349,6 +358,8 @@ static void put_event(struct dump *d, const struct gw_event *ev)
     case GW_EV_MARK:
     case GW_EV_RANGE_START:
     case GW_EV_RANGE_END:
+    case GW_EV_CPU_THREAD:
+    case GW_EV_CPU_PROC:
         put_timeline_event(d, ev);
         break;
     default:
@@ -421,7 +432,8 @@ static void put_header(FILE *out, struct gw_reader *r)
     fprintf(out, " (%" PRIu64 " bytes)\n", gw_reader_file_size(r));
     fprintf(out, "# format v%u min_reader v%u header_size %" PRIu32 " features",
             (unsigned)h->version, (unsigned)h->min_reader_version, h->header_size);
-    static const char *const features[] = {"host_calls", "gpu_activity", "nvtx", "cpu_count"};
+    static const char *const features[] = {"host_calls", "gpu_activity", "nvtx", "cpu_count",
+                                           "cpu_samples"};
     int any = 0;
     for (unsigned i = 0; i < 32; i++) {
         if (!(h->feature_flags & (1u << i)))
@@ -538,10 +550,11 @@ int gw_cmd_dump(int argc, char **argv)
            " lost_chunks %" PRIu64 " damage %" PRIu64 " damaged_bytes %" PRIu64
            " unknown_records %" PRIu64 " gpu_kernels %" PRIu64 " gpu_memcpys %" PRIu64
            " gpu_memsets %" PRIu64 " gpu_lost %" PRIu64 " correlations %" PRIu64
-           " nvtx %" PRIu64 "\n",
+           " nvtx %" PRIu64 " cpu_samples %" PRIu64 "\n",
            s->calls, s->call_errors, s->lost_events, s->lost_chunks, s->damage_reports,
            s->damaged_bytes, s->unknown_records, s->gpu_kernels, s->gpu_memcpys,
-           s->gpu_memsets, s->gpu_lost_events, s->correlations, s->nvtx_records);
+           s->gpu_memsets, s->gpu_lost_events, s->correlations, s->nvtx_records,
+           s->cpu_samples);
     fflush(stdout);
     if (s->damage_reports)
         fprintf(stderr, "gpuwatch dump: %s: %" PRIu64 " damage report%s, %" PRIu64

@@ -107,6 +107,8 @@ static const char *record_name(uint8_t type)
     case GW_REC_MARK: return "MARK";
     case GW_REC_RANGE_START: return "RANGE_START";
     case GW_REC_RANGE_END: return "RANGE_END";
+    case GW_REC_CPU_THREAD: return "CPU_THREAD";
+    case GW_REC_CPU_PROC: return "CPU_PROC";
     case GW_REC_CORRELATION: return "CORRELATION";
     case GW_REC_STRING: return "STRING";
     case GW_REC_SHAPE: return "SHAPE";
@@ -455,8 +457,10 @@ static const struct timed_spec *timed_spec(uint8_t type)
         [GW_REC_MARK - GW_REC_GPU_KERNEL] = {GW_EV_MARK, 0, 2},
         [GW_REC_RANGE_START - GW_REC_GPU_KERNEL] = {GW_EV_RANGE_START, 3, 3},
         [GW_REC_RANGE_END - GW_REC_GPU_KERNEL] = {GW_EV_RANGE_END, 1, 1},
+        [GW_REC_CPU_THREAD - GW_REC_GPU_KERNEL] = {GW_EV_CPU_THREAD, 2, 2},
+        [GW_REC_CPU_PROC - GW_REC_GPU_KERNEL] = {GW_EV_CPU_PROC, 3, 3},
     };
-    if (type < GW_REC_GPU_KERNEL || type > GW_REC_RANGE_END)
+    if (type < GW_REC_GPU_KERNEL || type > GW_REC_CPU_PROC)
         return NULL;
     const struct timed_spec *spec = &specs[type - GW_REC_GPU_KERNEL];
     return spec->kind ? spec : NULL;
@@ -527,6 +531,15 @@ static int decode_timed(struct gw_reader *r, uint8_t type, const struct timed_sp
     case GW_REC_RANGE_END:
         ev->u.nvtx.range_id = w[0];
         r->stats.nvtx_records++;
+        break;
+    case GW_REC_CPU_THREAD:
+        ev->u.cpu_thread.tid = w[0], ev->u.cpu_thread.cpu_ns = w[1];
+        r->stats.cpu_samples++;
+        break;
+    case GW_REC_CPU_PROC:
+        ev->u.cpu_proc.process_cpu_ns = w[0], ev->u.cpu_proc.descendants = w[1];
+        ev->u.cpu_proc.descendants_cpu_ns = w[2];
+        r->stats.cpu_samples++;
         break;
     }
     note_time(r, ev->ts_ns, ev->dur_ns);

@@ -113,6 +113,8 @@ const char *gw_event_kind_name(enum gw_event_kind kind)
     case GW_EV_RANGE_START: return "range_start";
     case GW_EV_RANGE_END: return "range_end";
     case GW_EV_STACK: return "stack";
+    case GW_EV_CPU_THREAD: return "cpu_thread";
+    case GW_EV_CPU_PROC: return "cpu_proc";
     }
     return "unknown";
 }

@@ -60,6 +60,8 @@ enum gw_event_kind {
     GW_EV_RANGE_START,
     GW_EV_RANGE_END,
     GW_EV_STACK,          /* a definition: an allocation's call stack (gw_reader_stack) */
+    GW_EV_CPU_THREAD,     /* CPU samples (trace_format.h: GW_REC_CPU_THREAD, _PROC) */
+    GW_EV_CPU_PROC,
 };
 
 struct gw_shape {
@@ -162,6 +164,10 @@ struct gw_event {
         struct { uint64_t correlation_id, call_id; } correlation;
         /* NVTX: domain_id/name_id are string ids (domain 0 = default); range_id for start/end */
         struct { uint64_t domain_id, name_id, range_id; } nvtx;
+        /* CPU samples: cumulative CPU time (ns) of a thread, or of the process and of its
+         * live descendants */
+        struct { uint64_t tid, cpu_ns; } cpu_thread;
+        struct { uint64_t process_cpu_ns, descendants, descendants_cpu_ns; } cpu_proc;
     } u;
     /* Calls: this call's id (tid << 32 | number), what GW_EV_CORRELATION.call_id names. */
     uint64_t call_id;
@@ -216,6 +222,7 @@ struct gw_reader_stats {
     uint64_t nvtx_records;    /* RANGE_PUSH/POP, MARK, RANGE_START/END records */
     uint64_t calls_unsure;    /* calls returned with call_id_unsure set */
     uint64_t lost_calls;      /* sum of LOST calls words (of the counts when absent) */
+    uint64_t cpu_samples;     /* CPU_THREAD and CPU_PROC records */
 };
 
 struct gw_reader;

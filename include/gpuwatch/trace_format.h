@@ -37,6 +37,7 @@ enum gw_feature_flags {
     GW_FEAT_GPU_ACTIVITY = 1u << 1,  /* CUPTI records present */
     GW_FEAT_NVTX = 1u << 2,
     GW_FEAT_CPU_COUNT = 1u << 3,     /* cpus_online and cpus_usable are filled */
+    GW_FEAT_CPU_SAMPLES = 1u << 4,   /* the writer samples CPU time (GW_REC_CPU_THREAD/PROC) */
 };
 
 /* Why the GPU-side timeline is or is not in this trace (file_header.cupti_status). */
@@ -160,6 +161,14 @@ _Static_assert(sizeof(struct gw_chunk_header) == 32, "chunk header is 32 bytes")
  * GW_REC_RANGE_START dt(zigzag) domain_id name_id range_id
  * GW_REC_RANGE_END   dt(zigzag) range_id
  *
+ * CPU samples (GW_FEAT_CPU_SAMPLES; on the writer thread, every 100 ms; times in ns, each
+ * cumulative since its thread or process started, /proc's clock ticks for all but the process):
+ * GW_REC_CPU_THREAD  dt(zigzag) tid cpu_ns   a thread with records of its own (user + system)
+ * GW_REC_CPU_PROC    dt(zigzag) process_cpu_ns descendants descendants_cpu_ns
+ *                    this process (all threads), the child processes alive and theirs, and
+ *                    the CPU time those have used (DataLoader and compile workers, a
+ *                    forkserver's children included)
+ *
  * Bodies only ever grow at the end: readers ignore words they do not know and read absent
  * trailing words as 0.
  *
@@ -193,6 +202,8 @@ enum gw_record_type {
     GW_REC_MARK = 0x22,
     GW_REC_RANGE_START = 0x23,
     GW_REC_RANGE_END = 0x24,
+    GW_REC_CPU_THREAD = 0x30,
+    GW_REC_CPU_PROC = 0x31,
     GW_REC_LOST = 0x3F,
     GW_REC_TIMED_MAX = 0x3F,
     GW_REC_STRING = 0x40,

@@ -238,6 +238,18 @@ static void tally_file(const char *path, struct file_tally *file)
             tally_nvtx(reader, &ev, file, nvtx_threads, &nvtx_nthreads);
         if (ev.kind == GW_EV_GPU_LOST)
             file->gpu_lost += ev.u.gpu_lost.count;
+        if (ev.kind == GW_EV_CPU_PROC) {
+            file->cpu_proc_samples++;
+            if (ev.u.cpu_proc.descendants > file->max_descendants)
+                file->max_descendants = ev.u.cpu_proc.descendants;
+            if (ev.u.cpu_proc.descendants_cpu_ns > file->max_descendants_cpu_ns)
+                file->max_descendants_cpu_ns = ev.u.cpu_proc.descendants_cpu_ns;
+        }
+        if (ev.kind == GW_EV_CPU_THREAD) {
+            file->cpu_thread_samples++;
+            if (ev.u.cpu_thread.tid == file->pid)
+                file->main_thread_cpu_ns = ev.u.cpu_thread.cpu_ns;
+        }
         if (ev.kind == GW_EV_CORRELATION) {
             file->correlations++;
             struct link link = {ev.u.correlation.correlation_id, ev.u.correlation.call_id};

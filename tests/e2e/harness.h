@@ -64,6 +64,10 @@ struct file_tally {
     uint64_t launches_linked_once; /* launch calls with exactly one GPU kernel linked to them */
     uint64_t kernels_unlinked;     /* kernel records with no launch call behind them */
     uint64_t kernels_before_launch;/* kernel records starting before their launch call began */
+    /* CPU samples */
+    uint64_t cpu_proc_samples, cpu_thread_samples;
+    uint64_t max_descendants, max_descendants_cpu_ns;
+    uint64_t main_thread_cpu_ns;   /* the latest sample of the thread whose tid is the pid */
     /* NVTX */
     uint64_t range_pushes, range_pops, marks, range_starts, range_ends;
     uint64_t pushes_named[4];      /* "step", "forward", "backward", "epoch" */

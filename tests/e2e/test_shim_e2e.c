@@ -156,6 +156,25 @@ static void test_fork_children(void **state)
     finish();
 }
 
+/* The writer samples CPU time every 100 ms: the three descendants (a grandchild too) and the
+ * 1 s of CPU two of them spin, while the traced thread, mostly asleep, uses little. */
+static void test_cpu_samples_count_workers(void **state)
+{
+    (void)state;
+    run((const char *[]){"--mode", "cpu-workers", NULL}, NULL);
+    assert_int_equal(result.status, 0);
+    assert_int_equal(traces.files, 1);
+    const struct file_tally *f = only_file();
+    assert_true(f->header.feature_flags & GW_FEAT_CPU_SAMPLES);
+    assert_true(f->cpu_proc_samples >= 5);             /* 600 ms at one per 100 ms */
+    assert_true(f->cpu_thread_samples >= f->cpu_proc_samples);
+    assert_int_equal(f->max_descendants, 3);
+    assert_true(f->max_descendants_cpu_ns >= 300000000ull);
+    assert_true(f->main_thread_cpu_ns < 200000000ull);
+    assert_int_equal(f->damage, 0);
+    finish();
+}
+
 static void wait_then_kill(pid_t pid)
 {
     struct timespec pause = {0, 300 * 1000 * 1000}; /* 15 flush intervals of 20 ms */
@@ -402,6 +421,7 @@ int main(void)
         cmocka_unit_test(test_get_proc_address_v1),
         cmocka_unit_test(test_eight_threads_exact_counts),
         cmocka_unit_test(test_fork_children),
+        cmocka_unit_test(test_cpu_samples_count_workers),
         cmocka_unit_test(test_sigkill_keeps_flushed_events),
         cmocka_unit_test(test_sigterm_flushes_and_dies_of_it),
         cmocka_unit_test(test_out_of_memory_passes_through),

@@ -304,6 +304,53 @@ static void run_fork(void)
     launch_some(kernel, launches);
 }
 
+/* Spins on the CPU for ms milliseconds of wall time. */
+static void spin_ms(unsigned ms)
+{
+    struct timespec start, now;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    volatile uint64_t sink = 0;
+    do {
+        for (int i = 0; i < 100000; i++)
+            sink += (uint64_t)i;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+    } while ((now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000 < ms);
+}
+
+/* DataLoader-like workers: one child spins 500 ms, another waits for a grandchild of its own
+ * that spins as long (a forkserver's worker), while the traced thread launches a kernel every
+ * 20 ms, 30 times, mostly asleep. */
+static void run_cpu_workers(void)
+{
+    CUfunction kernel;
+    setup_direct(&kernel);
+    pid_t spinner = fork();
+    if (spinner == 0) {
+        spin_ms(500);
+        _exit(0);
+    }
+    pid_t server = fork();
+    if (server == 0) {
+        pid_t worker = fork();
+        if (worker == 0) {
+            spin_ms(500);
+            _exit(0);
+        }
+        int status;
+        waitpid(worker, &status, 0);
+        _exit(WIFEXITED(status) ? WEXITSTATUS(status) : 1);
+    }
+    for (int i = 0; i < 30; i++) {
+        CHECK(cuLaunchKernel(kernel, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL));
+        usleep(20000);
+    }
+    int status_a, status_b;
+    waitpid(spinner, &status_a, 0);
+    waitpid(server, &status_b, 0);
+    if (!WIFEXITED(status_a) || WEXITSTATUS(status_a) || !WIFEXITED(status_b) || WEXITSTATUS(status_b))
+        fail("a child failed");
+}
+
 /* Runs `launches` launches, says so, and waits to be killed. */
 static void run_wait_for_kill(void)
 {
@@ -634,6 +681,8 @@ int main(int argc, char **argv)
         run_threads();
     } else if (strcmp(mode, "fork") == 0) {
         run_fork();
+    } else if (strcmp(mode, "cpu-workers") == 0) {
+        run_cpu_workers();
     } else if (strcmp(mode, "wait-for-kill") == 0) {
         run_wait_for_kill();
     } else if (strcmp(mode, "oom") == 0) {

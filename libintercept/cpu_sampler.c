@@ -1,0 +1,123 @@
+/* The CPU samples of cpu_sampler.h, from /proc (trace_format.h: GW_REC_CPU_THREAD and
+ * GW_REC_CPU_PROC). Runs on the writer thread only, so it may allocate and block briefly;
+ * anything it cannot read is left out of the sample, never reported. */
+#include "cpu_sampler.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "recorder.h"
+#include "recorder_internal.h"
+
+static uint64_t last_sample_ns;
+static int sampled_once;
+
+void gw_cpu_sampler_reset(void)
+{
+    last_sample_ns = 0;
+    sampled_once = 0;
+}
+
+/* utime + stime of a /proc stat file, in ns: 0, or -1 when it cannot be read. */
+static int stat_cpu_ns(const char *path, uint64_t *ns)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    char buf[1024];
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return -1;
+    buf[n] = '\0';
+    /* the command name (field 2) may hold spaces and parentheses: count from its end */
+    const char *p = strrchr(buf, ')');
+    unsigned long long utime, stime;
+    if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &utime,
+                     &stime) != 2)
+        return -1;
+    long ticks = sysconf(_SC_CLK_TCK);
+    *ns = (uint64_t)(utime + stime) * (1000000000ull / (uint64_t)(ticks > 0 ? ticks : 100));
+    return 0;
+}
+
+/* Appends the children of every thread of pid to pids[*n..cap). */
+static void add_children(pid_t pid, pid_t *pids, size_t *n, size_t cap)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+    DIR *tasks = opendir(path);
+    if (!tasks)
+        return;
+    struct dirent *t;
+    while ((t = readdir(tasks)) != NULL && *n < cap) {
+        if (t->d_name[0] < '0' || t->d_name[0] > '9')
+            continue;
+        char children[96];
+        snprintf(children, sizeof children, "/proc/%d/task/%.16s/children", (int)pid,
+                 t->d_name);
+        FILE *f = fopen(children, "re");
+        if (!f)
+            continue;
+        int child;
+        while (*n < cap && fscanf(f, "%d", &child) == 1)
+            pids[(*n)++] = child;
+        fclose(f);
+    }
+    closedir(tasks);
+}
+
+/* Live descendants and the CPU time they have used (each since it started). */
+static void sample_descendants(uint64_t *count, uint64_t *cpu_ns)
+{
+    static pid_t pids[GW_CPU_MAX_DESCENDANTS];
+    size_t n = 0;
+    add_children(getpid(), pids, &n, GW_CPU_MAX_DESCENDANTS);
+    for (size_t i = 0; i < n; i++)  /* breadth first: a forkserver's workers too */
+        add_children(pids[i], pids, &n, GW_CPU_MAX_DESCENDANTS);
+    *count = 0;
+    *cpu_ns = 0;
+    for (size_t i = 0; i < n; i++) {
+        char path[48];
+        uint64_t ns;
+        snprintf(path, sizeof path, "/proc/%d/stat", (int)pids[i]);
+        if (stat_cpu_ns(path, &ns) == 0) {
+            (*count)++;
+            *cpu_ns += ns;
+        }
+    }
+}
+
+void gw_cpu_sampler_round(uint64_t now_ns)
+{
+    if (sampled_once && now_ns - last_sample_ns < GW_CPU_SAMPLE_INTERVAL_NS)
+        return;
+    sampled_once = 1;
+    last_sample_ns = now_ns;
+    /* the threads that record (they made driver calls, NVTX calls or handed CUPTI records) */
+    uint32_t tids[64];
+    size_t ntids = 0;
+    pthread_mutex_lock(&gw_rec.rings_lock);
+    for (struct gw_ring *ring = gw_rec.rings; ring && ntids < 64; ring = ring->next)
+        if (!__atomic_load_n(&ring->dead, __ATOMIC_ACQUIRE))
+            tids[ntids++] = ring->tid;
+    pthread_mutex_unlock(&gw_rec.rings_lock);
+    for (size_t i = 0; i < ntids; i++) {
+        char path[64];
+        uint64_t ns;
+        snprintf(path, sizeof path, "/proc/self/task/%u/stat", tids[i]);
+        if (stat_cpu_ns(path, &ns) == 0)
+            gw_rec_timed(GW_REC_CPU_THREAD, now_ns, (uint64_t[]){tids[i], ns}, 2);
+    }
+    struct timespec process;
+    uint64_t words[3] = {0};
+    if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &process) == 0)
+        words[0] = (uint64_t)process.tv_sec * 1000000000ull + (uint64_t)process.tv_nsec;
+    sample_descendants(&words[1], &words[2]);
+    gw_rec_timed(GW_REC_CPU_PROC, now_ns, words, 3);
+}

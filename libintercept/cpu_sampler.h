@@ -1,0 +1,22 @@
+/*
+ * CPU time of the traced threads and of the process's descendants (DataLoader workers,
+ * compile workers), sampled by the writer thread every GW_CPU_SAMPLE_INTERVAL_NS. The driver
+ * calls show when the GPU waits for the host; these samples show what the host did
+ * meanwhile: a training thread busy loading batches itself, workers that cannot keep up,
+ * or nothing on a CPU at all (the input waits on storage).
+ */
+#ifndef GW_CPU_SAMPLER_H
+#define GW_CPU_SAMPLER_H
+
+#include <stdint.h>
+
+#define GW_CPU_SAMPLE_INTERVAL_NS 100000000ull
+/* Descendants read per sample, the first found (breadth first) */
+#define GW_CPU_MAX_DESCENDANTS 256
+
+/* Writer thread, each round: writes CPU_THREAD and CPU_PROC records when a sample is due. */
+void gw_cpu_sampler_round(uint64_t now_ns);
+/* A new trace (started, or a forked child's): the next round samples. */
+void gw_cpu_sampler_reset(void);
+
+#endif
