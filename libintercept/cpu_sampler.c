@@ -16,11 +16,15 @@
 
 static uint64_t last_sample_ns;
 static int sampled_once;
+/* Each descendant's CPU time at the previous sample, to tell the ones at work. */
+static struct { pid_t pid; uint64_t cpu_ns; } previous[GW_CPU_MAX_DESCENDANTS];
+static size_t nprevious;
 
 void gw_cpu_sampler_reset(void)
 {
     last_sample_ns = 0;
     sampled_once = 0;
+    nprevious = 0;
 }
 
 /* utime + stime of a /proc stat file, in ns: 0, or -1 when it cannot be read. */
@@ -72,25 +76,38 @@ static void add_children(pid_t pid, pid_t *pids, size_t *n, size_t cap)
     closedir(tasks);
 }
 
-/* Live descendants and the CPU time they have used (each since it started). */
-static void sample_descendants(uint64_t *count, uint64_t *cpu_ns)
+/* words[1..3]: live descendants, the CPU time they have used (each since it started), and
+ * how many of them used some since the previous sample (idle compile workers do not). */
+static void sample_descendants(uint64_t *words)
 {
     static pid_t pids[GW_CPU_MAX_DESCENDANTS];
-    size_t n = 0;
+    static uint64_t cpu[GW_CPU_MAX_DESCENDANTS];
+    size_t n = 0, live = 0;
     add_children(getpid(), pids, &n, GW_CPU_MAX_DESCENDANTS);
     for (size_t i = 0; i < n; i++)  /* breadth first: a forkserver's workers too */
         add_children(pids[i], pids, &n, GW_CPU_MAX_DESCENDANTS);
-    *count = 0;
-    *cpu_ns = 0;
+    words[0] = words[1] = words[2] = 0;
     for (size_t i = 0; i < n; i++) {
         char path[48];
         uint64_t ns;
         snprintf(path, sizeof path, "/proc/%d/stat", (int)pids[i]);
-        if (stat_cpu_ns(path, &ns) == 0) {
-            (*count)++;
-            *cpu_ns += ns;
-        }
+        if (stat_cpu_ns(path, &ns) != 0)
+            continue;
+        words[0]++;
+        words[1] += ns;
+        uint64_t before = 0;  /* a new one: all it used is since the previous sample */
+        for (size_t j = 0; j < nprevious; j++)
+            if (previous[j].pid == pids[i])
+                before = previous[j].cpu_ns;
+        words[2] += ns > before;
+        pids[live] = pids[i];
+        cpu[live++] = ns;
     }
+    for (size_t i = 0; i < live; i++) {
+        previous[i].pid = pids[i];
+        previous[i].cpu_ns = cpu[i];
+    }
+    nprevious = live;
 }
 
 void gw_cpu_sampler_round(uint64_t now_ns)
@@ -115,9 +132,9 @@ void gw_cpu_sampler_round(uint64_t now_ns)
             gw_rec_timed(GW_REC_CPU_THREAD, now_ns, (uint64_t[]){tids[i], ns}, 2);
     }
     struct timespec process;
-    uint64_t words[3] = {0};
+    uint64_t words[4] = {0};
     if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &process) == 0)
         words[0] = (uint64_t)process.tv_sec * 1000000000ull + (uint64_t)process.tv_nsec;
-    sample_descendants(&words[1], &words[2]);
-    gw_rec_timed(GW_REC_CPU_PROC, now_ns, words, 3);
+    sample_descendants(words + 1);
+    gw_rec_timed(GW_REC_CPU_PROC, now_ns, words, 4);
 }

@@ -1331,10 +1331,10 @@ static void test_roundtrip_gpu_records(void **state)
     tw_timed(&c, GW_REC_RANGE_START, t0 + 7200, start, 3);
     tw_timed(&c, GW_REC_RANGE_POP, t0 + 7300, pop, 1);
     tw_timed(&c, GW_REC_RANGE_END, t0 + 7400, end, 1);
-    uint64_t cpu_thread[2] = {4242, 730000000}, cpu_proc[4] = {2100000000, 3, 5400000000,
+    uint64_t cpu_thread[2] = {4242, 730000000}, cpu_proc[5] = {2100000000, 3, 5400000000, 2,
                                                                77 /* newer word */};
     tw_timed(&c, GW_REC_CPU_THREAD, t0 + 7500, cpu_thread, 2);
-    tw_timed(&c, GW_REC_CPU_PROC, t0 + 7500, cpu_proc, 4);
+    tw_timed(&c, GW_REC_CPU_PROC, t0 + 7500, cpu_proc, 5);
     tw_write_chunk(f, &c, 99, GW_CHUNK_EVENTS, 0);
     fclose(f);
     tw_free(&c);
@@ -1439,6 +1439,7 @@ static void test_roundtrip_gpu_records(void **state)
     assert_int_equal(ev.u.cpu_proc.process_cpu_ns, 2100000000);
     assert_int_equal(ev.u.cpu_proc.descendants, 3);
     assert_int_equal(ev.u.cpu_proc.descendants_cpu_ns, 5400000000);
+    assert_int_equal(ev.u.cpu_proc.active, 2);
     assert_int_equal(gw_reader_next(r, &ev), 0);
 
     /* stream lookups both ways; 0 and unknown CUPTI ids find nothing */

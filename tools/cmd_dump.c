@@ -318,9 +318,9 @@ static void put_timeline_event(struct dump *d, const struct gw_event *ev)
                 ev->u.cpu_thread.cpu_ns);
         break;
     case GW_EV_CPU_PROC:
-        fprintf(out, " cpu_ns=%" PRIu64 " descendants=%" PRIu64 " descendants_cpu_ns=%" PRIu64,
-                ev->u.cpu_proc.process_cpu_ns, ev->u.cpu_proc.descendants,
-                ev->u.cpu_proc.descendants_cpu_ns);
+        fprintf(out, " cpu_ns=%" PRIu64 " descendants=%" PRIu64 " descendants_cpu_ns=%" PRIu64
+                " active=%" PRIu64, ev->u.cpu_proc.process_cpu_ns, ev->u.cpu_proc.descendants,
+                ev->u.cpu_proc.descendants_cpu_ns, ev->u.cpu_proc.active);
         break;
     default:
         break;

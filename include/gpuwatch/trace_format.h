@@ -164,10 +164,11 @@ _Static_assert(sizeof(struct gw_chunk_header) == 32, "chunk header is 32 bytes")
  * CPU samples (GW_FEAT_CPU_SAMPLES; on the writer thread, every 100 ms; times in ns, each
  * cumulative since its thread or process started, /proc's clock ticks for all but the process):
  * GW_REC_CPU_THREAD  dt(zigzag) tid cpu_ns   a thread with records of its own (user + system)
- * GW_REC_CPU_PROC    dt(zigzag) process_cpu_ns descendants descendants_cpu_ns
- *                    this process (all threads), the child processes alive and theirs, and
- *                    the CPU time those have used (DataLoader and compile workers, a
- *                    forkserver's children included)
+ * GW_REC_CPU_PROC    dt(zigzag) process_cpu_ns descendants descendants_cpu_ns active
+ *                    this process (all threads), the child processes alive and theirs, the
+ *                    CPU time those have used (DataLoader and compile workers, a
+ *                    forkserver's children included), and how many of them used some since
+ *                    the previous sample
  *
  * Bodies only ever grow at the end: readers ignore words they do not know and read absent
  * trailing words as 0.

@@ -242,6 +242,8 @@ static void tally_file(const char *path, struct file_tally *file)
             file->cpu_proc_samples++;
             if (ev.u.cpu_proc.descendants > file->max_descendants)
                 file->max_descendants = ev.u.cpu_proc.descendants;
+            if (ev.u.cpu_proc.active > file->max_active)
+                file->max_active = ev.u.cpu_proc.active;
             if (ev.u.cpu_proc.descendants_cpu_ns > file->max_descendants_cpu_ns)
                 file->max_descendants_cpu_ns = ev.u.cpu_proc.descendants_cpu_ns;
         }

@@ -66,7 +66,7 @@ struct file_tally {
     uint64_t kernels_before_launch;/* kernel records starting before their launch call began */
     /* CPU samples */
     uint64_t cpu_proc_samples, cpu_thread_samples;
-    uint64_t max_descendants, max_descendants_cpu_ns;
+    uint64_t max_descendants, max_descendants_cpu_ns, max_active;
     uint64_t main_thread_cpu_ns;   /* the latest sample of the thread whose tid is the pid */
     /* NVTX */
     uint64_t range_pushes, range_pops, marks, range_starts, range_ends;

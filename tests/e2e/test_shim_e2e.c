@@ -156,8 +156,9 @@ static void test_fork_children(void **state)
     finish();
 }
 
-/* The writer samples CPU time every 100 ms: the three descendants (a grandchild too) and the
- * 1 s of CPU two of them spin, while the traced thread, mostly asleep, uses little. */
+/* The writer samples CPU time every 100 ms: the three descendants (a grandchild too), the two
+ * of them at work and the 1 s of CPU they spin, while the traced thread, mostly asleep, uses
+ * little. */
 static void test_cpu_samples_count_workers(void **state)
 {
     (void)state;
@@ -169,6 +170,7 @@ static void test_cpu_samples_count_workers(void **state)
     assert_true(f->cpu_proc_samples >= 5);             /* 600 ms at one per 100 ms */
     assert_true(f->cpu_thread_samples >= f->cpu_proc_samples);
     assert_int_equal(f->max_descendants, 3);
+    assert_int_equal(f->max_active, 2);                /* the waiting one never runs */
     assert_true(f->max_descendants_cpu_ns >= 300000000ull);
     assert_true(f->main_thread_cpu_ns < 200000000ull);
     assert_int_equal(f->damage, 0);
