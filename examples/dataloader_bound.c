@@ -1,7 +1,7 @@
 /*
  * dataloader_bound: planted waste = the input pipeline. Each step the host spends 4 ms
- * "loading and decoding" the next batch (a sleep: no CUDA call), as a DataLoader with
- * num_workers=0 does in the main process, while the GPU, done with the 2 ms step, waits.
+ * "loading and decoding" the next batch (on the CPU, no CUDA call), as a DataLoader with
+ * num_workers=0 does on the training thread, while the GPU, done with the 2 ms step, waits.
  * The rest is ordinary: pinned batch, async copy, loss read back with .item() each step.
  */
 #include <string.h>
@@ -26,7 +26,7 @@ int main(int argc, char **argv)
     EX_CK(&ex, cuMemAlloc(&acts, BATCH_BYTES));
     EX_CK(&ex, cuMemHostAlloc((void **)&batch, BATCH_BYTES, 0));
     for (long s = 0; s < steps; s++) {
-        ex_sleep_ns(LOAD_NS);  /* next(iter(loader)): read and decode, no CUDA */
+        ex_spin_ns(LOAD_NS);  /* next(iter(loader)): decode on this thread, no CUDA */
         memset(batch, (int)(s & 0xff), 4096);
         EX_CK(&ex, cuMemcpyHtoDAsync(acts, batch, BATCH_BYTES, ex.stream));
         for (size_t k = 0; k < 3; k++)

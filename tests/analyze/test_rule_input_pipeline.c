@@ -43,6 +43,71 @@ static void loader_bound(void **state, int gpu)
     synth_free(&s);
 }
 
+/* The shim's CPU samples, every 25 ms over the whole run: the training thread (tid 1) on a
+ * CPU train_busy of the time, `workers` descendants running, each per_worker of a CPU. */
+static void add_cpu_samples(struct synth *s, double train_busy, unsigned workers,
+                            double per_worker)
+{
+    uint64_t end = s->now;
+    for (uint64_t t = 0; t <= end; t += 25 * MS) {
+        struct an_ev thread = {.ts = t, .end = t, .tid = 99, .kind = AN_CPU_THREAD, .ptr = 1,
+                               .bytes = (uint64_t)((double)t * train_busy)};
+        synth_push(s, &thread);
+        uint64_t worker_ns = (uint64_t)((double)t * workers * per_worker);
+        struct an_ev proc = {.ts = t, .end = t, .tid = 99, .kind = AN_CPU_PROC,
+                             .bytes = (uint64_t)((double)t * train_busy) + worker_ns,
+                             .ptr = worker_ns, .key = workers, .stream = workers};
+        synth_push(s, &proc);
+    }
+}
+
+/* The loader-bound loop with CPU samples: each of five host pictures gets its own change
+ * (rule_input_advice.c), and the samples do not make the run longer. */
+static void cpu_samples_choose_the_change(void **state)
+{
+    (void)state;
+    static const struct {
+        double train_busy;
+        unsigned workers;
+        double per_worker;
+        unsigned cpus;
+        const char *says, *not_says;
+    } cases[] = {
+        {0.9, 0, 0, 8, "the training thread prepared every batch itself (num_workers=0)", "py-spy"},
+        {0.2, 0, 0, 8, "off the CPU 80% of the time", "num_workers=0)"},
+        {0.3, 3, 0.95, 8, "cannot keep up. Raise num_workers: DataLoader(num_workers=7", "DALI"},
+        {0.3, 7, 0.95, 8, "already use the CPUs there are", "num_workers=7"},
+        {0.9, 4, 0.2, 8, "but the training thread was busy 90% of the time", "DataLoader("},
+        {0.1, 4, 0.2, 8, "the input waits on storage or the network", "DataLoader("},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct synth s = {.gpu_records = 1};
+        struct loop L = {.steps = 40, .input_ns = 4 * MS, .kernels = 3, .kernel_ns = 1 * MS,
+                         .launch_ns = 5 * US, .item = 1};
+        synth_loop(&s, &L);
+        uint64_t program_end = s.now;
+        add_cpu_samples(&s, cases[i].train_busy, cases[i].workers, cases[i].per_worker);
+        struct an_model *m;
+        struct an_findings out = {0};
+        const struct an_finding *f = run(&s, &m, &out, cases[i].cpus);
+        assert_non_null(f);
+        assert_true(m->cpu.known);
+        assert_int_equal(m->cpu.train_tid, 1);
+        assert_int_equal(m->cpu.workers, cases[i].workers);
+        assert_true(m->cpu.train_busy > cases[i].train_busy - 0.02 &&
+                    m->cpu.train_busy < cases[i].train_busy + 0.02);
+        assert_true(m->last_ts <= program_end);
+        if (!strstr(f->change, cases[i].says) || strstr(f->change, cases[i].not_says))
+            fail_msg("case %zu: %s", i, f->change);
+        assert_non_null(strstr(f->evidence, "Meanwhile the training thread was on a CPU"));
+        const struct an_figure *busy = synth_fig(f, "training_thread_busy");
+        assert_non_null(busy);
+        an_findings_free(&out);
+        an_model_free(m);
+        synth_free(&s);
+    }
+}
+
 static void loader_bound_host_only(void **state) { loader_bound(state, 0); }
 static void loader_bound_gpu_records(void **state) { loader_bound(state, 1); }
 
@@ -156,6 +221,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(loader_bound_host_only),
+        cmocka_unit_test(cpu_samples_choose_the_change),
         cmocka_unit_test(loader_bound_gpu_records),
         cmocka_unit_test(wait_between_graph_replays),
         cmocka_unit_test(gap_under_threshold),

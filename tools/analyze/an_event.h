@@ -34,6 +34,10 @@ enum an_kind {
     AN_MARK,
     AN_RANGE_START,    /* ptr = range id */
     AN_RANGE_END,
+    /* CPU samples (cpu_use.h), on the writer's thread tid; cumulative ns */
+    AN_CPU_THREAD,     /* ptr = the sampled thread, bytes = its CPU time */
+    AN_CPU_PROC,       /* bytes = the process's CPU time, ptr = its descendants', key = how
+                          many are alive, stream = how many ran since the previous sample */
 };
 
 /* enum an_mem_kind: what device memory an allocation is */

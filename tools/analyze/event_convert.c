@@ -273,6 +273,18 @@ int an_event_convert_any(const struct gw_event *ev, const struct gw_reader *read
     case GW_EV_MARK: o->kind = AN_MARK; break;
     case GW_EV_RANGE_START: o->kind = AN_RANGE_START; break;
     case GW_EV_RANGE_END: o->kind = AN_RANGE_END; break;
+    case GW_EV_CPU_THREAD:
+        o->kind = AN_CPU_THREAD;
+        o->ptr = ev->u.cpu_thread.tid;
+        o->bytes = ev->u.cpu_thread.cpu_ns;
+        return 1;
+    case GW_EV_CPU_PROC:
+        o->kind = AN_CPU_PROC;
+        o->bytes = ev->u.cpu_proc.process_cpu_ns;
+        o->ptr = ev->u.cpu_proc.descendants_cpu_ns;
+        o->key = ev->u.cpu_proc.descendants;
+        o->stream = ev->u.cpu_proc.active;
+        return 1;
     default:
         return 0;
     }

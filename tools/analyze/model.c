@@ -147,6 +147,11 @@ void an_model_prune(struct an_model *m)
 void an_model_feed_other(struct an_model *m, const struct an_ev *ev)
 {
     struct an_model_state *st = m->state;
+    if (ev->kind == AN_CPU_THREAD || ev->kind == AN_CPU_PROC) {
+        an_cpu_sample(&st->cpu, ev);
+        return;
+    }
+    an_note_time(m, ev);
     if (ev->kind == AN_LOST || ev->after_hole)
         an_drains_forget(m);  /* what the lost records did is unknown */
     if (ev->kind == AN_LOST) {
@@ -210,11 +215,12 @@ void an_model_feed_other(struct an_model *m, const struct an_ev *ev)
 
 void an_model_feed_host(struct an_model *m, const struct an_ev *ev)
 {
-    an_note_time(m, ev);
-    if (ev->kind == AN_LAUNCH && !ev->after_hole && !(ev->flags & AN_F_DRAINS))
+    if (ev->kind == AN_LAUNCH && !ev->after_hole && !(ev->flags & AN_F_DRAINS)) {
+        an_note_time(m, ev);
         an_model_feed_launch(m, ev);
-    else
+    } else {
         an_model_feed_other(m, ev);
+    }
 }
 
 void an_model_host_progress(struct an_model *m, uint64_t ts)
@@ -312,6 +318,8 @@ void an_model_finish(struct an_model *m)
     an_steps_choose(m, &st->steps);
     steady_from_bins(m);
     an_steps_top_kernels(m, &st->steps);
+    an_cpu_summarize(&st->cpu, m->steady_start, m->steady_end, m->header.pid, &m->cpu);
+    an_cpu_free(&st->cpu);
     m->history_dropped = an_history_dropped(&st->hist);
     an_history_free(&st->hist);
     an_ptrmap_free(&st->live);

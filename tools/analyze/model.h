@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "an_event.h"
+#include "cpu_use.h"
 #include "gpuwatch/trace_format.h"
 #include "mem_timeline.h"
 #include "thresholds.h"
@@ -207,6 +208,7 @@ struct an_model {
     size_t ndev;
 
     struct an_steps steps;
+    struct an_cpu_use cpu;       /* the steady state's, from the shim's CPU samples */
     struct an_memory mem;
     struct an_mem_point mem_series[AN_MEM_SERIES];
     size_t nmem_series;

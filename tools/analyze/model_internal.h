@@ -2,6 +2,7 @@
 #ifndef GPUWATCH_ANALYZE_MODEL_INTERNAL_H
 #define GPUWATCH_ANALYZE_MODEL_INTERNAL_H
 
+#include "cpu_use.h"
 #include "gw_map.h"
 #include "history.h"
 #include "model.h"
@@ -63,6 +64,7 @@ struct an_model_state {
     uint64_t storm_last;         /* end of the storm's latest memory call */
 
     struct an_step_finder steps;
+    struct an_cpu_samples cpu;
     struct an_timebins bins;     /* GPU-side figures by time, for the steady state */
 
     /* the longest idle intervals, host-only [0] and GPU records [1] */
@@ -187,7 +189,9 @@ void an_model_add_idle(struct an_model *m, int gpu, uint64_t start, uint64_t end
 /* model.c: the host event path. How often (host events) the history is pruned. */
 #define PRUNE_EVERY 1024
 void an_model_prune(struct an_model *m);
-/* Every host event but the common launch (out of line: the launches' path stays short). */
+/* Every host event but the common launch (out of line: the launches' path stays short),
+ * its time noted (an_note_time) but for CPU samples: the writer takes them, not the
+ * program, and they do not make the run longer. */
 __attribute__((noinline)) void an_model_feed_other(struct an_model *m, const struct an_ev *ev);
 
 /* A launch of a whole CUDA graph: one call for the kernels captured in it. (The flag is
@@ -238,11 +242,12 @@ static inline void an_model_host_seen(struct an_model *m, uint64_t ts)
 /* an_model_feed_host_released, inline: the feeder's path for each host event released. */
 static inline void an_model_feed_released(struct an_model *m, const struct an_ev *ev)
 {
-    an_note_time(m, ev);
-    if (ev->kind == AN_LAUNCH && !ev->after_hole && !(ev->flags & AN_F_DRAINS))
+    if (ev->kind == AN_LAUNCH && !ev->after_hole && !(ev->flags & AN_F_DRAINS)) {
+        an_note_time(m, ev);
         an_model_feed_launch(m, ev);
-    else
-        an_model_feed_other(m, ev);
+    } else {
+        an_model_feed_other(m, ev);  /* (notes the time itself) */
+    }
     an_model_host_seen(m, ev->ts);
 }
 

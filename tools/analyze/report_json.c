@@ -170,6 +170,24 @@ static void held_over_time(FILE *out, const struct an_model *m)
     fputs("]}", out);
 }
 
+/* The steady state's CPU use (null without CPU samples over it). */
+static void cpu(FILE *out, const struct an_model *m)
+{
+    const struct an_cpu_use *c = &m->cpu;
+    if (!c->known) {
+        fputs("\"cpu\": null", out);
+        return;
+    }
+    fprintf(out, "\"cpu\": {\"training_tid\": %" PRIu32 ", \"training_busy\": ", c->train_tid);
+    num(out, c->train_busy);
+    fputs(", \"process_cpus\": ", out);
+    num(out, c->process_cpus);
+    fprintf(out, ", \"workers_running\": %" PRIu32 ", \"child_processes\": %" PRIu32
+            ", \"workers_cpus\": ", c->workers, c->processes);
+    num(out, c->workers_cpus);
+    fputc('}', out);
+}
+
 static void process(FILE *out, const struct an_trace *t)
 {
     const struct an_model *m = t->model;
@@ -193,6 +211,8 @@ static void process(FILE *out, const struct an_trace *t)
             m->host_calls, m->gpu_records, m->gpu_cut_ns, m->total.launches, m->late_events,
             m->assumed_drains);
     steps(out, m);
+    fputs(",\n   ", out);
+    cpu(out, m);
     fputs(",\n   ", out);
     idle(out, m);
     fputs(",\n   ", out);

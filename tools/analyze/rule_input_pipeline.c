@@ -9,11 +9,14 @@
  * outside the graphs (Python, compile guards and graph bookkeeping, an eager optimizer)
  * shows the same way as a slow DataLoader: seen from the driver the two cannot be told
  * apart, so the change names both, that one first.
+ * When the trace has CPU samples (cpu_use.h), they tell which: the change then follows what
+ * the training thread and the worker processes did (rule_input_advice.c).
  * Saving (upper bound): all of that idle time, as if the batch were always ready.
  */
 #include <stdio.h>
 
 #include "pauses.h"
+#include "rule_input_advice.h"
 #include "rules.h"
 
 void an_rule_input_pipeline(const struct an_model *m, const struct an_rule_ctx *ctx,
@@ -65,36 +68,12 @@ void an_rule_input_pipeline(const struct an_model *m, const struct an_rule_ctx *
     else
         an_appendf(f->evidence, sizeof f->evidence, " In all: %s.", run);
 
-    if (replays)
-        an_appendf(f->change, sizeof f->change,
-                   "The steps replay %.0f CUDA graph%s each, so launches are already few. "
-                   "Without a DataLoader in the loop, the GPU waits for the host's own "
-                   "per-step work (Python, torch.compile guards and graph bookkeeping, an "
-                   "optimizer outside the graph): find it with py-spy top --pid PID, move the "
-                   "optimizer step into the compiled or captured region, or raise the batch "
-                   "size to spread it. ", graphs_per_step, graphs_per_step >= 1.5 ? "s" : "");
-    const char *load = replays ? "With a DataLoader, load" : "Load";
     unsigned local = ctx->local_world ? ctx->local_world : 1;
-    unsigned workers = 0;
-    if (ctx->cpus) {
-        workers = ctx->cpus / local > 1 ? ctx->cpus / local - 1 : 1;
-        an_appendf(f->change, sizeof f->change,
-                   "%s batches in parallel and ahead of the GPU: DataLoader(num_workers=%u, "
-                   "pin_memory=True, prefetch_factor=2, persistent_workers=True) "
-                   "(num_workers = max(1, %u CPUs // %u local rank%s - 1)).",
-                   load, workers, ctx->cpus, local, local == 1 ? "" : "s");
-    } else {
-        an_appendf(f->change, sizeof f->change,
-                   "%s batches in parallel and ahead of the GPU: DataLoader(num_workers=N, "
-                   "pin_memory=True, prefetch_factor=2, persistent_workers=True) with "
-                   "N = max(1, os.cpu_count() // local_world_size - 1) (the trace does not "
-                   "record the machine's CPU count).", load);
-    }
-    an_appendf(f->change, sizeof f->change,
-               " Raise prefetch_factor to 4 if the GPU still waits between steps. If "
-               "num_workers is already %s%u, the input itself is too slow: cache the "
-               "decoded/preprocessed samples, or move the transforms to the GPU (NVIDIA DALI).",
-               workers ? "" : "about ", workers ? workers : m->th.input_many_workers);
+    unsigned workers = ctx->cpus ? (ctx->cpus / local > 1 ? ctx->cpus / local - 1 : 1) : 0;
+    if (m->cpu.known)
+        an_input_cpu_advice(m, ctx, workers, f);
+    else
+        an_input_blind_advice(m, ctx, workers, replays ? graphs_per_step : 0, f);
     an_set_saving(m, f, run_idle);
     f->first_ts = m->steady_start;
     f->last_ts = m->steady_end;
@@ -104,4 +83,9 @@ void an_rule_input_pipeline(const struct an_model *m, const struct an_rule_ctx *
     an_finding_fig(f, "suggested_workers", workers);
     an_finding_fig(f, "cpus", ctx->cpus);
     an_finding_fig(f, "graph_replays_per_step", replays ? graphs_per_step : 0);
+    if (m->cpu.known) {
+        an_finding_fig(f, "training_thread_busy", m->cpu.train_busy);
+        an_finding_fig(f, "workers_running", m->cpu.workers);
+        an_finding_fig(f, "workers_cpus", m->cpu.workers_cpus);
+    }
 }

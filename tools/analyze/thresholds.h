@@ -56,6 +56,9 @@ struct an_thresholds {
     /* input_pipeline: also advises DALI / caching when this many workers are suggested
      * already (the input is heavy, not merely serial) */
     unsigned input_many_workers;
+    double cpu_busy_share;        /* CPU samples: a training thread on a CPU this share of
+                                     the steady state is busy (not waiting) */
+    double worker_busy_share;     /* ... workers on a CPU this share each cannot keep up */
 
     /* pageable_h2d: copies that count (smaller ones are noise) */
     uint64_t h2d_min_bytes;
@@ -108,6 +111,8 @@ struct an_thresholds {
         .pause_min_ns = 100000000,                                                        \
         .pause_every_min = 20,                                                            \
         .input_many_workers = 8,                                                          \
+        .cpu_busy_share = 0.5,                                                            \
+        .worker_busy_share = 0.7,                                                         \
         .h2d_min_bytes = 64 * 1024,                                                       \
         .small_copies_per_step = 8,                                                       \
         .sync_steps_share = 0.5,                                                          \

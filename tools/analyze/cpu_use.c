@@ -1,0 +1,130 @@
+/* The CPU samples of cpu_use.h: series in bounded memory, and their sums over a span. */
+#include "cpu_use.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static void add_point(struct an_cpu_series *s, const struct an_cpu_point *p)
+{
+    /* cumulative counters: a point dropped loses only resolution, never time */
+    if (s->stride > 1 && ++s->skipped < s->stride)
+        return;
+    s->skipped = 0;
+    if (s->n == s->cap) {
+        if (s->cap >= AN_CPU_MAX_SAMPLES) {
+            size_t kept = 0;
+            for (size_t i = 0; i < s->n; i += 2)
+                s->points[kept++] = s->points[i];
+            s->n = kept;
+            s->stride = s->stride ? s->stride * 2 : 2;
+        } else {
+            size_t cap = s->cap ? s->cap * 2 : 64;
+            struct an_cpu_point *grown = realloc(s->points, cap * sizeof *grown);
+            if (!grown)
+                return;
+            s->points = grown;
+            s->cap = cap;
+        }
+    }
+    s->points[s->n++] = *p;
+}
+
+void an_cpu_sample(struct an_cpu_samples *s, const struct an_ev *ev)
+{
+    if (ev->kind == AN_CPU_PROC) {
+        struct an_cpu_point p = {.ts = ev->ts, .cpu_ns = ev->ptr, .process_cpu_ns = ev->bytes,
+                                 .count = (uint32_t)ev->key, .active = (uint32_t)ev->stream};
+        add_point(&s->process, &p);
+        return;
+    }
+    struct an_cpu_series *t = NULL;
+    for (size_t i = 0; i < s->nthreads && !t; i++)
+        if (s->threads[i].id == ev->ptr)
+            t = &s->threads[i];
+    if (!t) {
+        if (s->nthreads == AN_CPU_MAX_THREADS)
+            return;
+        t = &s->threads[s->nthreads++];
+        t->id = ev->ptr;
+    }
+    struct an_cpu_point p = {.ts = ev->ts, .cpu_ns = ev->bytes};
+    add_point(t, &p);
+}
+
+/* The points at or after start and at or before end: [*first, *last]; 0 when fewer than
+ * two, or when they cover under half the span (the samples stopped, or started late). */
+static int within(const struct an_cpu_series *s, uint64_t start, uint64_t end, size_t *first,
+                  size_t *last)
+{
+    size_t a = 0;
+    while (a < s->n && s->points[a].ts < start)
+        a++;
+    size_t b = a;
+    while (b + 1 < s->n && s->points[b + 1].ts <= end)
+        b++;
+    if (a >= s->n || b <= a)
+        return 0;
+    uint64_t covered = s->points[b].ts - s->points[a].ts;
+    if (covered * 2 < end - start)
+        return 0;
+    *first = a;
+    *last = b;
+    return 1;
+}
+
+/* CPU time per ns of the points' own span. */
+static double busy(const struct an_cpu_series *s, size_t a, size_t b)
+{
+    uint64_t dt = s->points[b].ts - s->points[a].ts;
+    uint64_t cpu = s->points[b].cpu_ns > s->points[a].cpu_ns
+                       ? s->points[b].cpu_ns - s->points[a].cpu_ns : 0;
+    return dt ? (double)cpu / (double)dt : 0;
+}
+
+void an_cpu_summarize(const struct an_cpu_samples *s, uint64_t start, uint64_t end,
+                      uint32_t pid, struct an_cpu_use *out)
+{
+    memset(out, 0, sizeof *out);
+    size_t a, b;
+    if (end <= start || !within(&s->process, start, end, &a, &b))
+        return;
+    const struct an_cpu_point *p = s->process.points;
+    uint64_t dt = p[b].ts - p[a].ts, workers_ns = 0;
+    for (size_t i = a + 1; i <= b; i++) {
+        /* the descendants' sum drops when one exits: its last interval is lost */
+        if (p[i].cpu_ns > p[i - 1].cpu_ns)
+            workers_ns += p[i].cpu_ns - p[i - 1].cpu_ns;
+        out->workers = p[i].active > out->workers ? p[i].active : out->workers;
+        out->processes = p[i].count > out->processes ? p[i].count : out->processes;
+    }
+    out->workers_cpus = (double)workers_ns / (double)dt;
+    out->process_cpus = p[b].process_cpu_ns > p[a].process_cpu_ns
+                            ? (double)(p[b].process_cpu_ns - p[a].process_cpu_ns) / (double)dt
+                            : 0;
+    const struct an_cpu_series *train = NULL;
+    double train_busy = 0;
+    for (size_t i = 0; i < s->nthreads; i++) {
+        size_t ta, tb;
+        if (!within(&s->threads[i], start, end, &ta, &tb))
+            continue;
+        double share = busy(&s->threads[i], ta, tb);
+        int main_thread = s->threads[i].id == pid;
+        if (!train || main_thread || (train->id != pid && share > train_busy)) {
+            train = &s->threads[i];
+            train_busy = share;
+        }
+    }
+    if (!train)
+        return;
+    out->known = 1;
+    out->train_tid = (uint32_t)train->id;
+    out->train_busy = train_busy > 1 ? 1 : train_busy;
+}
+
+void an_cpu_free(struct an_cpu_samples *s)
+{
+    free(s->process.points);
+    for (size_t i = 0; i < s->nthreads; i++)
+        free(s->threads[i].points);
+    memset(s, 0, sizeof *s);
+}
