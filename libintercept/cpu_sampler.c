@@ -50,14 +50,16 @@ static int stat_cpu_ns(const char *path, uint64_t *ns)
     return 0;
 }
 
-/* Appends the children of every thread of pid to pids[*n..cap). */
-static void add_children(pid_t pid, pid_t *pids, size_t *n, size_t cap)
+/* Appends the children of every thread of pid to pids[*n..cap); returns how many of its
+ * threads' children lists could be read. */
+static size_t add_children(pid_t pid, pid_t *pids, size_t *n, size_t cap)
 {
     char path[64];
     snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
     DIR *tasks = opendir(path);
     if (!tasks)
-        return;
+        return 0;
+    size_t lists = 0;
     struct dirent *t;
     while ((t = readdir(tasks)) != NULL && *n < cap) {
         if (t->d_name[0] < '0' || t->d_name[0] > '9')
@@ -68,22 +70,27 @@ static void add_children(pid_t pid, pid_t *pids, size_t *n, size_t cap)
         FILE *f = fopen(children, "re");
         if (!f)
             continue;
+        lists++;
         int child;
         while (*n < cap && fscanf(f, "%d", &child) == 1)
             pids[(*n)++] = child;
         fclose(f);
     }
     closedir(tasks);
+    return lists;
 }
 
 /* words[1..3]: live descendants, the CPU time they have used (each since it started), and
- * how many of them used some since the previous sample (idle compile workers do not). */
-static void sample_descendants(uint64_t *words)
+ * how many of them used some since the previous sample (idle compile workers do not).
+ * -1 when the kernel does not list children (no CONFIG_PROC_CHILDREN): "no worker" would
+ * then be a guess. */
+static int sample_descendants(uint64_t *words)
 {
     static pid_t pids[GW_CPU_MAX_DESCENDANTS];
     static uint64_t cpu[GW_CPU_MAX_DESCENDANTS];
     size_t n = 0, live = 0;
-    add_children(getpid(), pids, &n, GW_CPU_MAX_DESCENDANTS);
+    if (!add_children(getpid(), pids, &n, GW_CPU_MAX_DESCENDANTS))
+        return -1;
     for (size_t i = 0; i < n; i++)  /* breadth first: a forkserver's workers too */
         add_children(pids[i], pids, &n, GW_CPU_MAX_DESCENDANTS);
     words[0] = words[1] = words[2] = 0;
@@ -108,6 +115,7 @@ static void sample_descendants(uint64_t *words)
         previous[i].cpu_ns = cpu[i];
     }
     nprevious = live;
+    return 0;
 }
 
 void gw_cpu_sampler_round(uint64_t now_ns)
@@ -135,6 +143,6 @@ void gw_cpu_sampler_round(uint64_t now_ns)
     uint64_t words[4] = {0};
     if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &process) == 0)
         words[0] = (uint64_t)process.tv_sec * 1000000000ull + (uint64_t)process.tv_nsec;
-    sample_descendants(words + 1);
-    gw_rec_timed(GW_REC_CPU_PROC, now_ns, words, 4);
+    if (sample_descendants(words + 1) == 0)
+        gw_rec_timed(GW_REC_CPU_PROC, now_ns, words, 4);
 }

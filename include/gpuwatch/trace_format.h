@@ -168,7 +168,8 @@ _Static_assert(sizeof(struct gw_chunk_header) == 32, "chunk header is 32 bytes")
  *                    this process (all threads), the child processes alive and theirs, the
  *                    CPU time those have used (DataLoader and compile workers, a
  *                    forkserver's children included), and how many of them used some since
- *                    the previous sample
+ *                    the previous sample; not written where the kernel does not list
+ *                    children (/proc/PID/task/TID/children)
  *
  * Bodies only ever grow at the end: readers ignore words they do not know and read absent
  * trailing words as 0.
