@@ -10,7 +10,8 @@
 
 #include <stdint.h>
 
-#define GW_CPU_SAMPLE_INTERVAL_NS 100000000ull
+/* One flush round at the default GPUWATCH_FLUSH_MS: a 250 ms loop still gets five. */
+#define GW_CPU_SAMPLE_INTERVAL_NS 50000000ull
 /* Descendants read per sample, the first found (breadth first) */
 #define GW_CPU_MAX_DESCENDANTS 256
 

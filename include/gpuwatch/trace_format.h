@@ -161,8 +161,9 @@ _Static_assert(sizeof(struct gw_chunk_header) == 32, "chunk header is 32 bytes")
  * GW_REC_RANGE_START dt(zigzag) domain_id name_id range_id
  * GW_REC_RANGE_END   dt(zigzag) range_id
  *
- * CPU samples (GW_FEAT_CPU_SAMPLES; on the writer thread, every 100 ms; times in ns, each
- * cumulative since its thread or process started, /proc's clock ticks for all but the process):
+ * CPU samples (GW_FEAT_CPU_SAMPLES; on the writer thread, about every 50 ms; times in ns,
+ * each cumulative since its thread or process started, in /proc's clock ticks for all but
+ * the process's own):
  * GW_REC_CPU_THREAD  dt(zigzag) tid cpu_ns   a thread with records of its own (user + system)
  * GW_REC_CPU_PROC    dt(zigzag) process_cpu_ns descendants descendants_cpu_ns active
  *                    this process (all threads), the child processes alive and theirs, the

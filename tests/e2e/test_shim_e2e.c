@@ -156,7 +156,7 @@ static void test_fork_children(void **state)
     finish();
 }
 
-/* The writer samples CPU time every 100 ms: the three descendants (a grandchild too), the two
+/* The writer samples CPU time every 50 ms: the three descendants (a grandchild too), the two
  * of them at work and the 1 s of CPU they spin, while the traced thread, mostly asleep, uses
  * little. */
 static void test_cpu_samples_count_workers(void **state)
@@ -167,7 +167,7 @@ static void test_cpu_samples_count_workers(void **state)
     assert_int_equal(traces.files, 1);
     const struct file_tally *f = only_file();
     assert_true(f->header.feature_flags & GW_FEAT_CPU_SAMPLES);
-    assert_true(f->cpu_proc_samples >= 5);             /* 600 ms at one per 100 ms */
+    assert_true(f->cpu_proc_samples >= 5);             /* 600 ms at one per 50 ms, or per round */
     assert_true(f->cpu_thread_samples >= f->cpu_proc_samples);
     assert_int_equal(f->max_descendants, 3);
     assert_int_equal(f->max_active, 2);                /* the waiting one never runs */
