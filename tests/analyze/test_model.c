@@ -448,6 +448,95 @@ static void trend_is_not_steps(void **state)
     an_model_free(m);
 }
 
+/* A launch of kernel `shape`, 5 us of host time, 100 us on the GPU. */
+static void launch_shape(struct synth *s, uint64_t shape)
+{
+    synth_launch(s, 5 * US, 100 * US);
+    s->ev[s->n - (s->gpu_records ? 2 : 1)].key = shape;
+}
+
+/* torch.compile(mode="max-autotune") before the loop, as on an H100: 5 bursts of 50 timed
+ * runs (a launch and a cuStreamSynchronize, 30 us apart) between 2 s of compiling, then 300
+ * steps of 6 kernels every 2 ms, and one synchronize at the end. The synchronizes span the
+ * run and most of their intervals are even, but the loop's work all falls in one of them:
+ * not steps. The loop's kernels are. */
+static void compile_timing_is_no_step(void **state)
+{
+    (void)state;
+    struct synth s = {0};
+    s.now = 1000 * MS;
+    for (int burst = 0; burst < 5; burst++) {
+        for (int i = 0; i < 50; i++) {
+            launch_shape(&s, 5);
+            synth_stream_sync(&s);
+            synth_idle(&s, 20 * US);
+        }
+        synth_idle(&s, 2000 * MS);
+    }
+    for (int i = 0; i < 300; i++) {
+        for (uint64_t shape = 10; shape < 16; shape++)
+            launch_shape(&s, shape);
+        synth_idle(&s, 2 * MS - 30 * US);
+    }
+    synth_stream_sync(&s);
+    struct an_model *m = synth_model(&s, NULL, 1ull << 30, 0);
+    assert_int_equal(m->steps.source, AN_STEPS_AUTO);
+    assert_string_equal(m->steps.marker, "launch of one kernel");
+    assert_int_equal(m->steps.count, 299);
+    assert_int_equal(m->steps.median_ns, 2 * MS);
+    an_model_free(m);
+    synth_free(&s);
+}
+
+/* Variable shapes, as a loop near its memory cap showed on an H100: kernels 2 to 4 in each
+ * of 120 steps of 10 ms, and kernel 9 only with a rare input shape, in 6 steps 17 to 28
+ * steps apart: even enough in time, but not once every so many steps. The steps are the
+ * loop's; the rare kernel is no coarser step. */
+static void rare_shape_kernel_is_no_step(void **state)
+{
+    (void)state;
+    static const int rare[] = {5, 30, 47, 75, 92, 115};
+    struct synth s = {0};
+    for (int i = 0, r = 0; i < 120; i++) {
+        for (uint64_t shape = 2; shape <= 4; shape++)
+            launch_shape(&s, shape);
+        if (r < 6 && rare[r] == i) {
+            launch_shape(&s, 9);
+            r++;
+        }
+        synth_idle(&s, 10 * MS);
+    }
+    synth_stream_sync(&s);
+    struct an_model *m = synth_model(&s, NULL, 1ull << 30, 0);
+    assert_int_equal(m->steps.source, AN_STEPS_AUTO);
+    assert_int_equal(m->steps.count, 119);
+    an_model_free(m);
+    synth_free(&s);
+}
+
+/* Gradient accumulation: kernels 2 and 3 in each of 200 micro-batches, the optimizer's
+ * kernel 7 after every 4th. The optimizer's launches mark the steps: each holds exactly 4
+ * of the finer ones. */
+static void accumulation_steps_are_the_optimizers(void **state)
+{
+    (void)state;
+    struct synth s = {0};
+    for (int i = 0; i < 200; i++) {
+        launch_shape(&s, 2);
+        launch_shape(&s, 3);
+        if (i % 4 == 3)
+            launch_shape(&s, 7);
+        synth_idle(&s, 3 * MS + (uint64_t)(i % 3) * 200 * US);
+    }
+    synth_stream_sync(&s);
+    struct an_model *m = synth_model(&s, NULL, 1ull << 30, 0);
+    assert_int_equal(m->steps.source, AN_STEPS_AUTO);
+    assert_int_equal(m->steps.count, 49);
+    assert_true(m->steps.median_ns > 12 * MS && m->steps.median_ns < 14 * MS);
+    an_model_free(m);
+    synth_free(&s);
+}
+
 /* NVTX ranges named like steps win over any other pattern, whatever their counter. */
 static void nvtx_steps(void **state)
 {
@@ -728,6 +817,9 @@ int main(void)
         cmocka_unit_test(found_steps_that_change_pace),
         cmocka_unit_test(found_steps_in_epochs),
         cmocka_unit_test(trend_is_not_steps),
+        cmocka_unit_test(compile_timing_is_no_step),
+        cmocka_unit_test(rare_shape_kernel_is_no_step),
+        cmocka_unit_test(accumulation_steps_are_the_optimizers),
         cmocka_unit_test(no_pattern),
         cmocka_unit_test(gpu_records_late),
         cmocka_unit_test(host_only_two_streams),

@@ -51,6 +51,7 @@ static void decimate(struct an_step_key *k)
     for (size_t i = 0; i < k->nsamples; i += 2, n++) {
         k->ts[n] = k->ts[i];
         k->live[n] = k->live[i];
+        k->work[n] = k->work[i];
     }
     k->nsamples = n;
     k->stride *= 2;
@@ -87,14 +88,17 @@ void an_steps_occurrence(struct an_step_finder *f, const struct an_model *m, uin
                 uint64_t *lv = ts ? realloc(k->live, cap * sizeof *lv) : NULL;
                 if (lv)
                     k->live = lv;
-                if (!ts || !lv) {
+                uint64_t *wk = lv ? realloc(k->work, cap * sizeof *wk) : NULL;
+                if (wk)
+                    k->work = wk;
+                if (!ts || !lv || !wk) {
                     k->count++;
                     goto done;
                 }
                 k->cap = cap;
             }
         }
-        an_steps_sample(k, boundary, live);
+        an_steps_sample(k, boundary, live, m->total.work_calls);
     }
     k->count++;
 done:
@@ -315,22 +319,29 @@ static void memory_growth(struct an_model *m, const struct an_step_key *k, size_
 #define AN_STEP_LOCAL 7
 #define AN_STEP_MAX_PACES 3
 
+#define AN_STEP_WIDTH (2 * AN_STEP_LOCAL + 1)
+
+/* The median of interval i's neighbourhood (n >= AN_STEP_WIDTH). */
+static uint64_t local_median(const uint64_t *v, size_t n, size_t i)
+{
+    size_t from = i < AN_STEP_LOCAL ? 0 : i - AN_STEP_LOCAL;
+    if (from > n - AN_STEP_WIDTH)
+        from = n - AN_STEP_WIDTH;
+    uint64_t near[AN_STEP_WIDTH];
+    memcpy(near, v + from, sizeof near);
+    return select_nth(near, AN_STEP_WIDTH, AN_STEP_LOCAL);
+}
+
 /* Share of the intervals (in time order) in_band of their neighbourhood's median, or 0
  * for a trend or too few intervals. */
 static double pace_regularity(const uint64_t *v, size_t n)
 {
-    enum { WIDTH = 2 * AN_STEP_LOCAL + 1 };
-    if (n < WIDTH)
+    if (n < AN_STEP_WIDTH)
         return 0;
     uint64_t paces[AN_STEP_MAX_PACES];
     size_t ok = 0, npaces = 0;
     for (size_t i = 0; i < n; i++) {
-        size_t from = i < AN_STEP_LOCAL ? 0 : i - AN_STEP_LOCAL;
-        if (from > n - WIDTH)
-            from = n - WIDTH;
-        uint64_t near[WIDTH];
-        memcpy(near, v + from, sizeof near);
-        uint64_t local = select_nth(near, WIDTH, AN_STEP_LOCAL);
+        uint64_t local = local_median(v, n, i);
         size_t p = 0;
         while (p < npaces && !in_band(local, paces[p]))
             p++;
@@ -342,6 +353,32 @@ static double pace_regularity(const uint64_t *v, size_t n)
         ok += in_band(v[i], local);
     }
     return (double)ok / (double)n;
+}
+
+/* Steps hold the work they repeat over; a burst of calls at an even pace between long,
+ * uneven gaps that hold the work (torch.compile timing its kernel choices, each timing
+ * synchronized, before the loop) does not: from k's first WARM_RUN intervals v in band on
+ * (warm-up apart), the share of the work calls in intervals in band, of the median, or
+ * (median 0) of their neighbourhood's. */
+static double regular_work_share(const struct an_step_key *k, const uint64_t *v, size_t n,
+                                 uint64_t median)
+{
+    size_t run = 0, from = n;
+    uint64_t in = 0, all = 0;
+    for (size_t i = 0; i < n; i++) {
+        int ok = in_band(v[i], median ? median : local_median(v, n, i));
+        if (from == n) {
+            run = ok ? run + 1 : 0;
+            if (run < WARM_RUN)
+                continue;
+            from = i + 1 - WARM_RUN;
+            in = all = k->work[i] - k->work[from];  /* the run's intervals but this one */
+        }
+        uint64_t work = k->work[i + 1] - k->work[i];
+        in += ok ? work : 0;
+        all += work;
+    }
+    return all ? (double)in / (double)all : 0;
 }
 
 /* From the first work seen by a candidate that is not NVTX (a launch, an upload, a drain)
@@ -361,6 +398,106 @@ static uint64_t work_span(const struct an_model *m, const struct an_step_finder 
     return last > first ? last - first : m->wall_ns;
 }
 
+/* How regular candidate k repeats, or -1 when it is no step marker (too few, too little
+ * of the run, uneven). buf holds AN_STEP_MAX_SAMPLES. */
+static double candidate_regularity(const struct an_model *m, const struct an_step_key *k,
+                                   uint64_t span, uint64_t *buf)
+{
+    if (k->count < (uint64_t)m->th.min_steps + 1 || k->nsamples < 3)
+        return -1;
+    /* A range the user marked as a step is one, however little of the run it spans and
+     * however unevenly it repeats: on a real GPU, start-up (CUDA context, cuBLAS, model and
+     * data to the device) can outlast a short loop, and the host, running ahead of the GPU,
+     * marks steps in bursts whenever the launch queue lets it go. A guessed pattern must
+     * span enough of the work and repeat evenly. */
+    int marked = k->tier == AN_TIER_NVTX;
+    double cover = span ? (double)(k->last - k->first) / (double)span : 0;
+    double cover_work = m->total.work_calls ? (double)(k->last_work - k->first_work) /
+                                                  (double)m->total.work_calls
+                                            : 0;
+    if (!marked && cover < m->th.step_coverage && cover_work < m->th.step_work_coverage)
+        return -1;
+    /* a candidate needs only its median: selection, not a sort (most are rejected) */
+    size_t n = intervals(k, 0, buf);
+    double reg = regularity(buf, n, n ? select_nth(buf, n, n / 2) : 0);
+    uint64_t median = n ? buf[n / 2] : 0, band = median;
+    if (median == 0)
+        return -1;
+    if (marked)
+        return reg;
+    if (reg < m->th.step_regularity) {
+        double paced = pace_regularity(buf, intervals(k, 0, buf));
+        if (paced > reg) {
+            reg = paced;
+            band = 0;  /* each interval's neighbourhood */
+        }
+    }
+    if (reg < m->th.step_regularity)
+        return -1;
+    double share = regular_work_share(k, buf, intervals(k, 0, buf), band);
+    return share < m->th.step_work_share ? -1 : reg;
+}
+
+/* Whether coarse's intervals each hold about the same number of fine's occurrences: a
+ * kernel launched once every few steps of another (the optimizer's, with gradient
+ * accumulation), not one that comes with some inputs only (a batch of a rare shape).
+ * buf holds AN_STEP_MAX_SAMPLES. */
+static int nests(const struct an_model *m, const struct an_step_key *coarse,
+                 const struct an_step_key *fine, uint64_t *buf)
+{
+    size_t n = 0, j = 0;
+    for (size_t i = 0; i + 1 < coarse->nsamples; i++) {
+        while (j < fine->nsamples && fine->ts[j] < coarse->ts[i])
+            j++;
+        uint64_t within = 0;
+        for (; j < fine->nsamples && fine->ts[j] < coarse->ts[i + 1]; j++)
+            within++;
+        buf[n++] = within;
+    }
+    if (!n)
+        return 0;
+    uint64_t median = select_nth(buf, n, n / 2);  /* (the counts' order does not matter) */
+    /* where fine's samples are every stride-th occurrence, a constant count reads +-1 */
+    uint64_t slack = (fine->stride > 1) + median / 8;
+    size_t same = 0;
+    for (size_t i = 0; i < n; i++)
+        same += buf[i] + slack >= median && buf[i] <= median + slack;
+    return median > 0 && (double)same >= m->th.step_nest_share * (double)n;
+}
+
+/* The kernel tier's marker: the coarsest regular pattern (a kernel launched evenly many
+ * times a step is regular too) that nests in the finest one, or that one. */
+static const struct an_step_key *choose_kernel(const struct an_model *m,
+                                               const struct an_step_finder *f, uint64_t span,
+                                               uint64_t *buf, double *reg_out)
+{
+    const struct an_step_key *finest = NULL, *best = NULL;
+    double finest_reg = 0, best_reg = 0;
+    double *reg = malloc(f->nkeys * sizeof *reg);
+    if (!reg)
+        return NULL;
+    for (size_t i = 0; i < f->nkeys; i++) {
+        const struct an_step_key *k = &f->keys[i];
+        reg[i] = k->tier == AN_TIER_KERNEL ? candidate_regularity(m, k, span, buf) : -1;
+        if (reg[i] >= 0 && (!finest || k->count > finest->count)) {
+            finest = k;
+            finest_reg = reg[i];
+        }
+    }
+    for (size_t i = 0; finest && i < f->nkeys; i++) {
+        const struct an_step_key *k = &f->keys[i];
+        if (reg[i] < 0 || (best && !better(k, best)) || k->count >= finest->count)
+            continue;
+        if (nests(m, k, finest, buf)) {
+            best = k;
+            best_reg = reg[i];
+        }
+    }
+    free(reg);
+    *reg_out = best ? best_reg : finest_reg;
+    return best ? best : finest;
+}
+
 void an_steps_choose(struct an_model *m, struct an_step_finder *f)
 {
     memset(&m->steps, 0, sizeof m->steps);
@@ -376,42 +513,20 @@ void an_steps_choose(struct an_model *m, struct an_step_finder *f)
     /* tier by tier (in key order within one): once a tier has a regular candidate, no key of
      * a later tier is better, and a key that is not better than the best so far is not
      * examined (the choice is the same as examining every key in key order) */
-    for (unsigned tier = AN_TIER_NVTX; tier <= AN_TIER_KERNEL && !best; tier++) {
+    for (unsigned tier = AN_TIER_NVTX; tier < AN_TIER_KERNEL && !best; tier++) {
         for (size_t i = 0; i < f->nkeys; i++) {
             const struct an_step_key *k = &f->keys[i];
             if ((unsigned)k->tier != tier || (best && !better(k, best)))
                 continue;
-            if (k->count < (uint64_t)m->th.min_steps + 1 || k->nsamples < 3)
-                continue;
-            /* A range the user marked as a step is one, however little of the run it spans
-             * and however unevenly it repeats: on a real GPU, start-up (CUDA context, cuBLAS,
-             * model and data to the device) can outlast a short loop, and the host, running
-             * ahead of the GPU, marks steps in bursts whenever the launch queue lets it go.
-             * A guessed pattern must span enough of the work and repeat evenly. */
-            int marked = tier == AN_TIER_NVTX;
-            double cover = span ? (double)(k->last - k->first) / (double)span : 0;
-            double cover_work = m->total.work_calls ? (double)(k->last_work - k->first_work) /
-                                                          (double)m->total.work_calls
-                                                    : 0;
-            if (!marked && cover < m->th.step_coverage && cover_work < m->th.step_work_coverage)
-                continue;
-            /* a candidate needs only its median: selection, not a sort (most are rejected) */
-            size_t n = intervals(k, 0, buf);
-            double reg = regularity(buf, n, n ? select_nth(buf, n, n / 2) : 0);
-            uint64_t median = n ? buf[n / 2] : 0;
-            if (!marked && reg < m->th.step_regularity) {
-                double paced = pace_regularity(buf, intervals(k, 0, buf));
-                if (paced > reg)
-                    reg = paced;
-            }
-            if ((!marked && reg < m->th.step_regularity) || median == 0)
-                continue;
-            if (!best || better(k, best)) {
+            double reg = candidate_regularity(m, k, span, buf);
+            if (reg >= 0) {
                 best = k;
                 best_reg = reg;
             }
         }
     }
+    if (!best)
+        best = choose_kernel(m, f, span, buf, &best_reg);
     if (!best) {
         free(buf);
         return;
@@ -458,6 +573,7 @@ void an_steps_free(struct an_step_finder *f)
     for (size_t i = 0; i < f->nkeys; i++) {
         free(f->keys[i].ts);
         free(f->keys[i].live);
+        free(f->keys[i].work);
     }
     free(f->keys);
     gw_map_free(&f->index);

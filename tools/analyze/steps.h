@@ -31,6 +31,7 @@ struct an_step_key {
     size_t nsamples, cap;
     uint64_t stride;
     uint64_t *ts, *live;          /* every stride-th occurrence */
+    uint64_t *work;               /* ... and the run's work calls so far */
     uint64_t next_sample;         /* occurrence number of the next sample kept */
     uint64_t key;
     enum an_step_tier tier;
@@ -62,11 +63,13 @@ void an_steps_occurrence(struct an_step_finder *f, const struct an_model *m, uin
                          uint64_t boundary, uint64_t live);
 /* Samples are the occurrences numbered 0, stride, 2 x stride ...: takes this one if it is
  * one (there is room), and sets the next. */
-static inline void an_steps_sample(struct an_step_key *k, uint64_t boundary, uint64_t live)
+static inline void an_steps_sample(struct an_step_key *k, uint64_t boundary, uint64_t live,
+                                   uint64_t work)
 {
     if (k->count == k->nsamples * k->stride) {
         k->ts[k->nsamples] = boundary;
         k->live[k->nsamples] = live;
+        k->work[k->nsamples] = work;
         k->nsamples++;
     }
     k->next_sample = k->nsamples * k->stride;
@@ -93,7 +96,7 @@ static inline void an_steps_kernel(struct an_step_finder *f, const struct an_mod
         if (k->count >= AN_STEP_EARLY && k->nsamples != k->cap) {
             k->last = boundary;
             k->last_work = m->total.work_calls;
-            an_steps_sample(k, boundary, live);
+            an_steps_sample(k, boundary, live, m->total.work_calls);
             k->count++;
             k->slow_at = k->next_sample;
             return;

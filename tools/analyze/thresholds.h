@@ -39,6 +39,11 @@ struct an_thresholds {
     double step_coverage;         /* a found (not NVTX) pattern spans this share of the
                                      work: first to last launch, upload or drain */
     double step_work_coverage;    /* ... or holds this share of the work calls */
+    double step_work_share;       /* ... and its intervals in band hold this share of the
+                                     work calls after its warm-up */
+    double step_nest_share;       /* a kernel coarser than the finest regular one is the
+                                     step when this share of its intervals hold the same
+                                     number of the finest one's launches */
     double warmup_factor;         /* a step this many times the median is warm-up */
     double warmup_max_share;      /* warm-up is at most this share of the steps */
 
@@ -104,6 +109,8 @@ struct an_thresholds {
         .step_regularity = 0.7,                                                           \
         .step_coverage = 0.5,                                                             \
         .step_work_coverage = 0.8,                                                        \
+        .step_work_share = 0.5,                                                           \
+        .step_nest_share = 0.9,                                                           \
         .warmup_factor = 1.5,                                                             \
         .warmup_max_share = 0.34,                                                         \
         .min_share = 0.03,                                                                \
