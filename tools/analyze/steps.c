@@ -355,30 +355,40 @@ static double pace_regularity(const uint64_t *v, size_t n)
     return (double)ok / (double)n;
 }
 
-/* Steps hold the work they repeat over; a burst of calls at an even pace between long,
- * uneven gaps that hold the work (torch.compile timing its kernel choices, each timing
- * synchronized, before the loop) does not: from k's first WARM_RUN intervals v in band on
- * (warm-up apart), the share of the work calls in intervals in band, of the median, or
- * (median 0) of their neighbourhood's. */
-static double regular_work_share(const struct an_step_key *k, const uint64_t *v, size_t n,
-                                 uint64_t median)
+/* The shares of the time and of the work calls that k's intervals in band (of the median,
+ * or with median 0 of their neighbourhood's) hold, from its first WARM_RUN intervals in band
+ * on (warm-up apart). */
+struct an_band_shares {
+    double time, work;
+};
+
+static struct an_band_shares band_shares(const struct an_step_key *k, const uint64_t *v,
+                                         size_t n, uint64_t median)
 {
-    size_t run = 0, from = n;
-    uint64_t in = 0, all = 0;
+    size_t run = 0;
+    int steady = 0;
+    uint64_t in_ns = 0, all_ns = 0, in_work = 0, all_work = 0;
     for (size_t i = 0; i < n; i++) {
         int ok = in_band(v[i], median ? median : local_median(v, n, i));
-        if (from == n) {
+        if (!steady) {
             run = ok ? run + 1 : 0;
             if (run < WARM_RUN)
                 continue;
-            from = i + 1 - WARM_RUN;
-            in = all = k->work[i] - k->work[from];  /* the run's intervals but this one */
+            steady = 1;
+            for (size_t j = i + 1 - WARM_RUN; j < i; j++) {  /* the run's earlier ones */
+                in_ns += v[j], all_ns += v[j];
+                in_work += k->work[j + 1] - k->work[j];
+            }
+            all_work = in_work;
         }
         uint64_t work = k->work[i + 1] - k->work[i];
-        in += ok ? work : 0;
-        all += work;
+        in_ns += ok ? v[i] : 0;
+        all_ns += v[i];
+        in_work += ok ? work : 0;
+        all_work += work;
     }
-    return all ? (double)in / (double)all : 0;
+    return (struct an_band_shares){all_ns ? (double)in_ns / (double)all_ns : 0,
+                                   all_work ? (double)in_work / (double)all_work : 0};
 }
 
 /* From the first work seen by a candidate that is not NVTX (a launch, an upload, a drain)
@@ -434,8 +444,14 @@ static double candidate_regularity(const struct an_model *m, const struct an_ste
     }
     if (reg < m->th.step_regularity)
         return -1;
-    double share = regular_work_share(k, buf, intervals(k, 0, buf), band);
-    return share < m->th.step_work_share ? -1 : reg;
+    /* Steps fill the run or hold its work. torch.compile times its kernel choices before
+     * the loop in bursts of synchronized runs at an even pace, and a synchronize at the end
+     * closes an interval that holds the whole loop: even intervals, but neither. (Pauses
+     * for checkpoints take most of the time, a long evaluation most of the work.) */
+    struct an_band_shares in = band_shares(k, buf, intervals(k, 0, buf), band);
+    if (in.time < m->th.step_time_share && in.work < m->th.step_work_share)
+        return -1;
+    return reg;
 }
 
 /* Whether coarse's intervals each hold about the same number of fine's occurrences: a

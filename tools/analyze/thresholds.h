@@ -39,8 +39,9 @@ struct an_thresholds {
     double step_coverage;         /* a found (not NVTX) pattern spans this share of the
                                      work: first to last launch, upload or drain */
     double step_work_coverage;    /* ... or holds this share of the work calls */
-    double step_work_share;       /* ... and its intervals in band hold this share of the
-                                     work calls after its warm-up */
+    double step_time_share;       /* ... and its intervals in band, after its warm-up, fill
+                                     this share of the time ... */
+    double step_work_share;       /* ... or hold this share of the work calls */
     double step_nest_share;       /* a kernel coarser than the finest regular one is the
                                      step when this share of its intervals hold the same
                                      number of the finest one's launches */
@@ -109,7 +110,8 @@ struct an_thresholds {
         .step_regularity = 0.7,                                                           \
         .step_coverage = 0.5,                                                             \
         .step_work_coverage = 0.8,                                                        \
-        .step_work_share = 0.5,                                                           \
+        .step_time_share = 0.2,                                                           \
+        .step_work_share = 0.2,                                                           \
         .step_nest_share = 0.9,                                                           \
         .warmup_factor = 1.5,                                                             \
         .warmup_max_share = 0.34,                                                         \
