@@ -48,11 +48,8 @@ static struct an_step_key *key_for(struct an_step_finder *f, uint64_t key,
 static void decimate(struct an_step_key *k)
 {
     size_t n = 0;
-    for (size_t i = 0; i < k->nsamples; i += 2, n++) {
-        k->ts[n] = k->ts[i];
-        k->live[n] = k->live[i];
-        k->work[n] = k->work[i];
-    }
+    for (size_t i = 0; i < k->nsamples; i += 2, n++)
+        k->sample[n] = k->sample[i];
     k->nsamples = n;
     k->stride *= 2;
 }
@@ -82,19 +79,12 @@ void an_steps_occurrence(struct an_step_finder *f, const struct an_model *m, uin
                 decimate(k);
             } else {
                 size_t cap = k->cap ? k->cap * 2 : 64;
-                uint64_t *ts = realloc(k->ts, cap * sizeof *ts);
-                if (ts)
-                    k->ts = ts;
-                uint64_t *lv = ts ? realloc(k->live, cap * sizeof *lv) : NULL;
-                if (lv)
-                    k->live = lv;
-                uint64_t *wk = lv ? realloc(k->work, cap * sizeof *wk) : NULL;
-                if (wk)
-                    k->work = wk;
-                if (!ts || !lv || !wk) {
+                struct an_step_sample *grown = realloc(k->sample, cap * sizeof *grown);
+                if (!grown) {
                     k->count++;
                     goto done;
                 }
+                k->sample = grown;
                 k->cap = cap;
             }
         }
@@ -118,8 +108,10 @@ static int cmp_u64(const void *a, const void *b)
 static size_t intervals(const struct an_step_key *k, size_t from, uint64_t *out)
 {
     size_t n = 0;
-    for (size_t i = from; i + 1 < k->nsamples; i++)
-        out[n++] = k->ts[i + 1] > k->ts[i] ? k->ts[i + 1] - k->ts[i] : 0;
+    for (size_t i = from; i + 1 < k->nsamples; i++) {
+        uint64_t a = k->sample[i].ts, b = k->sample[i + 1].ts;
+        out[n++] = b > a ? b - a : 0;
+    }
     return n;
 }
 
@@ -243,7 +235,7 @@ static size_t find_warmup(const struct an_model *m, const struct an_step_key *k,
     size_t limit = (size_t)((double)intervals * m->th.warmup_max_share);
     size_t w = 0, normal = 0;
     for (size_t i = 0; i < intervals && w <= limit; i++) {
-        uint64_t d = k->ts[i + 1] - k->ts[i];
+        uint64_t d = k->sample[i + 1].ts - k->sample[i].ts;
         if ((double)d > m->th.warmup_factor * (double)median) {
             normal = 0;
             w = i + 1;
@@ -290,11 +282,11 @@ static void label(struct an_model *m, const struct an_step_key *k)
 static void memory_growth(struct an_model *m, const struct an_step_key *k, size_t w)
 {
     struct an_steps *s = &m->steps;
-    s->live_first = s->live_min = s->live_max = k->live[w];
-    s->live_mid = k->live[w + (k->nsamples - 1 - w) / 2];
+    s->live_first = s->live_min = s->live_max = k->sample[w].live;
+    s->live_mid = k->sample[w + (k->nsamples - 1 - w) / 2].live;
     s->live_dip = 0;
     for (size_t i = w; i < k->nsamples; i++) {
-        uint64_t v = k->live[i];
+        uint64_t v = k->sample[i].live;
         s->live_last = v;
         if (v < s->live_min)
             s->live_min = v;
@@ -304,7 +296,7 @@ static void memory_growth(struct an_model *m, const struct an_step_key *k, size_
             s->live_dip = s->live_max - v;
         if (i > w) {
             s->sampled_steps++;
-            s->growth_steps += v > k->live[i - 1];
+            s->growth_steps += v > k->sample[i - 1].live;
         }
     }
 }
@@ -355,9 +347,9 @@ static double pace_regularity(const uint64_t *v, size_t n)
     return (double)ok / (double)n;
 }
 
-/* The shares of the time and of the work calls that k's intervals in band (of the median,
- * or with median 0 of their neighbourhood's) hold, from its first WARM_RUN intervals in band
- * on (warm-up apart). */
+/* The shares of the time and of the work calls that k's intervals v (in time order) in
+ * band hold, of the median, or with median 0 of their neighbourhood's, from its first
+ * WARM_RUN intervals in band on (warm-up apart). */
 struct an_band_shares {
     double time, work;
 };
@@ -365,23 +357,16 @@ struct an_band_shares {
 static struct an_band_shares band_shares(const struct an_step_key *k, const uint64_t *v,
                                          size_t n, uint64_t median)
 {
-    size_t run = 0;
-    int steady = 0;
+    size_t from = n;
+    for (size_t i = 0, run = 0; i < n && from == n; i++) {
+        run = in_band(v[i], median ? median : local_median(v, n, i)) ? run + 1 : 0;
+        if (run == WARM_RUN)
+            from = i + 1 - WARM_RUN;
+    }
     uint64_t in_ns = 0, all_ns = 0, in_work = 0, all_work = 0;
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = from; i < n; i++) {
+        uint64_t work = k->sample[i + 1].work - k->sample[i].work;
         int ok = in_band(v[i], median ? median : local_median(v, n, i));
-        if (!steady) {
-            run = ok ? run + 1 : 0;
-            if (run < WARM_RUN)
-                continue;
-            steady = 1;
-            for (size_t j = i + 1 - WARM_RUN; j < i; j++) {  /* the run's earlier ones */
-                in_ns += v[j], all_ns += v[j];
-                in_work += k->work[j + 1] - k->work[j];
-            }
-            all_work = in_work;
-        }
-        uint64_t work = k->work[i + 1] - k->work[i];
         in_ns += ok ? v[i] : 0;
         all_ns += v[i];
         in_work += ok ? work : 0;
@@ -435,8 +420,9 @@ static double candidate_regularity(const struct an_model *m, const struct an_ste
         return -1;
     if (marked)
         return reg;
+    n = intervals(k, 0, buf);  /* in time order again, for what follows */
     if (reg < m->th.step_regularity) {
-        double paced = pace_regularity(buf, intervals(k, 0, buf));
+        double paced = pace_regularity(buf, n);
         if (paced > reg) {
             reg = paced;
             band = 0;  /* each interval's neighbourhood */
@@ -448,7 +434,7 @@ static double candidate_regularity(const struct an_model *m, const struct an_ste
      * the loop in bursts of synchronized runs at an even pace, and a synchronize at the end
      * closes an interval that holds the whole loop: even intervals, but neither. (Pauses
      * for checkpoints take most of the time, a long evaluation most of the work.) */
-    struct an_band_shares in = band_shares(k, buf, intervals(k, 0, buf), band);
+    struct an_band_shares in = band_shares(k, buf, n, band);
     if (in.time < m->th.step_time_share && in.work < m->th.step_work_share)
         return -1;
     return reg;
@@ -463,10 +449,10 @@ static int nests(const struct an_model *m, const struct an_step_key *coarse,
 {
     size_t n = 0, j = 0;
     for (size_t i = 0; i + 1 < coarse->nsamples; i++) {
-        while (j < fine->nsamples && fine->ts[j] < coarse->ts[i])
+        while (j < fine->nsamples && fine->sample[j].ts < coarse->sample[i].ts)
             j++;
         uint64_t within = 0;
-        for (; j < fine->nsamples && fine->ts[j] < coarse->ts[i + 1]; j++)
+        for (; j < fine->nsamples && fine->sample[j].ts < coarse->sample[i + 1].ts; j++)
             within++;
         buf[n++] = within;
     }
@@ -565,7 +551,7 @@ void an_steps_choose(struct an_model *m, struct an_step_finder *f)
     s->min_ns = buf[0] / best->stride;
     s->max_ns = buf[n - 1] / best->stride;
     s->mean_ns = n ? sum / n / best->stride : 0;
-    m->steady_start = best->ts[w];
+    m->steady_start = best->sample[w].ts;
     m->steady_end = best->last;
     s->warmup_ns = m->steady_start > m->first_ts ? m->steady_start - m->first_ts : 0;
     size_t snap = w * best->stride < best->nearly ? w * best->stride : best->nearly - 1;
@@ -578,7 +564,7 @@ void an_steps_choose(struct an_model *m, struct an_step_finder *f)
     size_t n_series = best->nsamples < AN_MEM_SERIES ? best->nsamples : AN_MEM_SERIES;
     for (size_t i = 0; i < n_series; i++) {
         size_t at = n_series > 1 ? i * (best->nsamples - 1) / (n_series - 1) : 0;
-        m->mem_series[i] = (struct an_mem_point){best->ts[at], best->live[at]};
+        m->mem_series[i] = (struct an_mem_point){best->sample[at].ts, best->sample[at].live};
     }
     m->nmem_series = n_series;
     free(buf);
@@ -587,9 +573,7 @@ void an_steps_choose(struct an_model *m, struct an_step_finder *f)
 void an_steps_free(struct an_step_finder *f)
 {
     for (size_t i = 0; i < f->nkeys; i++) {
-        free(f->keys[i].ts);
-        free(f->keys[i].live);
-        free(f->keys[i].work);
+        free(f->keys[i].sample);
     }
     free(f->keys);
     gw_map_free(&f->index);

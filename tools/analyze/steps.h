@@ -22,6 +22,11 @@
 /* Tiers, best first: a marked step, a drain, an upload, a kernel. */
 enum an_step_tier { AN_TIER_NVTX = 0, AN_TIER_DRAIN, AN_TIER_H2D, AN_TIER_KERNEL };
 
+/* One occurrence kept: its time, the device memory held and the run's work calls so far. */
+struct an_step_sample {
+    uint64_t ts, live, work;
+};
+
 struct an_step_key {
     /* first, what a kernel launch touches (an_steps_kernel): one cache line */
     uint64_t count, slow_at, last;
@@ -30,8 +35,7 @@ struct an_step_key {
      * count it: an early snapshot or a sample (an_steps_kernel) */
     size_t nsamples, cap;
     uint64_t stride;
-    uint64_t *ts, *live;          /* every stride-th occurrence */
-    uint64_t *work;               /* ... and the run's work calls so far */
+    struct an_step_sample *sample;  /* every stride-th occurrence */
     uint64_t next_sample;         /* occurrence number of the next sample kept */
     uint64_t key;
     enum an_step_tier tier;
@@ -67,9 +71,7 @@ static inline void an_steps_sample(struct an_step_key *k, uint64_t boundary, uin
                                    uint64_t work)
 {
     if (k->count == k->nsamples * k->stride) {
-        k->ts[k->nsamples] = boundary;
-        k->live[k->nsamples] = live;
-        k->work[k->nsamples] = work;
+        k->sample[k->nsamples] = (struct an_step_sample){boundary, live, work};
         k->nsamples++;
     }
     k->next_sample = k->nsamples * k->stride;
