@@ -4,6 +4,7 @@
 #ifndef GW_CLOCK_H
 #define GW_CLOCK_H
 
+#include <errno.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -23,6 +24,19 @@ static inline uint64_t gw_monotonic_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* CPU time of the calling thread (a system call, not vDSO: only around calls that may wait
+ * for the GPU, which take far longer); 0 when it cannot be read. */
+static inline uint64_t gw_thread_cpu_ns(void)
+{
+    struct timespec ts;
+    int saved_errno = errno;  /* read before the program's call too */
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) {
+        errno = saved_errno;
+        return 0;
+    }
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 

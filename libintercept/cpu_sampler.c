@@ -126,19 +126,25 @@ void gw_cpu_sampler_round(uint64_t now_ns)
     sampled_once = 1;
     last_sample_ns = now_ns;
     /* the threads that record (they made driver calls, NVTX calls or handed CUPTI records) */
-    uint32_t tids[64];
-    size_t ntids = 0;
+    struct { uint32_t tid; uint64_t wait_ns, wait_cpu_ns; } threads[64];
+    size_t nthreads = 0;
     pthread_mutex_lock(&gw_rec.rings_lock);
-    for (struct gw_ring *ring = gw_rec.rings; ring && ntids < 64; ring = ring->next)
-        if (!__atomic_load_n(&ring->dead, __ATOMIC_ACQUIRE))
-            tids[ntids++] = ring->tid;
+    for (struct gw_ring *ring = gw_rec.rings; ring && nthreads < 64; ring = ring->next) {
+        if (__atomic_load_n(&ring->dead, __ATOMIC_ACQUIRE))
+            continue;
+        threads[nthreads].tid = ring->tid;
+        threads[nthreads].wait_ns = __atomic_load_n(&ring->wait_ns, __ATOMIC_RELAXED);
+        threads[nthreads++].wait_cpu_ns = __atomic_load_n(&ring->wait_cpu_ns, __ATOMIC_RELAXED);
+    }
     pthread_mutex_unlock(&gw_rec.rings_lock);
-    for (size_t i = 0; i < ntids; i++) {
+    for (size_t i = 0; i < nthreads; i++) {
         char path[64];
         uint64_t ns;
-        snprintf(path, sizeof path, "/proc/self/task/%u/stat", tids[i]);
+        snprintf(path, sizeof path, "/proc/self/task/%u/stat", threads[i].tid);
         if (stat_cpu_ns(path, &ns) == 0)
-            gw_rec_timed(GW_REC_CPU_THREAD, now_ns, (uint64_t[]){tids[i], ns}, 2);
+            gw_rec_timed(GW_REC_CPU_THREAD, now_ns,
+                         (uint64_t[]){threads[i].tid, ns, threads[i].wait_ns,
+                                      threads[i].wait_cpu_ns}, 4);
     }
     struct timespec process;
     uint64_t words[4] = {0};

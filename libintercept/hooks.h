@@ -34,6 +34,26 @@
     int gw_saved_errno = errno;             \
     gw_cupti_pop(gw_pushed)
 
+/* Around a call that may wait for the GPU (a synchronize; a synchronous or pageable copy),
+ * when `waits`: the thread's CPU time across it goes with its wall time to the thread's wait
+ * totals (gw_rec_wait). CUDA spins in such waits by default, so without them a thread
+ * waiting on the GPU looks as busy as one preparing batches. Outside the timed span: the
+ * call's recorded duration stays the driver's. */
+#define GW_WAIT_BEGIN(waits) uint64_t gw_cpu0 = (waits) ? gw_thread_cpu_ns() : 0
+#define GW_WAIT_END(waits)                                                     \
+    do {                                                                       \
+        if (waits) {                                                           \
+            uint64_t gw_cpu1 = gw_thread_cpu_ns();                             \
+            gw_rec_wait(gw_t1 - gw_t0, gw_cpu1 > gw_cpu0 ? gw_cpu1 - gw_cpu0 : 0); \
+        }                                                                      \
+    } while (0)
+
+/* GW_TIMED for a call that always waits for the GPU (a synchronize). */
+#define GW_TIMED_WAITING(result, call)      \
+    GW_WAIT_BEGIN(1);                       \
+    GW_TIMED(result, call);                 \
+    GW_WAIT_END(1)
+
 /* Records the call timed by GW_HOOK_BEGIN, leaves the hook and returns its result. */
 #define GW_RECORD_AND_RETURN(api, words, nwords)                           \
     gw_rec_call(api, gw_t0, gw_t1, (int)result, words, nwords);            \

@@ -31,17 +31,33 @@ static void record_copy(unsigned api, uint64_t t0, uint64_t t1, CUresult result,
     gw_rec_call(api, t0, t1, result, words, 5);
 }
 
-/* Wrapper skeleton: `call` runs the real function, `...` computes bytes, kind, stream, dst
- * and src for record_copy. */
-#define COPY_HOOK(name, call, ...)                                                  \
+/* Whether a copy of this kind can keep the host waiting for the GPU: one between host and
+ * device memory that is synchronous, or asynchronous from or to pageable memory (staged
+ * through the driver's pinned buffers, after the stream's earlier work). */
+static int copy_may_wait(int async, uint64_t kind)
+{
+    unsigned dir = kind & 0xF, host = (kind >> 4) & 0xF;
+    if (dir != GW_COPY_HTOD && dir != GW_COPY_DTOH)
+        return 0;
+    return !async || host == GW_HOST_PAGEABLE;
+}
+
+/* Wrapper skeleton: `call` runs the real function; async says whether it is an *Async entry
+ * point; the rest is what record_copy records, its kind found before the call (only the
+ * program's memory is looked up) to know whether the call may wait. */
+#define COPY_HOOK(name, async, call, bytes, kind, stream, dst, src)                 \
     __typeof__(&name) real = GW_REAL(name);                                         \
     if (!real)                                                                      \
         return GW_NO_DRIVER;                                                        \
     if (!gw_enter())                                                                \
         return call;                                                                \
+    uint64_t gw_kind = (kind);                                                      \
+    int gw_waits = copy_may_wait(async, gw_kind);                                   \
     CUresult result;                                                                \
-    GW_TIMED_GPU(result, call);                                                         \
-    record_copy(GW_API_##name, gw_t0, gw_t1, result, __VA_ARGS__);                  \
+    GW_WAIT_BEGIN(gw_waits);                                                        \
+    GW_TIMED_GPU(result, call);                                                     \
+    GW_WAIT_END(gw_waits);                                                          \
+    record_copy(GW_API_##name, gw_t0, gw_t1, result, bytes, gw_kind, stream, dst, src); \
     gw_leave();                                                                     \
     errno = gw_saved_errno;                                                         \
     return result
@@ -49,7 +65,8 @@ static void record_copy(unsigned api, uint64_t t0, uint64_t t1, CUresult result,
 #define COPY_UNIFIED(name)                                                          \
     GW_EXPORT CUresult name(CUdeviceptr dst, CUdeviceptr src, size_t bytes)         \
     {                                                                               \
-        COPY_HOOK(name, real(dst, src, bytes), bytes, classify_unified(dst, src), NULL, dst, src); \
+        COPY_HOOK(name, 0, real(dst, src, bytes), bytes, classify_unified(dst, src), NULL, \
+                  dst, src);                                                        \
     }
 COPY_UNIFIED(cuMemcpy)
 COPY_UNIFIED(cuMemcpy_ptds)
@@ -57,7 +74,7 @@ COPY_UNIFIED(cuMemcpy_ptds)
 #define COPY_UNIFIED_ASYNC(name)                                                    \
     GW_EXPORT CUresult name(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream stream) \
     {                                                                               \
-        COPY_HOOK(name, real(dst, src, bytes, stream), bytes, classify_unified(dst, src), \
+        COPY_HOOK(name, 1, real(dst, src, bytes, stream), bytes, classify_unified(dst, src), \
                   stream, dst, src);                                                \
     }
 COPY_UNIFIED_ASYNC(cuMemcpyAsync)
@@ -66,7 +83,7 @@ COPY_UNIFIED_ASYNC(cuMemcpyAsync_ptsz)
 #define COPY_HTOD(name)                                                             \
     GW_EXPORT CUresult name(CUdeviceptr dst, const void *src, size_t bytes)         \
     {                                                                               \
-        COPY_HOOK(name, real(dst, src, bytes), bytes,                               \
+        COPY_HOOK(name, 0, real(dst, src, bytes), bytes,                            \
                   copy_kind(GW_COPY_HTOD, gw_host_kind(gw_u64(src))), NULL, dst, gw_u64(src)); \
     }
 COPY_HTOD(cuMemcpyHtoD_v2)
@@ -75,7 +92,7 @@ COPY_HTOD(cuMemcpyHtoD_v2_ptds)
 #define COPY_HTOD_ASYNC(name)                                                       \
     GW_EXPORT CUresult name(CUdeviceptr dst, const void *src, size_t bytes, CUstream stream) \
     {                                                                               \
-        COPY_HOOK(name, real(dst, src, bytes, stream), bytes,                       \
+        COPY_HOOK(name, 1, real(dst, src, bytes, stream), bytes,                       \
                   copy_kind(GW_COPY_HTOD, gw_host_kind(gw_u64(src))), stream, dst, gw_u64(src)); \
     }
 COPY_HTOD_ASYNC(cuMemcpyHtoDAsync_v2)
@@ -84,7 +101,7 @@ COPY_HTOD_ASYNC(cuMemcpyHtoDAsync_v2_ptsz)
 #define COPY_DTOH(name)                                                             \
     GW_EXPORT CUresult name(void *dst, CUdeviceptr src, size_t bytes)               \
     {                                                                               \
-        COPY_HOOK(name, real(dst, src, bytes), bytes,                               \
+        COPY_HOOK(name, 0, real(dst, src, bytes), bytes,                            \
                   copy_kind(GW_COPY_DTOH, gw_host_kind(gw_u64(dst))), NULL, gw_u64(dst), src); \
     }
 COPY_DTOH(cuMemcpyDtoH_v2)
@@ -93,7 +110,7 @@ COPY_DTOH(cuMemcpyDtoH_v2_ptds)
 #define COPY_DTOH_ASYNC(name)                                                       \
     GW_EXPORT CUresult name(void *dst, CUdeviceptr src, size_t bytes, CUstream stream) \
     {                                                                               \
-        COPY_HOOK(name, real(dst, src, bytes, stream), bytes,                       \
+        COPY_HOOK(name, 1, real(dst, src, bytes, stream), bytes,                       \
                   copy_kind(GW_COPY_DTOH, gw_host_kind(gw_u64(dst))), stream, gw_u64(dst), src); \
     }
 COPY_DTOH_ASYNC(cuMemcpyDtoHAsync_v2)
@@ -102,7 +119,7 @@ COPY_DTOH_ASYNC(cuMemcpyDtoHAsync_v2_ptsz)
 #define COPY_DTOD(name)                                                             \
     GW_EXPORT CUresult name(CUdeviceptr dst, CUdeviceptr src, size_t bytes)         \
     {                                                                               \
-        COPY_HOOK(name, real(dst, src, bytes), bytes,                               \
+        COPY_HOOK(name, 0, real(dst, src, bytes), bytes,                            \
                   copy_kind(GW_COPY_DTOD, GW_HOST_NONE), NULL, dst, src);           \
     }
 COPY_DTOD(cuMemcpyDtoD_v2)
@@ -111,7 +128,7 @@ COPY_DTOD(cuMemcpyDtoD_v2_ptds)
 #define COPY_DTOD_ASYNC(name)                                                       \
     GW_EXPORT CUresult name(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream stream) \
     {                                                                               \
-        COPY_HOOK(name, real(dst, src, bytes, stream), bytes,                       \
+        COPY_HOOK(name, 1, real(dst, src, bytes, stream), bytes,                       \
                   copy_kind(GW_COPY_DTOD, GW_HOST_NONE), stream, dst, src);         \
     }
 COPY_DTOD_ASYNC(cuMemcpyDtoDAsync_v2)
@@ -170,13 +187,13 @@ static struct copy_shape shape_3d(const CUDA_MEMCPY3D *p)
     GW_EXPORT CUresult name(const type *p)                                          \
     {                                                                               \
         struct copy_shape s = shaper(p);                                            \
-        COPY_HOOK(name, real(p), s.bytes, s.kind, NULL, s.dst, s.src);              \
+        COPY_HOOK(name, 0, real(p), s.bytes, s.kind, NULL, s.dst, s.src);              \
     }
 #define COPY_2D_ASYNC(name, type, shaper)                                           \
     GW_EXPORT CUresult name(const type *p, CUstream stream)                         \
     {                                                                               \
         struct copy_shape s = shaper(p);                                            \
-        COPY_HOOK(name, real(p, stream), s.bytes, s.kind, stream, s.dst, s.src);    \
+        COPY_HOOK(name, 1, real(p, stream), s.bytes, s.kind, stream, s.dst, s.src);    \
     }
 COPY_2D(cuMemcpy2D_v2, CUDA_MEMCPY2D, shape_2d)
 COPY_2D(cuMemcpy2D_v2_ptds, CUDA_MEMCPY2D, shape_2d)
@@ -191,7 +208,7 @@ COPY_2D_ASYNC(cuMemcpy3DAsync_v2_ptsz, CUDA_MEMCPY3D, shape_3d)
     GW_EXPORT CUresult name(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src,    \
                             CUcontext src_ctx, size_t bytes)                        \
     {                                                                               \
-        COPY_HOOK(name, real(dst, dst_ctx, src, src_ctx, bytes), bytes,             \
+        COPY_HOOK(name, 0, real(dst, dst_ctx, src, src_ctx, bytes), bytes,             \
                   copy_kind(GW_COPY_PEER, GW_HOST_NONE), NULL, dst, src);           \
     }
 COPY_PEER(cuMemcpyPeer)
@@ -201,7 +218,7 @@ COPY_PEER(cuMemcpyPeer_ptds)
     GW_EXPORT CUresult name(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src,    \
                             CUcontext src_ctx, size_t bytes, CUstream stream)       \
     {                                                                               \
-        COPY_HOOK(name, real(dst, dst_ctx, src, src_ctx, bytes, stream), bytes,     \
+        COPY_HOOK(name, 1, real(dst, dst_ctx, src, src_ctx, bytes, stream), bytes,     \
                   copy_kind(GW_COPY_PEER, GW_HOST_NONE), stream, dst, src);         \
     }
 COPY_PEER_ASYNC(cuMemcpyPeerAsync)
@@ -226,7 +243,8 @@ static struct copy_shape shape_batch(CUdeviceptr *dsts, CUdeviceptr *srcs, size_
                             size_t *fail_idx, CUstream stream)                      \
     {                                                                               \
         struct copy_shape s = shape_batch(dsts, srcs, sizes, count);                \
-        COPY_HOOK(name, real(dsts, srcs, sizes, count, attrs, attr_idxs, nattrs, fail_idx, stream), \
+        COPY_HOOK(name, 1,                                                          \
+                  real(dsts, srcs, sizes, count, attrs, attr_idxs, nattrs, fail_idx, stream), \
                   s.bytes, s.kind, stream, s.dst, 0);                               \
     }
 COPY_BATCH_V1(cuMemcpyBatchAsync)
@@ -238,7 +256,7 @@ COPY_BATCH_V1(cuMemcpyBatchAsync_ptsz)
                             CUstream stream)                                        \
     {                                                                               \
         struct copy_shape s = shape_batch(dsts, srcs, sizes, count);                \
-        COPY_HOOK(name, real(dsts, srcs, sizes, count, attrs, attr_idxs, nattrs, stream), \
+        COPY_HOOK(name, 1, real(dsts, srcs, sizes, count, attrs, attr_idxs, nattrs, stream), \
                   s.bytes, s.kind, stream, s.dst, 0);                               \
     }
 COPY_BATCH_V2(cuMemcpyBatchAsync_v2)

@@ -179,6 +179,16 @@ void gw_rec_call(unsigned api_id, uint64_t start_ns, uint64_t end_ns, int result
         ring->producer_last_ts = start_ns;
 }
 
+void gw_rec_wait(uint64_t wall_ns, uint64_t cpu_ns)
+{
+    struct gw_ring *ring = thread_ring();
+    if (!ring)
+        return;
+    /* (a single writer: a plain add, stored whole for the sampler's load) */
+    __atomic_store_n(&ring->wait_ns, ring->wait_ns + wall_ns, __ATOMIC_RELAXED);
+    __atomic_store_n(&ring->wait_cpu_ns, ring->wait_cpu_ns + cpu_ns, __ATOMIC_RELAXED);
+}
+
 uint64_t gw_rec_next_call_id(void)
 {
     struct gw_ring *ring = thread_ring();

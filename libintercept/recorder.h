@@ -32,6 +32,10 @@ void gw_recorder_after_fork_child(void);
 void gw_rec_call(unsigned api_id, uint64_t start_ns, uint64_t end_ns, int result,
                  const uint64_t *words, unsigned nwords);
 
+/* A call that may wait for the GPU took wall_ns, cpu_ns of them on a CPU (spinning, or
+ * staging a pageable copy): added to the thread's totals, which its CPU samples carry. */
+void gw_rec_wait(uint64_t wall_ns, uint64_t cpu_ns);
+
 /* The id the next gw_rec_call on this thread will get: tid << 32 | number. */
 uint64_t gw_rec_next_call_id(void);
 /* Any other timed record (GPU activity, NVTX): words follow the dt. */

@@ -22,6 +22,9 @@ struct gw_ring {
     uint32_t tid;
     uint32_t serial;               /* unique per ring in the process: call ids use it, not tid */
     int dead;                      /* the thread has exited; free once drained */
+    /* producer writes, the CPU sampler reads (relaxed atomics): time in calls that may wait
+     * for the GPU, and the thread's CPU time in them (hooks.h: GW_WAIT_BEGIN) */
+    uint64_t wait_ns, wait_cpu_ns;
     uint64_t writer_last_ts;       /* writer only: time the next chunk's dt chain starts */
     uint32_t writer_seq;           /* writer only: next chunk sequence number */
     uint64_t writer_calls;         /* writer only: number of the next chunk's first call */

@@ -1333,7 +1333,10 @@ static void test_roundtrip_gpu_records(void **state)
     tw_timed(&c, GW_REC_RANGE_END, t0 + 7400, end, 1);
     uint64_t cpu_thread[2] = {4242, 730000000}, cpu_proc[5] = {2100000000, 3, 5400000000, 2,
                                                                77 /* newer word */};
+    /* the waits' optional words, and a newer word after them */
+    uint64_t cpu_waits[5] = {4243, 910000000, 400000000, 380000000, 5};
     tw_timed(&c, GW_REC_CPU_THREAD, t0 + 7500, cpu_thread, 2);
+    tw_timed(&c, GW_REC_CPU_THREAD, t0 + 7500, cpu_waits, 5);
     tw_timed(&c, GW_REC_CPU_PROC, t0 + 7500, cpu_proc, 5);
     tw_write_chunk(f, &c, 99, GW_CHUNK_EVENTS, 0);
     fclose(f);
@@ -1434,6 +1437,13 @@ static void test_roundtrip_gpu_records(void **state)
     assert_int_equal(ev.tid, 99);
     assert_int_equal(ev.u.cpu_thread.tid, 4242);
     assert_int_equal(ev.u.cpu_thread.cpu_ns, 730000000);
+    assert_int_equal(ev.u.cpu_thread.wait_ns, 0);  /* absent: an older writer, no damage */
+    assert_int_equal(ev.u.cpu_thread.wait_cpu_ns, 0);
+    ev = next_of(r, GW_EV_CPU_THREAD);
+    assert_int_equal(ev.u.cpu_thread.tid, 4243);
+    assert_int_equal(ev.u.cpu_thread.cpu_ns, 910000000);
+    assert_int_equal(ev.u.cpu_thread.wait_ns, 400000000);
+    assert_int_equal(ev.u.cpu_thread.wait_cpu_ns, 380000000);
     ev = next_of(r, GW_EV_CPU_PROC);
     assert_int_equal(ev.ts_ns, t0 + 7500);
     assert_int_equal(ev.u.cpu_proc.process_cpu_ns, 2100000000);
@@ -1463,7 +1473,7 @@ static void test_roundtrip_gpu_records(void **state)
     assert_int_equal(st->gpu_lost_events, 12);
     assert_int_equal(st->correlations, 2);
     assert_int_equal(st->nvtx_records, 5);
-    assert_int_equal(st->cpu_samples, 2);
+    assert_int_equal(st->cpu_samples, 3);
     assert_int_equal(st->definitions, 9);
     assert_int_equal(st->calls, 0);
     assert_int_equal(st->first_ts_ns, t0 + 400);  /* the memcpy */

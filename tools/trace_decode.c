@@ -436,13 +436,13 @@ static int decode_def(struct gw_reader *r, uint8_t type, struct cursor *c, uint6
     return !r->defs_only;
 }
 
-/* Words after dt of the GPU and NVTX records: `full` in a v1 body, `need` without which
- * the record is dropped. Between the two, the missing words read as 0 and the record is
- * reported (a v1 writer writes them all); words after `full` are a newer writer's and are
- * ignored. */
+/* Words after dt of the GPU, NVTX and CPU records: `full` in a v1 body, `need` without
+ * which the record is dropped. Between the two, the missing words read as 0 and the record
+ * is reported (a v1 writer writes them all); up to `most`, optional words added later read
+ * as 0 when absent, unreported; words after those are a newer writer's and are ignored. */
 struct timed_spec {
     enum gw_event_kind kind;
-    unsigned need, full;
+    unsigned need, full, most;  /* most: 0 when there are no optional words */
 };
 
 static const struct timed_spec *timed_spec(uint8_t type)
@@ -457,7 +457,7 @@ static const struct timed_spec *timed_spec(uint8_t type)
         [GW_REC_MARK - GW_REC_GPU_KERNEL] = {GW_EV_MARK, 0, 2},
         [GW_REC_RANGE_START - GW_REC_GPU_KERNEL] = {GW_EV_RANGE_START, 3, 3},
         [GW_REC_RANGE_END - GW_REC_GPU_KERNEL] = {GW_EV_RANGE_END, 1, 1},
-        [GW_REC_CPU_THREAD - GW_REC_GPU_KERNEL] = {GW_EV_CPU_THREAD, 2, 2},
+        [GW_REC_CPU_THREAD - GW_REC_GPU_KERNEL] = {GW_EV_CPU_THREAD, 2, 2, 4},
         [GW_REC_CPU_PROC - GW_REC_GPU_KERNEL] = {GW_EV_CPU_PROC, 4, 4},
     };
     if (type < GW_REC_GPU_KERNEL || type > GW_REC_CPU_PROC)
@@ -476,7 +476,7 @@ static int decode_timed(struct gw_reader *r, uint8_t type, const struct timed_sp
                         struct cursor *c, uint64_t off, size_t body_len, struct gw_event *ev)
 {
     uint64_t w[9];
-    unsigned have = get_words(c, w, spec->full);
+    unsigned have = get_words(c, w, spec->most > spec->full ? spec->most : spec->full);
     if (have < spec->need) {
         report_short(r, off, record_name(type), 1 + have, 1 + spec->need, body_len);
         return 0;
@@ -534,6 +534,7 @@ static int decode_timed(struct gw_reader *r, uint8_t type, const struct timed_sp
         break;
     case GW_REC_CPU_THREAD:
         ev->u.cpu_thread.tid = w[0], ev->u.cpu_thread.cpu_ns = w[1];
+        ev->u.cpu_thread.wait_ns = w[2], ev->u.cpu_thread.wait_cpu_ns = w[3];
         r->stats.cpu_samples++;
         break;
     case GW_REC_CPU_PROC:

@@ -165,8 +165,10 @@ struct gw_event {
         /* NVTX: domain_id/name_id are string ids (domain 0 = default); range_id for start/end */
         struct { uint64_t domain_id, name_id, range_id; } nvtx;
         /* CPU samples: cumulative CPU time (ns) of a thread, or of the process and of its
-         * live descendants, and how many of those ran since the previous sample */
-        struct { uint64_t tid, cpu_ns; } cpu_thread;
+         * live descendants, and how many of those ran since the previous sample; a thread's
+         * wait_ns and wait_cpu_ns: its time in driver calls that may wait for the GPU, and
+         * its CPU time in them (0 from writers before them) */
+        struct { uint64_t tid, cpu_ns, wait_ns, wait_cpu_ns; } cpu_thread;
         struct { uint64_t process_cpu_ns, descendants, descendants_cpu_ns, active; } cpu_proc;
     } u;
     /* Calls: this call's id (tid << 32 | number), what GW_EV_CORRELATION.call_id names. */

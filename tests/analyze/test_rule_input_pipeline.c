@@ -44,41 +44,57 @@ static void loader_bound(void **state, int gpu)
 }
 
 /* The shim's CPU samples, every 25 ms over the whole run: the training thread (tid 1) on a
- * CPU train_busy of the time, `workers` descendants running, each per_worker of a CPU. */
-static void add_cpu_samples(struct synth *s, double train_busy, unsigned workers,
-                            double per_worker)
+ * CPU train_cpu of the time, in calls that wait for the GPU `wait` of it, on a CPU wait_cpu
+ * of that; `workers` descendants running, each per_worker of a CPU. */
+static void add_cpu_samples(struct synth *s, double train_cpu, double wait, double wait_cpu,
+                            unsigned workers, double per_worker)
 {
     uint64_t end = s->now;
     for (uint64_t t = 0; t <= end; t += 25 * MS) {
         struct an_ev thread = {.ts = t, .end = t, .tid = 99, .kind = AN_CPU_THREAD, .ptr = 1,
-                               .bytes = (uint64_t)((double)t * train_busy)};
+                               .bytes = (uint64_t)((double)t * train_cpu),
+                               .key = (uint64_t)((double)t * wait),
+                               .stream = (uint64_t)((double)t * wait * wait_cpu)};
         synth_push(s, &thread);
         uint64_t worker_ns = (uint64_t)((double)t * workers * per_worker);
         struct an_ev proc = {.ts = t, .end = t, .tid = 99, .kind = AN_CPU_PROC,
-                             .bytes = (uint64_t)((double)t * train_busy) + worker_ns,
+                             .bytes = (uint64_t)((double)t * train_cpu) + worker_ns,
                              .ptr = worker_ns, .key = workers, .stream = workers};
         synth_push(s, &proc);
     }
 }
 
 /* The loader-bound loop with CPU samples: each of five host pictures gets its own change
- * (rule_input_advice.c), and the samples do not make the run longer. */
+ * (rule_input_advice.c), and the samples do not make the run longer. The training thread
+ * counts as busy by its CPU time outside its waits for the GPU: a thread that spins in
+ * them (CUDA's default) is not busy for that, and one that sleeps in them is not idle. */
 static void cpu_samples_choose_the_change(void **state)
 {
     (void)state;
     static const struct {
-        double train_busy;
+        double train_cpu, wait, wait_cpu;  /* the samples */
+        double train_busy;                 /* outside the waits */
         unsigned workers;
         double per_worker;
         unsigned cpus;
         const char *says, *not_says;
     } cases[] = {
-        {0.9, 0, 0, 8, "the training thread prepared every batch itself (num_workers=0)", "py-spy"},
-        {0.2, 0, 0, 8, "off the CPU 80% of the time", "num_workers=0)"},
-        {0.3, 3, 0.95, 8, "cannot keep up. Raise num_workers: DataLoader(num_workers=7", "DALI"},
-        {0.3, 7, 0.95, 8, "already use the CPUs there are", "num_workers=7"},
-        {0.9, 4, 0.2, 8, "but the training thread was busy 90% of the time", "DataLoader("},
-        {0.1, 4, 0.2, 8, "the input waits on storage or the network", "DataLoader("},
+        {0.9, 0, 0, 0.9, 0, 0, 8,
+         "the training thread prepared every batch itself (num_workers=0)", "py-spy"},
+        {0.2, 0, 0, 0.2, 0, 0, 8, "off the CPU 80% of the time", "num_workers=0)"},
+        {0.3, 0, 0, 0.3, 3, 0.95, 8,
+         "cannot keep up. Raise num_workers: DataLoader(num_workers=7", "DALI"},
+        {0.3, 0, 0, 0.3, 7, 0.95, 8, "already use the CPUs there are", "num_workers=7"},
+        {0.9, 0, 0, 0.9, 4, 0.2, 8, "but the training thread was busy 90% of the time",
+         "DataLoader("},
+        {0.1, 0, 0, 0.1, 4, 0.2, 8, "the input waits on storage or the network", "DataLoader("},
+        /* on a CPU 60% of the time, but 50% spinning in waits: 20% of the rest */
+        {0.6, 0.5, 1, 0.2, 0, 0, 8, "off the CPU 80% of the time", "num_workers=0)"},
+        /* on a CPU 45% of the time and asleep in its waits (50%): 90% of the rest */
+        {0.45, 0.5, 0, 0.9, 0, 0, 8, "prepared every batch itself (num_workers=0)", "off the CPU"},
+        /* workers keep up; the thread's 70% is spinning in waits (60%, all on a CPU) */
+        {0.7, 0.6, 1, 0.25, 4, 0.2, 8, "the input waits on storage or the network",
+         "per-step work"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         struct synth s = {.gpu_records = 1};
@@ -86,7 +102,8 @@ static void cpu_samples_choose_the_change(void **state)
                          .launch_ns = 5 * US, .item = 1};
         synth_loop(&s, &L);
         uint64_t program_end = s.now;
-        add_cpu_samples(&s, cases[i].train_busy, cases[i].workers, cases[i].per_worker);
+        add_cpu_samples(&s, cases[i].train_cpu, cases[i].wait, cases[i].wait_cpu,
+                        cases[i].workers, cases[i].per_worker);
         struct an_model *m;
         struct an_findings out = {0};
         const struct an_finding *f = run(&s, &m, &out, cases[i].cpus);
@@ -94,12 +111,18 @@ static void cpu_samples_choose_the_change(void **state)
         assert_true(m->cpu.known);
         assert_int_equal(m->cpu.train_tid, 1);
         assert_int_equal(m->cpu.workers, cases[i].workers);
-        assert_true(m->cpu.train_busy > cases[i].train_busy - 0.02 &&
-                    m->cpu.train_busy < cases[i].train_busy + 0.02);
+        if (!(m->cpu.train_busy > cases[i].train_busy - 0.02 &&
+              m->cpu.train_busy < cases[i].train_busy + 0.02))
+            fail_msg("case %zu: train_busy %.3f", i, m->cpu.train_busy);
+        assert_true(m->cpu.train_wait > cases[i].wait - 0.02 &&
+                    m->cpu.train_wait < cases[i].wait + 0.02);
         assert_true(m->last_ts <= program_end);
         if (!strstr(f->change, cases[i].says) || strstr(f->change, cases[i].not_says))
             fail_msg("case %zu: %s", i, f->change);
         assert_non_null(strstr(f->evidence, "Meanwhile the training thread was on a CPU"));
+        if ((strstr(f->evidence, "did not wait for the GPU (it waited") != NULL) !=
+            (cases[i].wait > 0))
+            fail_msg("case %zu: %s", i, f->evidence);
         const struct an_figure *busy = synth_fig(f, "training_thread_busy");
         assert_non_null(busy);
         an_findings_free(&out);

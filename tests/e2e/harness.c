@@ -249,8 +249,11 @@ static void tally_file(const char *path, struct file_tally *file)
         }
         if (ev.kind == GW_EV_CPU_THREAD) {
             file->cpu_thread_samples++;
-            if (ev.u.cpu_thread.tid == file->pid)
+            if (ev.u.cpu_thread.tid == file->pid) {
                 file->main_thread_cpu_ns = ev.u.cpu_thread.cpu_ns;
+                file->main_thread_wait_ns = ev.u.cpu_thread.wait_ns;
+                file->main_thread_wait_cpu_ns = ev.u.cpu_thread.wait_cpu_ns;
+            }
         }
         if (ev.kind == GW_EV_CORRELATION) {
             file->correlations++;

@@ -177,6 +177,35 @@ static void test_cpu_samples_count_workers(void **state)
     finish();
 }
 
+/* Each step waits for a 4 ms kernel (a pageable copy of the loss, then a stream
+ * synchronize): the main thread's samples carry how long it waited and its CPU time in the
+ * waits, nearly all of it when the driver spins (CUDA's default), next to none when it
+ * sleeps. */
+static void cpu_in_waits(int spin)
+{
+    run((const char *[]){"--mode", "waits", "--launches", "80", NULL},
+        (const char *[]){"FAKECUDA_KERNEL_NS=4000000",
+                         spin ? "FAKECUDA_SPIN_WAIT=1" : "FAKECUDA_SPIN_WAIT=0", NULL});
+    assert_int_equal(result.status, 0);
+    const struct file_tally *f = only_file();
+    assert_int_equal(f->calls[API(cuStreamSynchronize)], 80);
+    /* 80 waits of about 4 ms; the last sample may come before the last few */
+    if (f->main_thread_wait_ns < 150000000ull || f->main_thread_wait_ns > 400000000ull)
+        fail_msg("waited %llu ns", (unsigned long long)f->main_thread_wait_ns);
+    if (spin ? f->main_thread_wait_cpu_ns < f->main_thread_wait_ns / 2
+             : f->main_thread_wait_cpu_ns > f->main_thread_wait_ns / 4)
+        fail_msg("spin %d: %llu ns of %llu on a CPU", spin,
+                 (unsigned long long)f->main_thread_wait_cpu_ns,
+                 (unsigned long long)f->main_thread_wait_ns);
+    /* what the waits explain: the thread's own CPU time, from /proc, counts the spinning */
+    assert_true(spin ? f->main_thread_cpu_ns >= 100000000ull
+                     : f->main_thread_cpu_ns < 100000000ull);
+    finish();
+}
+
+static void test_cpu_in_spinning_waits(void **state) { (void)state; cpu_in_waits(1); }
+static void test_cpu_in_sleeping_waits(void **state) { (void)state; cpu_in_waits(0); }
+
 static void wait_then_kill(pid_t pid)
 {
     struct timespec pause = {0, 300 * 1000 * 1000}; /* 15 flush intervals of 20 ms */
@@ -424,6 +453,8 @@ int main(void)
         cmocka_unit_test(test_eight_threads_exact_counts),
         cmocka_unit_test(test_fork_children),
         cmocka_unit_test(test_cpu_samples_count_workers),
+        cmocka_unit_test(test_cpu_in_spinning_waits),
+        cmocka_unit_test(test_cpu_in_sleeping_waits),
         cmocka_unit_test(test_sigkill_keeps_flushed_events),
         cmocka_unit_test(test_sigterm_flushes_and_dies_of_it),
         cmocka_unit_test(test_out_of_memory_passes_through),

@@ -464,6 +464,24 @@ static void run_timeline(void)
     free(pageable);
 }
 
+/* `.item()` each step: a tiny_kernel (FAKECUDA_KERNEL_NS long), the loss read back into
+ * pageable memory (the copy waits for the kernel), and a stream synchronize. */
+static void run_waits(void)
+{
+    CUfunction kernel;
+    CUstream stream;
+    CUdeviceptr device;
+    float loss;
+    setup_kernel(&kernel, "tiny_kernel");
+    CHECK(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
+    CHECK(cuMemAlloc_v2(&device, sizeof loss));
+    for (int step = 0; step < launches; step++) {
+        CHECK(cuLaunchKernel(kernel, 8, 1, 1, 128, 1, 1, 0, stream, NULL, NULL));
+        CHECK(cuMemcpyDtoHAsync_v2(&loss, device, sizeof loss, stream));
+        CHECK(cuStreamSynchronize(stream));
+    }
+}
+
 /* What torch.profiler's Kineto does when a profile starts: its own activity callbacks (CUPTI
  * keeps one pair for the process, the last registered) and its kinds. The few CUPTI
  * declarations it needs are spelled out (cupti_activity.h values): cupti.h does not mix
@@ -689,6 +707,8 @@ int main(int argc, char **argv)
         run_oom();
     } else if (strcmp(mode, "timeline") == 0) {
         run_timeline();
+    } else if (strcmp(mode, "waits") == 0) {
+        run_waits();
     } else if (strcmp(mode, "profiler-takeover") == 0) {
         run_profiler_takeover();
     } else if (strcmp(mode, "copies") == 0) {

@@ -34,6 +34,7 @@ struct fc_config {
     int driver_version;        /* FAKECUDA_DRIVER_VERSION */
     CUresult probe_result;     /* FAKECUDA_PROBE_RESULT: answer to cuGetProcAddress("") */
     int verbose;               /* FAKECUDA_VERBOSE */
+    int spin_wait;             /* FAKECUDA_SPIN_WAIT */
 };
 extern struct fc_config fc_cfg;
 extern atomic_int fc_initialized;
@@ -83,7 +84,7 @@ typedef struct fc_stream {
 } fc_stream;
 
 int64_t fc_now(void);
-void fc_sleep_until(int64_t t);
+void fc_sleep_until(int64_t t);  /* spins instead with FAKECUDA_SPIN_WAIT=1 */
 /* Enqueue an op of dur_ns on s; returns its simulated end time (it starts at end - dur_ns),
  * or FC_CAPTURED when s is capturing (the op went into the graph and must not run; then
  * *captured, if given, is that graph). Lock-free. */

@@ -1,7 +1,7 @@
 /*
  * fakecuda: synchronisation. The synchronising calls sleep (clock_nanosleep on
- * CLOCK_MONOTONIC) until the simulated work they wait for has ended; the queries compare that
- * time with now.
+ * CLOCK_MONOTONIC; with FAKECUDA_SPIN_WAIT=1 they spin) until the simulated work they wait for
+ * has ended; the queries compare that time with now.
  */
 #include "fakecuda.h"
 

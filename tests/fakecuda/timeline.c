@@ -26,6 +26,11 @@ void fc_sleep_until(int64_t t)
 {
     if (t <= 0)
         return;
+    if (fc_cfg.spin_wait) {  /* CUDA's default scheduling: the waiting thread stays on a CPU */
+        while (fc_now() < t)
+            ;
+        return;
+    }
     struct timespec ts = { .tv_sec = t / 1000000000, .tv_nsec = t % 1000000000 };
     while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
         ;

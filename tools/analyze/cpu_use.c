@@ -47,7 +47,8 @@ void an_cpu_sample(struct an_cpu_samples *s, const struct an_ev *ev)
         t = &s->threads[s->nthreads++];
         t->id = ev->ptr;
     }
-    struct an_cpu_point p = {.ts = ev->ts, .cpu_ns = ev->bytes};
+    struct an_cpu_point p = {.ts = ev->ts, .cpu_ns = ev->bytes, .wait_ns = ev->key,
+                             .wait_cpu_ns = ev->stream};
     add_point(t, &p);
 }
 
@@ -72,13 +73,30 @@ static int within(const struct an_cpu_series *s, uint64_t start, uint64_t end, s
     return 1;
 }
 
-/* CPU time per ns of the points' own span. */
-static double busy(const struct an_cpu_series *s, size_t a, size_t b)
+/* How far a cumulative counter went from a to b (0 when it went back: a thread's counters
+ * start again in a forked child). */
+static uint64_t growth(uint64_t a, uint64_t b)
 {
-    uint64_t dt = s->points[b].ts - s->points[a].ts;
-    uint64_t cpu = s->points[b].cpu_ns > s->points[a].cpu_ns
-                       ? s->points[b].cpu_ns - s->points[a].cpu_ns : 0;
-    return dt ? (double)cpu / (double)dt : 0;
+    return b > a ? b - a : 0;
+}
+
+/* A thread between points a and b: its CPU time per ns outside its waits for the GPU
+ * (*busy), the share of the span it waited (*wait) and the share of the waits it spent on
+ * a CPU (*wait_cpu). /proc's CPU time comes in clock ticks, the waits' exact: clamped. */
+static void thread_shares(const struct an_cpu_series *s, size_t a, size_t b, double *busy,
+                          double *wait, double *wait_cpu)
+{
+    const struct an_cpu_point *pa = &s->points[a], *pb = &s->points[b];
+    uint64_t dt = pb->ts - pa->ts;
+    uint64_t cpu = growth(pa->cpu_ns, pb->cpu_ns);
+    uint64_t waited = growth(pa->wait_ns, pb->wait_ns);
+    uint64_t waited_cpu = growth(pa->wait_cpu_ns, pb->wait_cpu_ns);
+    waited = waited < dt ? waited : dt;
+    waited_cpu = waited_cpu < waited ? waited_cpu : waited;
+    uint64_t outside = dt - waited, outside_cpu = cpu > waited_cpu ? cpu - waited_cpu : 0;
+    *busy = outside ? (double)outside_cpu / (double)outside : 0;
+    *wait = dt ? (double)waited / (double)dt : 0;
+    *wait_cpu = waited ? (double)waited_cpu / (double)waited : 0;
 }
 
 void an_cpu_summarize(const struct an_cpu_samples *s, uint64_t start, uint64_t end,
@@ -102,16 +120,19 @@ void an_cpu_summarize(const struct an_cpu_samples *s, uint64_t start, uint64_t e
                             ? (double)(p[b].process_cpu_ns - p[a].process_cpu_ns) / (double)dt
                             : 0;
     const struct an_cpu_series *train = NULL;
-    double train_busy = 0;
+    double train_busy = 0, train_wait = 0, train_wait_cpu = 0;
     for (size_t i = 0; i < s->nthreads; i++) {
         size_t ta, tb;
         if (!within(&s->threads[i], start, end, &ta, &tb))
             continue;
-        double share = busy(&s->threads[i], ta, tb);
+        double share, wait, wait_cpu;
+        thread_shares(&s->threads[i], ta, tb, &share, &wait, &wait_cpu);
         int main_thread = s->threads[i].id == pid;
         if (!train || main_thread || (train->id != pid && share > train_busy)) {
             train = &s->threads[i];
             train_busy = share;
+            train_wait = wait;
+            train_wait_cpu = wait_cpu;
         }
     }
     if (!train)
@@ -119,6 +140,8 @@ void an_cpu_summarize(const struct an_cpu_samples *s, uint64_t start, uint64_t e
     out->known = 1;
     out->train_tid = (uint32_t)train->id;
     out->train_busy = train_busy > 1 ? 1 : train_busy;
+    out->train_wait = train_wait;
+    out->train_wait_cpu = train_wait_cpu;
 }
 
 void an_cpu_free(struct an_cpu_samples *s)

@@ -18,6 +18,8 @@
 
 struct an_cpu_point {
     uint64_t ts, cpu_ns;        /* cumulative CPU time at ts */
+    uint64_t wait_ns, wait_cpu_ns;  /* a thread's: cumulative time in calls that may wait
+                                       for the GPU, and its CPU time in them */
     uint32_t count, active;     /* CPU_PROC: descendants alive, and those that ran */
     uint64_t process_cpu_ns;    /* CPU_PROC: the process's own */
 };
@@ -41,7 +43,11 @@ struct an_cpu_use {
     int known;                  /* samples cover the steady state */
     uint32_t train_tid;         /* the thread judged: the process's main thread when
                                    sampled, else the busiest traced thread */
-    double train_busy;          /* its share of the steady span on a CPU (0..1) */
+    double train_busy;          /* its share on a CPU of the steady span outside its waits
+                                   for the GPU (0..1): spinning in a synchronize is not
+                                   work of its own */
+    double train_wait;          /* its share of the steady span in calls that may wait */
+    double train_wait_cpu;      /* the share of that time it was on a CPU */
     double process_cpus;        /* the process's CPU time / span (CPUs kept busy) */
     double workers_cpus;        /* its descendants' CPU time / span */
     uint32_t workers;           /* most descendants that ran between two samples */

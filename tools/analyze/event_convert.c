@@ -277,6 +277,8 @@ int an_event_convert_any(const struct gw_event *ev, const struct gw_reader *read
         o->kind = AN_CPU_THREAD;
         o->ptr = ev->u.cpu_thread.tid;
         o->bytes = ev->u.cpu_thread.cpu_ns;
+        o->key = ev->u.cpu_thread.wait_ns;
+        o->stream = ev->u.cpu_thread.wait_cpu_ns;
         return 1;
     case GW_EV_CPU_PROC:
         o->kind = AN_CPU_PROC;

@@ -180,6 +180,10 @@ static void cpu(FILE *out, const struct an_model *m)
     }
     fprintf(out, "\"cpu\": {\"training_tid\": %" PRIu32 ", \"training_busy\": ", c->train_tid);
     num(out, c->train_busy);
+    fputs(", \"training_waiting\": ", out);
+    num(out, c->train_wait);
+    fputs(", \"training_waiting_on_cpu\": ", out);
+    num(out, c->train_wait_cpu);
     fputs(", \"process_cpus\": ", out);
     num(out, c->process_cpus);
     fprintf(out, ", \"workers_running\": %" PRIu32 ", \"child_processes\": %" PRIu32

@@ -2,7 +2,8 @@
  * What to change when the GPU waits for input (rule_input_pipeline.c).
  *
  * With CPU samples, from what the host did while the GPU waited (the steady state's
- * shares, cpu_use.h), one of five:
+ * shares, cpu_use.h; the training thread's outside its own waits for the GPU, in which
+ * CUDA spins by default), one of five:
  *   no worker ran, the training thread busy      -> it loads every batch itself: workers
  *   no worker ran, the training thread idle      -> it waits on reads: workers, faster storage
  *   workers busy (worker_busy_share each)        -> they cannot keep up: more, or cheaper batches
@@ -14,6 +15,9 @@
 #include <stdio.h>
 
 #include "rule_input_advice.h"
+
+/* Waits for the GPU under this share of the steady state go unmentioned. */
+#define AN_CPU_WAIT_SHOWN 0.01
 
 static void dataloader(char *out, size_t size, const char *lead, unsigned workers,
                        const struct an_rule_ctx *ctx)
@@ -37,10 +41,18 @@ void an_input_cpu_advice(const struct an_model *m, const struct an_rule_ctx *ctx
 {
     const struct an_cpu_use *c = &m->cpu;
     int busy = c->train_busy >= m->th.cpu_busy_share;
+    /* what the thread's shares are of: its time outside its waits, when it waited */
+    const char *of_time = c->train_wait >= AN_CPU_WAIT_SHOWN
+                              ? "of the time it did not wait for the GPU" : "of the time";
     unsigned ran = c->workers;
     double per_worker = ran ? c->workers_cpus / ran : 0;
     an_appendf(f->evidence, sizeof f->evidence,
-               " Meanwhile the training thread was on a CPU %.0f%% of the time", c->train_busy * 100);
+               " Meanwhile the training thread was on a CPU %.0f%% %s", c->train_busy * 100,
+               of_time);
+    if (c->train_wait >= AN_CPU_WAIT_SHOWN)
+        an_appendf(f->evidence, sizeof f->evidence,
+                   " (it waited %.0f%% of the time, on a CPU through %.0f%% of that)",
+                   c->train_wait * 100, c->train_wait_cpu * 100);
     if (ran)
         an_appendf(f->evidence, sizeof f->evidence,
                    " and %u worker process%s kept %.1f CPUs busy.", ran, ran == 1 ? "" : "es",
@@ -56,13 +68,13 @@ void an_input_cpu_advice(const struct an_model *m, const struct an_rule_ctx *ctx
     if (!ran && busy) {
         an_appendf(out, size,
                    "No DataLoader worker ran: the training thread prepared every batch itself "
-                   "(num_workers=0) and was busy %.0f%% of the time. ", c->train_busy * 100);
+                   "(num_workers=0) and was busy %.0f%% %s. ", c->train_busy * 100, of_time);
         dataloader(out, size, "Load batches in parallel and ahead of the GPU", workers, ctx);
     } else if (!ran) {
         an_appendf(out, size,
                    "No DataLoader worker ran, and the training thread was off the CPU %.0f%% "
-                   "of the time: each batch waits on its reads (storage, network). ",
-                   (1 - c->train_busy) * 100);
+                   "%s: each batch waits on its reads (storage, network). ",
+                   (1 - c->train_busy) * 100, of_time);
         dataloader(out, size, "Overlap the reads with workers", workers, ctx);
         an_appendf(out, size, " Keep the dataset on local fast storage or cached in memory.");
     } else if (per_worker >= m->th.worker_busy_share) {
@@ -77,11 +89,11 @@ void an_input_cpu_advice(const struct an_model *m, const struct an_rule_ctx *ctx
     } else if (busy) {
         an_appendf(out, size,
                    "The %u workers keep up (%.0f%% of a CPU each), but the training thread "
-                   "was busy %.0f%% of the time: the GPU waits for its own per-step work "
+                   "was busy %.0f%% %s: the GPU waits for its own per-step work "
                    "(Python, collating or moving batches in the main process, logging, "
                    "CPU-side metrics). Find it with py-spy top --pid PID, take it off the "
                    "step, or raise the batch size to spread it.",
-                   ran, per_worker * 100, c->train_busy * 100);
+                   ran, per_worker * 100, c->train_busy * 100, of_time);
     } else {
         an_appendf(out, size,
                    "Neither the %u workers (%.0f%% of a CPU each) nor the training thread "

@@ -85,6 +85,7 @@ void an_rule_input_pipeline(const struct an_model *m, const struct an_rule_ctx *
     an_finding_fig(f, "graph_replays_per_step", replays ? graphs_per_step : 0);
     if (m->cpu.known) {
         an_finding_fig(f, "training_thread_busy", m->cpu.train_busy);
+        an_finding_fig(f, "training_thread_waiting", m->cpu.train_wait);
         an_finding_fig(f, "workers_running", m->cpu.workers);
         an_finding_fig(f, "workers_cpus", m->cpu.workers_cpus);
     }
