@@ -56,7 +56,7 @@ void gw_clock_init(int want_tsc)
     gw_clock_state.source = GW_CLOCK_MONOTONIC;
     if (!want_tsc || !GW_HAVE_TICKS || !tsc_is_invariant())
         return;
-    uint64_t tsc0, ns0, tsc1, ns1;
+    uint64_t tsc0 = 0, ns0 = 0, tsc1 = 0, ns1 = 0;  /* (set by paired_sample; GCC cannot tell) */
     paired_sample(&tsc0, &ns0);
     do
         paired_sample(&tsc1, &ns1);
