@@ -19,23 +19,18 @@ GW_EXPORT CUresult cuCtxSynchronize_v2(CUcontext ctx)
     SYNC_HOOK(cuCtxSynchronize_v2, GW_TIMED_WAITING, real(ctx), NULL, NULL);
 }
 
-#define STREAM_ONLY(name, TIMED)                                                    \
-    GW_EXPORT CUresult name(CUstream stream)                                        \
+/* A call on one handle, a stream or an event: `stream` and `event` say which it is. */
+#define ONE_HANDLE(name, TIMED, type, stream, event)                                \
+    GW_EXPORT CUresult name(type handle)                                            \
     {                                                                               \
-        SYNC_HOOK(name, TIMED, real(stream), stream, NULL);                         \
+        SYNC_HOOK(name, TIMED, real(handle), stream, event);                        \
     }
-STREAM_ONLY(cuStreamSynchronize, GW_TIMED_WAITING)
-STREAM_ONLY(cuStreamSynchronize_ptsz, GW_TIMED_WAITING)
-STREAM_ONLY(cuStreamQuery, GW_TIMED)
-STREAM_ONLY(cuStreamQuery_ptsz, GW_TIMED)
-
-#define EVENT_ONLY(name, TIMED)                                                     \
-    GW_EXPORT CUresult name(CUevent event)                                          \
-    {                                                                               \
-        SYNC_HOOK(name, TIMED, real(event), NULL, event);                           \
-    }
-EVENT_ONLY(cuEventSynchronize, GW_TIMED_WAITING)
-EVENT_ONLY(cuEventQuery, GW_TIMED)
+ONE_HANDLE(cuStreamSynchronize, GW_TIMED_WAITING, CUstream, handle, NULL)
+ONE_HANDLE(cuStreamSynchronize_ptsz, GW_TIMED_WAITING, CUstream, handle, NULL)
+ONE_HANDLE(cuStreamQuery, GW_TIMED, CUstream, handle, NULL)
+ONE_HANDLE(cuStreamQuery_ptsz, GW_TIMED, CUstream, handle, NULL)
+ONE_HANDLE(cuEventSynchronize, GW_TIMED_WAITING, CUevent, NULL, handle)
+ONE_HANDLE(cuEventQuery, GW_TIMED, CUevent, NULL, handle)
 
 #define STREAM_WAIT_EVENT(name)                                                     \
     GW_EXPORT CUresult name(CUstream stream, CUevent event, unsigned int flags)     \
