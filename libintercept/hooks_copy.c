@@ -92,7 +92,7 @@ COPY_HTOD(cuMemcpyHtoD_v2_ptds)
 #define COPY_HTOD_ASYNC(name)                                                       \
     GW_EXPORT CUresult name(CUdeviceptr dst, const void *src, size_t bytes, CUstream stream) \
     {                                                                               \
-        COPY_HOOK(name, 1, real(dst, src, bytes, stream), bytes,                       \
+        COPY_HOOK(name, 1, real(dst, src, bytes, stream), bytes,                    \
                   copy_kind(GW_COPY_HTOD, gw_host_kind(gw_u64(src))), stream, dst, gw_u64(src)); \
     }
 COPY_HTOD_ASYNC(cuMemcpyHtoDAsync_v2)
@@ -110,7 +110,7 @@ COPY_DTOH(cuMemcpyDtoH_v2_ptds)
 #define COPY_DTOH_ASYNC(name)                                                       \
     GW_EXPORT CUresult name(void *dst, CUdeviceptr src, size_t bytes, CUstream stream) \
     {                                                                               \
-        COPY_HOOK(name, 1, real(dst, src, bytes, stream), bytes,                       \
+        COPY_HOOK(name, 1, real(dst, src, bytes, stream), bytes,                    \
                   copy_kind(GW_COPY_DTOH, gw_host_kind(gw_u64(dst))), stream, gw_u64(dst), src); \
     }
 COPY_DTOH_ASYNC(cuMemcpyDtoHAsync_v2)
@@ -128,7 +128,7 @@ COPY_DTOD(cuMemcpyDtoD_v2_ptds)
 #define COPY_DTOD_ASYNC(name)                                                       \
     GW_EXPORT CUresult name(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream stream) \
     {                                                                               \
-        COPY_HOOK(name, 1, real(dst, src, bytes, stream), bytes,                       \
+        COPY_HOOK(name, 1, real(dst, src, bytes, stream), bytes,                    \
                   copy_kind(GW_COPY_DTOD, GW_HOST_NONE), stream, dst, src);         \
     }
 COPY_DTOD_ASYNC(cuMemcpyDtoDAsync_v2)
@@ -187,13 +187,13 @@ static struct copy_shape shape_3d(const CUDA_MEMCPY3D *p)
     GW_EXPORT CUresult name(const type *p)                                          \
     {                                                                               \
         struct copy_shape s = shaper(p);                                            \
-        COPY_HOOK(name, 0, real(p), s.bytes, s.kind, NULL, s.dst, s.src);              \
+        COPY_HOOK(name, 0, real(p), s.bytes, s.kind, NULL, s.dst, s.src);           \
     }
 #define COPY_2D_ASYNC(name, type, shaper)                                           \
     GW_EXPORT CUresult name(const type *p, CUstream stream)                         \
     {                                                                               \
         struct copy_shape s = shaper(p);                                            \
-        COPY_HOOK(name, 1, real(p, stream), s.bytes, s.kind, stream, s.dst, s.src);    \
+        COPY_HOOK(name, 1, real(p, stream), s.bytes, s.kind, stream, s.dst, s.src); \
     }
 COPY_2D(cuMemcpy2D_v2, CUDA_MEMCPY2D, shape_2d)
 COPY_2D(cuMemcpy2D_v2_ptds, CUDA_MEMCPY2D, shape_2d)
@@ -208,7 +208,7 @@ COPY_2D_ASYNC(cuMemcpy3DAsync_v2_ptsz, CUDA_MEMCPY3D, shape_3d)
     GW_EXPORT CUresult name(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src,    \
                             CUcontext src_ctx, size_t bytes)                        \
     {                                                                               \
-        COPY_HOOK(name, 0, real(dst, dst_ctx, src, src_ctx, bytes), bytes,             \
+        COPY_HOOK(name, 0, real(dst, dst_ctx, src, src_ctx, bytes), bytes,          \
                   copy_kind(GW_COPY_PEER, GW_HOST_NONE), NULL, dst, src);           \
     }
 COPY_PEER(cuMemcpyPeer)
@@ -218,7 +218,7 @@ COPY_PEER(cuMemcpyPeer_ptds)
     GW_EXPORT CUresult name(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src,    \
                             CUcontext src_ctx, size_t bytes, CUstream stream)       \
     {                                                                               \
-        COPY_HOOK(name, 1, real(dst, dst_ctx, src, src_ctx, bytes, stream), bytes,     \
+        COPY_HOOK(name, 1, real(dst, dst_ctx, src, src_ctx, bytes, stream), bytes,  \
                   copy_kind(GW_COPY_PEER, GW_HOST_NONE), stream, dst, src);         \
     }
 COPY_PEER_ASYNC(cuMemcpyPeerAsync)
