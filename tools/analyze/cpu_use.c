@@ -74,7 +74,7 @@ static int within(const struct an_cpu_series *s, uint64_t start, uint64_t end, s
 }
 
 /* How far a cumulative counter went from a to b (0 when it went back: a thread's counters
- * start again in a forked child). */
+ * start again in a forked child, a sum of descendants drops when one exits). */
 static uint64_t growth(uint64_t a, uint64_t b)
 {
     return b > a ? b - a : 0;
@@ -110,15 +110,12 @@ void an_cpu_summarize(const struct an_cpu_samples *s, uint64_t start, uint64_t e
     uint64_t dt = p[b].ts - p[a].ts, workers_ns = 0;
     for (size_t i = a + 1; i <= b; i++) {
         /* the descendants' sum drops when one exits: its last interval is lost */
-        if (p[i].cpu_ns > p[i - 1].cpu_ns)
-            workers_ns += p[i].cpu_ns - p[i - 1].cpu_ns;
+        workers_ns += growth(p[i - 1].cpu_ns, p[i].cpu_ns);
         out->workers = p[i].active > out->workers ? p[i].active : out->workers;
         out->processes = p[i].count > out->processes ? p[i].count : out->processes;
     }
     out->workers_cpus = (double)workers_ns / (double)dt;
-    out->process_cpus = p[b].process_cpu_ns > p[a].process_cpu_ns
-                            ? (double)(p[b].process_cpu_ns - p[a].process_cpu_ns) / (double)dt
-                            : 0;
+    out->process_cpus = (double)growth(p[a].process_cpu_ns, p[b].process_cpu_ns) / (double)dt;
     const struct an_cpu_series *train = NULL;
     double train_busy = 0, train_wait = 0, train_wait_cpu = 0;
     for (size_t i = 0; i < s->nthreads; i++) {
