@@ -572,9 +572,8 @@ void an_steps_choose(struct an_model *m, struct an_step_finder *f)
 
 void an_steps_free(struct an_step_finder *f)
 {
-    for (size_t i = 0; i < f->nkeys; i++) {
+    for (size_t i = 0; i < f->nkeys; i++)
         free(f->keys[i].sample);
-    }
     free(f->keys);
     gw_map_free(&f->index);
     memset(f, 0, sizeof *f);
