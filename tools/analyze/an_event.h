@@ -6,6 +6,7 @@
 #ifndef GPUWATCH_ANALYZE_AN_EVENT_H
 #define GPUWATCH_ANALYZE_AN_EVENT_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 enum an_kind {
@@ -65,7 +66,8 @@ struct an_ev {
     uint64_t ts;        /* start, trace clock ns */
     uint64_t end;       /* end (>= ts) */
     uint64_t bytes;     /* copy/set/alloc bytes; lost counts; meminfo free; NVTX name */
-    uint64_t ptr;       /* alloc/free pointer or VMM handle; meminfo total; range id */
+    uint64_t ptr;       /* alloc/free pointer or VMM handle; meminfo total; range id;
+                           GPU records: CUPTI correlation id (one per issuing call) */
     uint64_t stream;    /* host calls: our stream id; GPU records: CUPTI stream id */
     uint64_t key;       /* launch: shape id; sync: event handle; NVTX: name id;
                            allocs (AN_ALLOC, AN_HOST_ALLOC): the call's STACK id, 0 none */

@@ -195,12 +195,14 @@ static void convert_call(const struct gw_event *ev, struct an_ev *o)
     }
 }
 
-static void convert_gpu_copy(const struct gw_event *ev, struct an_ev *o)
+static void convert_gpu_copy(const struct gw_event *ev, const struct gw_reader *reader,
+                             struct an_ev *o)
 {
     o->kind = AN_GPU_COPY;
     o->tid = (uint32_t)ev->u.gpu_memcpy.device;
-    o->stream = ev->u.gpu_memcpy.stream_id;
+    o->stream = an_gpu_stream(reader, ev->u.gpu_memcpy.stream_id);
     o->bytes = ev->u.gpu_memcpy.bytes;
+    o->ptr = ev->u.gpu_memcpy.correlation_id;
     unsigned host = 0;
     switch (ev->u.gpu_memcpy.copy_kind) {
     case GW_GPU_COPY_HTOD: o->dir = GW_COPY_HTOD; host = ev->u.gpu_memcpy.src_kind; break;
@@ -255,13 +257,14 @@ int an_event_convert_any(const struct gw_event *ev, const struct gw_reader *read
         o->end = o->ts;
         return 1;
     case GW_EV_GPU_MEMCPY:
-        convert_gpu_copy(ev, o);
+        convert_gpu_copy(ev, reader, o);
         return 1;
     case GW_EV_GPU_MEMSET:
         o->kind = AN_GPU_SET;
         o->tid = (uint32_t)ev->u.gpu_memset.device;
-        o->stream = ev->u.gpu_memset.stream_id;
+        o->stream = an_gpu_stream(reader, ev->u.gpu_memset.stream_id);
         o->bytes = ev->u.gpu_memset.bytes;
+        o->ptr = ev->u.gpu_memset.correlation_id;
         return 1;
     case GW_EV_GPU_LOST:
         o->kind = AN_GPU_LOST;

@@ -36,6 +36,17 @@ static inline uint64_t an_word(const uint64_t *p)
     return v;
 }
 
+/* A GPU record's stream as the host calls name it (the stream definitions map CUPTI's
+ * ids to ours), so that an operation meets the call that issued it; an id with no
+ * definition keeps CUPTI's, marked so that it meets no host stream. */
+static inline uint64_t an_gpu_stream(const struct gw_reader *reader, uint64_t cupti_stream)
+{
+    uint64_t ours;
+    if (reader && gw_reader_stream_by_cupti(reader, cupti_stream, &ours) == 0)
+        return ours;
+    return cupti_stream | 1ull << 62;
+}
+
 /* Fills *o from a reader event; returns 0 when the event means nothing to the analysis.
  * reader (may be NULL) resolves NVTX names to decide AN_F_STEP_NAME. */
 static inline int an_event_convert(const struct gw_event *ev, const struct gw_reader *reader,
@@ -62,8 +73,9 @@ static inline int an_event_convert(const struct gw_event *ev, const struct gw_re
         *o = (struct an_ev){
             .ts = ts,
             .end = end,
-            .stream = an_word(&ev->u.gpu_kernel.stream_id),
+            .stream = an_gpu_stream(reader, an_word(&ev->u.gpu_kernel.stream_id)),
             .key = an_word(&ev->u.gpu_kernel.shape_id),
+            .ptr = ev->u.gpu_kernel.correlation_id,
             .tid = (uint32_t)ev->u.gpu_kernel.device,
             .kind = AN_GPU_KERNEL,
         };

@@ -105,6 +105,7 @@ void an_model_feed_gpu(struct an_model *m, const struct an_ev *ev)
         return;
     }
     m->gpu_records++;
+    an_replay_gpu(&m->state->replay, ev);
     if (ev->kind == AN_GPU_KERNEL) {
         an_gpu_kernel_figures(m, ev);
     } else if (ev->kind == AN_GPU_COPY) {

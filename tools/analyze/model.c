@@ -37,6 +37,11 @@ struct an_model *an_model_new(const struct an_thresholds *th, const struct gw_fi
     }
     m->th = th ? *th : AN_THRESHOLDS_DEFAULT;
     an_history_init(&m->state->hist, m->th.host_gap_min_ns, HISTORY_MAX);
+    /* without a header GPU records may come: host events wait for them */
+    int expect_gpu = !h || h->cupti_status == GW_CUPTI_ACTIVE ||
+                     (h->feature_flags & GW_FEAT_GPU_ACTIVITY);
+    an_replay_init(&m->state->replay, &m->th, expect_gpu,
+                   h && (h->feature_flags & GW_FEAT_CPU_COUNT) ? h->cpus_usable : 0);
     if (h) {
         m->header = *h;
         m->has_header = 1;
@@ -164,6 +169,7 @@ void an_model_feed_other(struct an_model *m, const struct an_ev *ev)
     }
     an_model_count_call(m);
     uint64_t dur = ev->end - ev->ts;
+    an_replay_host(&st->replay, ev);
     an_drains_call(m, ev);
     m->total.host_gap_ns += an_history_call(&st->hist, ev);
     if ((ev->flags & AN_F_DRAINS) && ev->api < GW_API_ID_LIMIT) {
@@ -311,6 +317,8 @@ void an_model_finish(struct an_model *m)
     an_gpu_close(m);
     an_memory_finish(m);
     m->wall_ns = m->last_ts > m->first_ts ? m->last_ts - m->first_ts : 0;
+    an_replay_finish(&st->replay, m->first_ts, m->wall_ns, &m->replay);
+    an_replay_free(&st->replay);
     find_cut(m);
     m->gpu_timeline = m->gpu_records > 0 && !m->gpu_cut_ns;
     m->nlargest = st->nkeep[m->gpu_timeline];
@@ -332,6 +340,14 @@ void an_model_finish(struct an_model *m)
     free(st->pending);
     free(st);
     m->state = NULL;
+}
+
+void an_model_set_cpus(struct an_model *m, unsigned cpus)
+{
+    struct an_replay_state *rp = &m->state->replay;
+    int expect_gpu = rp->expect_gpu;
+    an_replay_free(rp);
+    an_replay_init(rp, &m->th, expect_gpu, cpus);
 }
 
 void an_model_free(struct an_model *m)

@@ -19,6 +19,7 @@
 #include "cpu_use.h"
 #include "gpuwatch/trace_format.h"
 #include "mem_timeline.h"
+#include "replay.h"
 #include "thresholds.h"
 
 struct gw_stack;
@@ -209,6 +210,7 @@ struct an_model {
 
     struct an_steps steps;
     struct an_cpu_use cpu;       /* the steady state's, from the shim's CPU samples */
+    struct an_replay replay;     /* the what-if replay: wall time as measured and per change */
     struct an_memory mem;
     struct an_mem_point mem_series[AN_MEM_SERIES];
     size_t nmem_series;
@@ -265,6 +267,9 @@ double an_steady_util(const struct an_model *m);
 uint64_t an_steady_steps(const struct an_model *m);
 
 struct an_model *an_model_new(const struct an_thresholds *th, const struct gw_file_header *h);
+/* The CPUs the traced process could use (--cpus), before any event: the DataLoader
+ * workers the replay gives the input pipeline (the header's count otherwise). */
+void an_model_set_cpus(struct an_model *m, unsigned cpus);
 /* Host events in time order (late ones tolerated), and GPU records in time order. */
 void an_model_feed_host(struct an_model *m, const struct an_ev *ev);
 void an_model_feed_gpu(struct an_model *m, const struct an_ev *ev);

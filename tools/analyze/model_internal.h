@@ -8,6 +8,7 @@
 #include "model.h"
 #include "ptrmap.h"
 #include "reorder.h"
+#include "replay.h"
 #include "steps.h"
 #include "timebins.h"
 
@@ -66,6 +67,7 @@ struct an_model_state {
     struct an_step_finder steps;
     struct an_cpu_samples cpu;
     struct an_timebins bins;     /* GPU-side figures by time, for the steady state */
+    struct an_replay_state replay;  /* the what-if replay (replay.h) */
 
     /* the longest idle intervals, host-only [0] and GPU records [1] */
     struct an_interval keep[2][AN_KEEP_INTERVALS];
@@ -140,6 +142,7 @@ static inline void an_model_feed_gpu_record(struct an_model *m, const struct an_
     }
     an_note_time(m, ev);
     m->gpu_records++;
+    an_replay_gpu(&m->state->replay, ev);
     an_gpu_kernel_figures(m, ev);
     an_gpu_busy(m, ev);
 }
@@ -219,6 +222,7 @@ static inline void an_model_feed_launch(struct an_model *m, const struct an_ev *
     struct an_model_state *st = m->state;
     an_model_count_call(m);
     uint64_t dur = ev->end - ev->ts;
+    an_replay_host(&st->replay, ev);
     an_drains_launch(m, ev);
     m->total.host_gap_ns += an_history_launch(&st->hist, ev);
     m->total.work_calls++;

@@ -192,6 +192,28 @@ static void cpu(FILE *out, const struct an_model *m)
     fputc('}', out);
 }
 
+/* The what-if replay: the wall time replayed as measured, its error, and each change's. */
+static void replay(FILE *out, const struct an_model *m)
+{
+    const struct an_replay *r = &m->replay;
+    if (!r->done) {
+        fputs("\"replay\": null", out);
+        return;
+    }
+    fprintf(out, "\"replay\": {\"replayed_ns\": %" PRIu64 ", \"replay_error\": ",
+            r->wall_ns[AN_WI_AS_MEASURED]);
+    num(out, r->error);
+    fprintf(out, ", \"ops_matched\": %" PRIu64 ", \"ops_virtual\": %" PRIu64
+            ", \"records_unmatched\": %" PRIu64 ", \"batch_loads\": %" PRIu64
+            ", \"workers\": %u, \"whatif\": {",
+            r->ops_matched, r->ops_virtual, r->records_unmatched, r->loads, r->workers);
+    for (int w = AN_WI_AS_MEASURED + 1; w < AN_WI_COUNT; w++)
+        fprintf(out, "%s\"%s\": {\"wall_ns\": %" PRIu64 ", \"saving_ns\": %" PRIu64 "}",
+                w > AN_WI_AS_MEASURED + 1 ? ", " : "", an_whatif_name(w), r->wall_ns[w],
+                an_replay_saving(r, w));
+    fputs("}}", out);
+}
+
 static void process(FILE *out, const struct an_trace *t)
 {
     const struct an_model *m = t->model;
@@ -215,6 +237,8 @@ static void process(FILE *out, const struct an_trace *t)
             m->host_calls, m->gpu_records, m->gpu_cut_ns, m->total.launches, m->late_events,
             m->assumed_drains);
     steps(out, m);
+    fputs(",\n   ", out);
+    replay(out, m);
     fputs(",\n   ", out);
     cpu(out, m);
     fputs(",\n   ", out);

@@ -149,6 +149,8 @@ static void analyze_trace(const struct an_options *opt, struct an_trace *t)
     t->bytes = gw_reader_file_size(r);
     t->hdr = *gw_reader_header(r);
     t->model = an_model_new(&opt->th, &t->hdr);
+    if (t->model && opt->cpus)
+        an_model_set_cpus(t->model, opt->cpus);
     struct an_feeder feeder;
     if (!t->model || an_feeder_init(&feeder, t->model, opt->window_ns,
                                     AN_FEEDER_MAX_WAITING) != 0) {

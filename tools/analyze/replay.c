@@ -1,0 +1,502 @@
+/*
+ * The what-if replay (replay.h): one pass over the run's events, every what-if replayed
+ * side by side. Each host thread and each stream keeps a replayed clock per what-if; an
+ * event moves them by its measured lengths as the what-if transforms them (whatif.c).
+ *
+ * Order: a drain may be replayed only once the GPU records of the work it waited for have
+ * been matched, and CUPTI's records reach the trace long after the calls. So, when GPU
+ * records are expected, host events wait here (in release order) until the GPU side has
+ * been released past their end, within a bounded queue. A GPU record whose issuing call
+ * has not been replayed yet waits on its stream for it.
+ */
+#include "replay.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpuwatch/trace_format.h"
+#include "whatif.h"
+
+#define FIFO_MAX (1u << 18)          /* host events waiting for the GPU side, at most */
+#define PENDING_MAX (1u << 20)      /* GPU records waiting for their call, per stream (the
+                                        reorder windows hold no more) */
+#define QUEUE_MAX (1u << 16)         /* issued operations not matched yet, per stream */
+#define MAX_THREADS 4096
+#define DONE_KEEP 256               /* operations an event may be recorded after, per stream */
+
+/* An operation issued and not yet matched to its GPU record. */
+struct an_rp_op {
+    struct an_ev call;               /* the issuing call */
+    uint64_t seq;                    /* its place on its stream: 0, 1, ... */
+    uint64_t issued_meas;            /* when the host had issued it (measured) */
+    uint64_t sim[AN_WI_COUNT];       /* the call's replayed start */
+    uint64_t issued_sim[AN_WI_COUNT];/* when the host had issued it, replayed */
+};
+
+struct an_rp_record {
+    uint64_t ts, end, corr;
+};
+
+struct an_rp_stream {
+    uint64_t id;
+    struct an_rp_op *q;              /* ring */
+    size_t q_head, q_n, q_cap;
+    struct an_rp_record *pend;       /* ring */
+    size_t p_head, p_n, p_cap;
+    uint64_t g[AN_WI_COUNT];         /* replayed end of its latest operation */
+    uint64_t g_meas;                 /* measured end of its latest operation */
+    uint64_t last_corr;              /* the record matched last (graph launches: many) */
+    struct an_rp_op cur;             /* ... and its call */
+    int have_cur;
+    uint64_t latency;                /* call start to operation start, when not queued */
+    uint64_t issued;                 /* operations issued on it so far */
+    /* when its latest DONE_KEEP operations ended, by seq: what an event sync waits for */
+    struct {
+        uint64_t seq, meas, sim[AN_WI_COUNT];
+    } done[DONE_KEEP];
+};
+
+struct an_rp_thread {
+    uint32_t tid;
+    uint64_t last_end;               /* measured end of its latest call */
+    uint64_t h[AN_WI_COUNT];         /* replayed */
+};
+
+static uint64_t max64(uint64_t a, uint64_t b)
+{
+    return a > b ? a : b;
+}
+
+void an_replay_init(struct an_replay_state *st, const struct an_thresholds *th, int expect_gpu,
+                    unsigned cpus)
+{
+    memset(st, 0, sizeof *st);
+    st->th = *th;
+    st->expect_gpu = expect_gpu;
+    st->nworkers = cpus > 2 ? cpus - 1 : 1;
+    st->ntaken = st->nworkers * 2;
+    st->worker_free = calloc(st->nworkers, sizeof *st->worker_free);
+    st->taken = calloc(st->ntaken, sizeof *st->taken);
+    st->nowait_ns = malloc(GW_API_ID_LIMIT * sizeof *st->nowait_ns);
+    if (!st->worker_free || !st->taken)
+        st->nworkers = 0;
+    if (st->nowait_ns)
+        for (size_t i = 0; i < GW_API_ID_LIMIT; i++)
+            st->nowait_ns[i] = UINT64_MAX;
+}
+
+void an_replay_free(struct an_replay_state *st)
+{
+    for (size_t i = 0; i < st->nstreams; i++) {
+        free(st->streams[i].q);
+        free(st->streams[i].pend);
+    }
+    free(st->streams);
+    free(st->threads);
+    free(st->fifo);
+    free(st->worker_free);
+    free(st->taken);
+    free(st->nowait_ns);
+    gw_map_free(&st->stream_index);
+    gw_map_free(&st->event_at);
+    memset(st, 0, sizeof *st);
+}
+
+uint64_t an_replay_saving(const struct an_replay *r, enum an_whatif w)
+{
+    if (!r->done || w <= AN_WI_AS_MEASURED || w >= AN_WI_COUNT)
+        return 0;
+    uint64_t base = r->wall_ns[AN_WI_AS_MEASURED];
+    return r->wall_ns[w] < base ? base - r->wall_ns[w] : 0;
+}
+
+static struct an_rp_thread *thread_of(struct an_replay_state *st, uint32_t tid, uint64_t ts)
+{
+    for (size_t i = st->nthreads; i-- > 0;)
+        if (st->threads[i].tid == tid)
+            return &st->threads[i];
+    if (st->nthreads == st->threads_cap) {
+        if (st->threads_cap >= MAX_THREADS)
+            return &st->threads[st->nthreads - 1];  /* absurdly many: lump the rest */
+        size_t cap = st->threads_cap ? st->threads_cap * 2 : 8;
+        struct an_rp_thread *grown = realloc(st->threads, cap * sizeof *grown);
+        if (!grown)
+            return st->nthreads ? &st->threads[st->nthreads - 1] : NULL;
+        st->threads = grown;
+        st->threads_cap = cap;
+    }
+    struct an_rp_thread *t = &st->threads[st->nthreads++];
+    t->tid = tid;
+    t->last_end = ts;
+    /* a new thread starts where the host's replayed time stood when it was made */
+    for (int w = 0; w < AN_WI_COUNT; w++)
+        t->h[w] = ts - (st->delta[w] < ts ? st->delta[w] : ts);
+    return t;
+}
+
+static struct an_rp_stream *stream_of(struct an_replay_state *st, uint64_t id)
+{
+    uint64_t *at = gw_map_get(&st->stream_index, id);
+    if (at)
+        return &st->streams[*at - 1];
+    if (st->nstreams == st->streams_cap) {
+        size_t cap = st->streams_cap ? st->streams_cap * 2 : 8;
+        struct an_rp_stream *grown = realloc(st->streams, cap * sizeof *grown);
+        if (!grown)
+            return NULL;
+        st->streams = grown;
+        st->streams_cap = cap;
+    }
+    if (gw_map_put(&st->stream_index, id, st->nstreams + 1) != 0)
+        return NULL;
+    struct an_rp_stream *s = &st->streams[st->nstreams++];
+    memset(s, 0, sizeof *s);
+    s->id = id;
+    return s;
+}
+
+/* Ring growth for the per-stream queues: returns 0, or -1 when full or out of memory. */
+static int ring_room(void **buf, size_t *head, size_t n, size_t *cap, size_t size, size_t max)
+{
+    if (n < *cap)
+        return 0;
+    if (*cap >= max)
+        return -1;
+    size_t ncap = *cap ? *cap * 2 : 16;
+    char *grown = malloc(ncap * size);
+    if (!grown)
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        memcpy(grown + i * size, (char *)*buf + ((*head + i) & (*cap - 1)) * size, size);
+    free(*buf);
+    *buf = grown;
+    *head = 0;
+    *cap = ncap;
+    return 0;
+}
+
+static void mark_done(struct an_rp_stream *s, uint64_t seq)
+{
+    s->done[seq % DONE_KEEP].seq = seq;
+    s->done[seq % DONE_KEEP].meas = s->g_meas;
+    memcpy(s->done[seq % DONE_KEEP].sim, s->g, sizeof s->g);
+}
+
+/* One GPU operation, its call known: each what-if's stream clock moves past it. */
+static void run_op(struct an_replay_state *st, struct an_rp_stream *s, const struct an_rp_op *op,
+                   uint64_t ts, uint64_t end)
+{
+    uint64_t dur = end > ts ? end - ts : 0;
+    uint64_t lat = ts > op->call.ts ? ts - op->call.ts : 0;
+    /* an operation that started after its stream's previous one ended waited for its call:
+     * the delay from the call is the launch latency; a queued one started when the stream
+     * freed up, and at most the latency seen last after its call */
+    if (ts > s->g_meas || !s->g_meas)
+        s->latency = lat;
+    else if (lat > s->latency)
+        lat = s->latency;
+    for (int w = 0; w < AN_WI_COUNT; w++) {
+        uint64_t ready = op->sim[w] + (an_wi_back_to_back(w, &op->call) ? 0 : lat);
+        s->g[w] = max64(s->g[w], ready) + an_wi_op_ns(st, w, &op->call, dur);
+    }
+    if (end > s->g_meas)
+        s->g_meas = end;
+    mark_done(s, op->seq);
+}
+
+/* A GPU record on s: matched to the oldest unmatched call (one graph launch's records
+ * share its correlation id), or kept until that call is replayed. */
+static void match_record(struct an_replay_state *st, struct an_rp_stream *s,
+                         const struct an_rp_record *r)
+{
+    if (!(s->have_cur && r->corr && r->corr == s->last_corr)) {
+        s->cur = s->q[s->q_head];
+        s->q_head = (s->q_head + 1) & (s->q_cap - 1);
+        s->q_n--;
+        s->have_cur = 1;
+        s->last_corr = r->corr;
+    }
+    st->matched++;
+    run_op(st, s, &s->cur, r->ts, r->end);
+}
+
+static void match_pending(struct an_replay_state *st, struct an_rp_stream *s)
+{
+    while (s->p_n && (s->q_n || (s->have_cur && s->pend[s->p_head].corr &&
+                                 s->pend[s->p_head].corr == s->last_corr))) {
+        struct an_rp_record r = s->pend[s->p_head];
+        s->p_head = (s->p_head + 1) & (s->p_cap - 1);
+        s->p_n--;
+        match_record(st, s, &r);
+    }
+}
+
+void an_replay_gpu(struct an_replay_state *st, const struct an_ev *ev)
+{
+    if (ev->kind == AN_GPU_LOST)
+        return;
+    if (ev->ts > st->gpu_seen)
+        st->gpu_seen = ev->ts;
+    if (ev->kind == AN_GPU_COPY && ev->dir == GW_COPY_HTOD && ev->host_kind == GW_HOST_PINNED &&
+        ev->bytes >= (256u << 10) && ev->end > ev->ts) {
+        uint64_t bw = (uint64_t)((double)ev->bytes * 1e9 / (double)(ev->end - ev->ts));
+        if (bw > st->best_pinned_bw)
+            st->best_pinned_bw = bw;
+    }
+    struct an_rp_stream *s = stream_of(st, ev->stream);
+    if (!s)
+        return;
+    struct an_rp_record r = {ev->ts, ev->end, ev->ptr};
+    if (!s->p_n && (s->q_n || (s->have_cur && r.corr && r.corr == s->last_corr))) {
+        match_record(st, s, &r);
+        return;
+    }
+    if (ring_room((void **)&s->pend, &s->p_head, s->p_n, &s->p_cap, sizeof *s->pend,
+                  PENDING_MAX) != 0) {
+        s->p_head = (s->p_head + 1) & (s->p_cap - 1);  /* never matched: drop the oldest */
+        s->p_n--;
+        st->unmatched++;
+    }
+    s->pend[(s->p_head + s->p_n) & (s->p_cap - 1)] = r;
+    s->p_n++;
+}
+
+/*
+ * Work issued on s that no GPU record was matched to, drained by `drain` (host-only
+ * traces, lost records): one virtual operation. When the drain waited, the GPU was busy
+ * until it returned, from the stream's previous work or the last issuing call, whichever
+ * was later; when it did not wait, the work's length is unknown and taken as nil.
+ */
+static void run_virtual(struct an_replay_state *st, struct an_rp_stream *s,
+                        const struct an_ev *drain, int waited, uint64_t upto)
+{
+    size_t n = 0;
+    while (n < s->q_n && s->q[(s->q_head + n) & (s->q_cap - 1)].seq < upto)
+        n++;
+    if (!n)
+        return;
+    const struct an_rp_op *last = &s->q[(s->q_head + n - 1) & (s->q_cap - 1)];
+    uint64_t from = max64(last->issued_meas, s->g_meas);
+    uint64_t work = waited && drain->end > from ? drain->end - from : 0;
+    for (int w = 0; w < AN_WI_COUNT; w++)
+        s->g[w] = max64(s->g[w], last->issued_sim[w]) + work;
+    if (from + work > s->g_meas)
+        s->g_meas = from + work;
+    mark_done(s, last->seq);
+    st->virtual_ops += n;
+    s->q_head = (s->q_head + n) & (s->q_cap - 1);
+    s->q_n -= n;
+    if (!s->q_n)
+        s->have_cur = 0;
+}
+
+static void issue(struct an_replay_state *st, const struct an_ev *ev, const uint64_t *start_sim,
+                  const uint64_t *issued_sim, int waits)
+{
+    struct an_rp_stream *s = stream_of(st, ev->stream);
+    if (!s)
+        return;
+    struct an_rp_op op = {.call = *ev, .seq = s->issued++,
+                          .issued_meas = waits ? ev->ts : ev->end};
+    memcpy(op.sim, start_sim, sizeof op.sim);
+    memcpy(op.issued_sim, issued_sim, sizeof op.issued_sim);
+    if (!st->expect_gpu && ev->kind == AN_COPY && !(ev->flags & AN_F_DRAINS) && waits) {
+        /* host-only, a blocking upload: its transfer is the call itself */
+        run_virtual(st, s, ev, 0, op.seq);
+        run_op(st, s, &op, ev->ts, ev->end);
+        st->matched++;
+        return;
+    }
+    if (ring_room((void **)&s->q, &s->q_head, s->q_n, &s->q_cap, sizeof *s->q, QUEUE_MAX) != 0) {
+        run_virtual(st, s, ev, 0, UINT64_MAX);  /* never matched so far: drop what waits */
+        if (ring_room((void **)&s->q, &s->q_head, s->q_n, &s->q_cap, sizeof *s->q,
+                      QUEUE_MAX) != 0)
+            return;
+    }
+    s->q[(s->q_head + s->q_n) & (s->q_cap - 1)] = op;
+    s->q_n++;
+    match_pending(st, s);
+}
+
+static int is_event_record(const struct an_ev *ev)
+{
+    return ev->kind == AN_CALL && (ev->api == GW_API_cuEventRecord ||
+                                   ev->api == GW_API_cuEventRecord_ptsz);
+}
+
+/* An event sync waits for what its stream held when the event was recorded: returns when
+ * that was done, measured, and sets each what-if's replayed time. */
+static uint64_t event_drained(struct an_replay_state *st, const struct an_ev *ev, int waited_long,
+                              uint64_t *ready_sim)
+{
+    uint64_t *at = gw_map_get(&st->event_at, ev->key);
+    if (!at)
+        return 0;
+    struct an_rp_stream *s = &st->streams[*at >> 40];
+    uint64_t upto = *at & ((1ull << 40) - 1);
+    run_virtual(st, s, ev, waited_long, upto);
+    if (!upto || s->done[(upto - 1) % DONE_KEEP].seq != upto - 1)
+        return 0;  /* nothing before it, or done long ago */
+    memcpy(ready_sim, s->done[(upto - 1) % DONE_KEEP].sim, AN_WI_COUNT * sizeof *ready_sim);
+    return s->done[(upto - 1) % DONE_KEEP].meas;
+}
+
+/* The streams a waiting call waited for: its own, all (context syncs, synchronous copies,
+ * frees), or an event's. Returns the measured time the GPU side was done, and sets each
+ * what-if's replayed one. */
+static uint64_t drained(struct an_replay_state *st, const struct an_ev *ev, int waited_long,
+                        uint64_t *ready_sim)
+{
+    uint64_t ready = 0;
+    memset(ready_sim, 0, AN_WI_COUNT * sizeof *ready_sim);
+    if (ev->kind == AN_SYNC && ev->key)
+        return event_drained(st, ev, waited_long, ready_sim);
+    for (size_t i = 0; i < st->nstreams; i++) {
+        struct an_rp_stream *s = &st->streams[i];
+        if (!(ev->flags & AN_F_ALL_STREAMS) && s->id != ev->stream)
+            continue;
+        run_virtual(st, s, ev, waited_long, UINT64_MAX);
+        ready = max64(ready, s->g_meas);
+        for (int w = 0; w < AN_WI_COUNT; w++)
+            ready_sim[w] = max64(ready_sim[w], s->g[w]);
+    }
+    return ready;
+}
+
+static void replay_call(struct an_replay_state *st, const struct an_ev *ev)
+{
+    if (!st->first_ts || ev->ts < st->first_ts)
+        st->first_ts = ev->ts;
+    struct an_rp_thread *t = thread_of(st, ev->tid, ev->ts);
+    if (!t)
+        return;
+    uint64_t gap = ev->ts > t->last_end ? ev->ts - t->last_end : 0;
+    uint64_t start[AN_WI_COUNT];
+    for (int w = 0; w < AN_WI_COUNT; w++) {
+        t->h[w] += an_wi_gap(st, w, ev, gap, t->h[w]);
+        start[w] = t->h[w];
+    }
+    if (gap >= st->th.input_gap_ns && gap < st->th.pause_min_ns)
+        st->loads++;
+    if (is_event_record(ev)) {
+        struct an_rp_stream *s = stream_of(st, ev->stream);
+        if (s && s->issued < (1ull << 40))
+            gw_map_put(&st->event_at, ev->key, (uint64_t)(s - st->streams) << 40 | s->issued);
+    }
+    uint64_t dur = ev->end - ev->ts;
+    int waits = an_wi_waits_measured(ev);
+    /* a waiting call's own cost: what calls of its kind took when they did not wait
+     * (none seen: nil beyond what followed the GPU's end) */
+    uint64_t nowait = st->nowait_ns && ev->api < GW_API_ID_LIMIT ? st->nowait_ns[ev->api] : 0;
+    if (nowait == UINT64_MAX)
+        nowait = 0;
+    if (an_wi_issues(ev)) {
+        uint64_t issued[AN_WI_COUNT];
+        for (int w = 0; w < AN_WI_COUNT; w++)
+            issued[w] = start[w] + (waits ? 0 : an_wi_cost(w, ev, dur));
+        issue(st, ev, start, issued, waits);
+    }
+    if (!waits) {
+        for (int w = 0; w < AN_WI_COUNT; w++)
+            t->h[w] += an_wi_cost(w, ev, dur);
+    } else {
+        uint64_t ready_sim[AN_WI_COUNT];
+        int waited_long = dur > nowait + st->th.drain_slack_ns;
+        uint64_t ready = drained(st, ev, waited_long, ready_sim);
+        /* as measured: the call's own time, or its own cost, the wait, and what came after
+         * the GPU was done (the copy back, the driver's return) */
+        int waited = ready > ev->ts;
+        uint64_t after = waited && ev->end > ready ? ev->end - ready : 0;
+        uint64_t before = !waited ? dur : nowait < ready - ev->ts ? nowait : ready - ev->ts;
+        if (!waited && st->nowait_ns && ev->api < GW_API_ID_LIMIT &&
+            (st->nowait_ns[ev->api] == UINT64_MAX || dur < st->nowait_ns[ev->api]))
+            st->nowait_ns[ev->api] = dur;
+        for (int w = 0; w < AN_WI_COUNT; w++) {
+            if (an_wi_waits(w, ev)) {
+                uint64_t mine = t->h[w] + an_wi_cost(w, ev, before);
+                t->h[w] = waited ? max64(mine, ready_sim[w] + after) : mine;
+            } else {
+                t->h[w] += an_wi_cost(w, ev, before + after);
+            }
+        }
+    }
+    if (ev->end > t->last_end)
+        t->last_end = ev->end;
+    for (int w = 0; w < AN_WI_COUNT; w++)
+        st->delta[w] = t->last_end > t->h[w] ? t->last_end - t->h[w] : 0;
+}
+
+static void release_host(struct an_replay_state *st, int all)
+{
+    while (st->fifo_n) {
+        const struct an_ev *ev = &st->fifo[st->fifo_head];
+        if (!all && ev->end > st->gpu_seen)
+            return;
+        replay_call(st, ev);
+        st->fifo_head = (st->fifo_head + 1) & (st->fifo_cap - 1);
+        st->fifo_n--;
+    }
+}
+
+void an_replay_host(struct an_replay_state *st, const struct an_ev *ev)
+{
+    if (ev->kind < AN_CALL || ev->kind > AN_MEMINFO)
+        return;  /* NVTX, CPU samples, LOST: no time of the program's own */
+    if (!st->expect_gpu) {
+        replay_call(st, ev);
+        return;
+    }
+    release_host(st, 0);
+    if (!st->fifo_n && ev->end <= st->gpu_seen) {
+        replay_call(st, ev);
+        return;
+    }
+    if (ring_room((void **)&st->fifo, &st->fifo_head, st->fifo_n, &st->fifo_cap, sizeof *st->fifo,
+                  FIFO_MAX) != 0) {
+        /* the GPU side lags too far (or stopped): replay the oldest without it */
+        replay_call(st, &st->fifo[st->fifo_head]);
+        st->fifo_head = (st->fifo_head + 1) & (st->fifo_cap - 1);
+        st->fifo_n--;
+        st->forced++;
+    }
+    st->fifo[(st->fifo_head + st->fifo_n) & (st->fifo_cap - 1)] = *ev;
+    st->fifo_n++;
+}
+
+void an_replay_finish(struct an_replay_state *st, uint64_t first_ts, uint64_t measured_ns,
+                      struct an_replay *out)
+{
+    release_host(st, 1);
+    memset(out, 0, sizeof *out);
+    uint64_t end[AN_WI_COUNT] = {0};
+    for (size_t i = 0; i < st->nstreams; i++) {
+        struct an_rp_stream *s = &st->streams[i];
+        match_pending(st, s);
+        st->unmatched += s->p_n;
+        /* work never drained: its length is unknown, it ends when it was issued */
+        struct an_ev none = {0};
+        run_virtual(st, s, &none, 0, UINT64_MAX);
+        for (int w = 0; w < AN_WI_COUNT; w++)
+            end[w] = max64(end[w], s->g[w]);
+    }
+    for (size_t i = 0; i < st->nthreads; i++)
+        for (int w = 0; w < AN_WI_COUNT; w++)
+            end[w] = max64(end[w], st->threads[i].h[w]);
+    if (!first_ts || !st->nthreads)
+        return;
+    out->done = 1;
+    out->measured_ns = measured_ns;
+    for (int w = 0; w < AN_WI_COUNT; w++)
+        out->wall_ns[w] = end[w] > first_ts ? end[w] - first_ts : 0;
+    uint64_t base = out->wall_ns[AN_WI_AS_MEASURED];
+    out->error = measured_ns ? (base > measured_ns ? (double)(base - measured_ns)
+                                                   : (double)(measured_ns - base)) /
+                                   (double)measured_ns
+                             : 0;
+    out->workers = (unsigned)st->nworkers;
+    out->loads = st->loads;
+    out->ops_matched = st->matched;
+    out->ops_virtual = st->virtual_ops;
+    out->records_unmatched = st->unmatched;
+    out->forced = st->forced;
+}

@@ -1,0 +1,100 @@
+/*
+ * The what-if replay (docs/analyze.md, "The model"): the run as a graph of host threads
+ * and GPU streams, replayed in one streaming pass once as measured and once per change an
+ * advice proposes, so that each saving is the difference between two replays and not an
+ * upper bound measured on one slice of the run.
+ *
+ * The graph, as the replay walks it:
+ *   - per host thread, CPU stretches between calls and each call's own host time;
+ *   - per stream, GPU operations in issue order, each matched to the call that issued it
+ *     (stream FIFO order; the records of one graph launch share its correlation id), with
+ *     its measured duration and the delay from its call's start to its own start;
+ *   - host-waits-for-GPU edges: synchronizes, synchronous and pageable copies, frees that
+ *     synchronize.
+ * Without GPU records (host-only) the work a drain waited for is a virtual operation: it
+ * ends when the drain returned and began at the later of its stream's previous work and
+ * its last issuing call, when the drain waited at all; otherwise its length is unknown and
+ * taken as nil, so host-only savings lean towards the host's side (said in the report).
+ *
+ * Replaying the unchanged graph must give the measured wall time back: replay_error says
+ * how far it is (tests/analyze/test_replay.c, test_properties.c).
+ */
+#ifndef GPUWATCH_ANALYZE_REPLAY_H
+#define GPUWATCH_ANALYZE_REPLAY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "an_event.h"
+#include "gw_map.h"
+#include "thresholds.h"
+
+/* The changes the replay tries, each a transformation of the graph (whatif.c). */
+enum an_whatif {
+    AN_WI_AS_MEASURED = 0, /* the graph unchanged: must reproduce the run */
+    AN_WI_NO_SYNC,         /* per-step syncs gone: drains no longer wait, their copies async */
+    AN_WI_INPUT_WORKERS,   /* batch loads (no-call stretches) made by N DataLoader workers */
+    AN_WI_PINNED_ASYNC,    /* blocking host-to-device copies pinned and asynchronous */
+    AN_WI_GRAPHS,          /* kernel launches replayed from a CUDA graph */
+    AN_WI_NO_CHURN,        /* device alloc/free calls gone (a warm caching allocator) */
+    AN_WI_COUNT,
+};
+const char *an_whatif_name(enum an_whatif w);
+
+/* What the replay found, kept in the model after the pass. */
+struct an_replay {
+    int done;
+    uint64_t measured_ns;            /* the run's wall time as traced */
+    uint64_t wall_ns[AN_WI_COUNT];   /* replayed wall time of each what-if */
+    double error;                    /* |replayed as measured - measured| / measured */
+    unsigned workers;                /* DataLoader workers AN_WI_INPUT_WORKERS assumed */
+    uint64_t loads;                  /* no-call stretches taken as batch loads */
+    uint64_t ops_matched;            /* GPU records matched to the call that issued them */
+    uint64_t ops_virtual;            /* issued work replayed from what drains proved */
+    uint64_t records_unmatched;      /* GPU records no issuing call was found for */
+    uint64_t forced;                 /* host events replayed before the GPU side was seen */
+};
+
+/* The saving of a what-if: replayed as measured minus replayed with the change. */
+uint64_t an_replay_saving(const struct an_replay *r, enum an_whatif w);
+
+struct an_rp_thread;
+struct an_rp_stream;
+
+struct an_replay_state {
+    struct an_thresholds th;
+    int expect_gpu;              /* GPU records will come: host events wait for them */
+    uint64_t gpu_seen;           /* GPU records released up to here */
+    uint64_t first_ts;
+    /* host events waiting until the GPU side has been seen past their end */
+    struct an_ev *fifo;
+    size_t fifo_head, fifo_n, fifo_cap;
+    struct an_rp_thread *threads;
+    size_t nthreads, threads_cap;
+    struct an_rp_stream *streams;
+    size_t nstreams, streams_cap;
+    struct gw_map stream_index;  /* stream id -> index + 1 */
+    struct gw_map event_at;      /* event handle -> stream index << 40 | operations before it */
+    uint64_t delta[AN_WI_COUNT]; /* replayed minus measured time where the host was last */
+    /* AN_WI_INPUT_WORKERS: when each worker is free, and when each of the last
+     * workers x prefetch batches was taken by the training loop */
+    uint64_t *worker_free, *taken;
+    size_t nworkers, ntaken;
+    uint64_t loads;
+    uint64_t best_pinned_bw;     /* best pinned H2D bytes/s seen on the GPU */
+    uint64_t *nowait_ns;         /* per api id: the shortest call, its cost without a wait */
+    uint64_t matched, virtual_ops, unmatched, forced;
+};
+
+/* cpus: the CPUs the traced process could use (0 unknown): the workers are cpus - 1. */
+void an_replay_init(struct an_replay_state *st, const struct an_thresholds *th, int expect_gpu,
+                    unsigned cpus);
+/* Host events as the host reorder releases them; GPU records as the GPU reorder does. */
+void an_replay_host(struct an_replay_state *st, const struct an_ev *ev);
+void an_replay_gpu(struct an_replay_state *st, const struct an_ev *ev);
+/* Replays what waits and fills *out; measured_ns is the run's wall time from first_ts. */
+void an_replay_finish(struct an_replay_state *st, uint64_t first_ts, uint64_t measured_ns,
+                      struct an_replay *out);
+void an_replay_free(struct an_replay_state *st);
+
+#endif
