@@ -33,11 +33,20 @@ void ex_check(CUresult r, const char *what, const char *prog)
     exit(1);
 }
 
+static int fixed;
+
+int ex_fixed(void)
+{
+    return fixed;
+}
+
 long ex_steps(int argc, char **argv, const char *prog, long steps, const char *what)
 {
-    static const struct option opts[] = {
-        {"steps", required_argument, NULL, 's'}, {"help", no_argument, NULL, 'h'}, {0}};
-    for (int c; (c = getopt_long(argc, argv, "s:h", opts, NULL)) != -1;) {
+    static const struct option opts[] = {{"steps", required_argument, NULL, 's'},
+                                         {"fixed", no_argument, NULL, 'f'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {0}};
+    for (int c; (c = getopt_long(argc, argv, "s:fh", opts, NULL)) != -1;) {
         char *end;
         switch (c) {
         case 's':
@@ -47,12 +56,16 @@ long ex_steps(int argc, char **argv, const char *prog, long steps, const char *w
                 exit(2);
             }
             break;
+        case 'f':
+            fixed = 1;
+            break;
         case 'h':
-            printf("usage: %s [--steps N]\n%s\n  -s, --steps N   steps to run (default %ld)\n",
+            printf("usage: %s [--steps N] [--fixed]\n%s\n  -s, --steps N   steps to run "
+                   "(default %ld)\n  -f, --fixed     apply the advice gpuwatch gives\n",
                    prog, what, steps);
             exit(0);
         default:
-            fprintf(stderr, "usage: %s [--steps N]\n", prog);
+            fprintf(stderr, "usage: %s [--steps N] [--fixed]\n", prog);
             exit(2);
         }
     }

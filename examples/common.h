@@ -32,8 +32,11 @@ struct ex_ctx {
 void ex_check(CUresult r, const char *what, const char *prog);
 #define EX_CK(ex, call) ex_check((call), #call, (ex)->prog)
 
-/* --steps N (default `steps`) and --help; exits on a usage error. */
+/* --steps N (default `steps`), --fixed and --help; exits on a usage error. */
 long ex_steps(int argc, char **argv, const char *prog, long steps, const char *what);
+/* 1 when --fixed was given: run the loop with the advice applied (the calibration test,
+ * tests/analyze/test_calibration.sh, compares the predicted saving with the difference). */
+int ex_fixed(void);
 /* cuInit, primary context, a module with one kernel per name, a non-blocking stream. */
 void ex_init(struct ex_ctx *ex, const char *prog, const char *const *kernels, size_t n);
 /* Launches kernel k (one block of 32 threads) on the stream. */

@@ -3,6 +3,7 @@
  * batch lives in malloc'ed memory, so cuMemcpyHtoDAsync blocks the host while the driver
  * stages it (what batch.to(device) does without pin_memory=True), and the GPU, drained by
  * the previous step's .item(), computes nothing meanwhile.
+ * --fixed: the batch lives in pinned memory (pin_memory=True; non_blocking=True).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -21,7 +22,11 @@ int main(int argc, char **argv)
     ex_init(&ex, "example_pageable_h2d", kernels, 3);
     CUdeviceptr weights, acts;
     float loss;
-    unsigned char *batch = malloc(BATCH_BYTES);  /* pageable: no cuMemHostAlloc */
+    unsigned char *batch = NULL;
+    if (ex_fixed())
+        EX_CK(&ex, cuMemHostAlloc((void **)&batch, BATCH_BYTES, 0));
+    else
+        batch = malloc(BATCH_BYTES);  /* pageable: no cuMemHostAlloc */
     if (!batch)
         return 1;
     memset(batch, 1, BATCH_BYTES);
@@ -35,7 +40,10 @@ int main(int argc, char **argv)
         /* loss.item(): a copy to pageable memory on the stream, which waits for the step */
         EX_CK(&ex, cuMemcpyDtoHAsync(&loss, acts, sizeof loss, ex.stream));
     }
-    free(batch);
+    if (ex_fixed())
+        EX_CK(&ex, cuMemFreeHost(batch));
+    else
+        free(batch);
     EX_CK(&ex, cuMemFree(acts));
     EX_CK(&ex, cuMemFree(weights));
     ex_finish(&ex, steps);

@@ -21,6 +21,7 @@
 #define US 1000ull
 
 struct synth {
+    unsigned cpus;       /* the CPUs the traced process could use (0: unknown, 1 worker) */
     struct an_ev *ev;
     size_t n, cap;
     uint64_t now;        /* host time */
@@ -75,7 +76,7 @@ static inline void synth_gpu(struct synth *s, uint8_t kind, uint64_t issued, uin
     e.ts = start;
     e.end = start + dur;
     e.kind = kind;
-    e.stream = 7;
+    e.stream = 1;  /* the stream the host calls issue on (the reader maps CUPTI's ids) */
     e.dir = dir;
     e.host_kind = host_kind;
     e.bytes = bytes;
@@ -222,6 +223,8 @@ static inline struct an_model *synth_model(struct synth *s, const struct an_thre
     struct an_model *m = an_model_new(th, &h);
     if (!m)
         abort();
+    if (s->cpus)
+        an_model_set_cpus(m, s->cpus);
     an_model_feed_all(m, s->ev, s->n);
     return m;
 }

@@ -51,7 +51,7 @@ example() {
 
 for mode in host cupti; do
     example healthy "$mode" none 0 0
-    example dataloader_bound "$mode" input_pipeline 0.40 0.85
+    example dataloader_bound "$mode" input_pipeline 0.25 0.85
     example pageable_h2d "$mode" pageable_h2d 0.25 0.75
     example per_step_sync "$mode" sync_bubble 0.10 0.50
     example launch_bound "$mode" launch_bound 0.30 1.00

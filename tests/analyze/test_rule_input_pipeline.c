@@ -12,6 +12,7 @@
 static const struct an_finding *run(struct synth *s, struct an_model **m,
                                     struct an_findings *out, unsigned cpus)
 {
+    s->cpus = cpus;
     *m = synth_model(s, NULL, 1ull << 30, 0);
     return synth_rule(*m, an_rule_input_pipeline, out, cpus);
 }

@@ -32,8 +32,10 @@ static void pageable_copies(void **state)
         assert_string_equal(f->id, "pageable_h2d");
         assert_non_null(strstr(f->change, "pin_memory=True"));
         assert_non_null(strstr(f->change, "non_blocking=True"));
-        /* ~3 ms stalled per step, 29 steps */
-        assert_true(f->saving_ns > 29 * 2900 * US && f->saving_ns < 29 * 3300 * US);
+        /* ~3 ms stalled per step, 30 steps; pinned, the copy takes a third of that (no
+         * pinned copy in the run to measure by) and still cannot overlap the previous
+         * step's compute (.item() drained it): 2 ms back a step */
+        assert_true(f->saving_ns > 30 * 1900 * US && f->saving_ns < 30 * 2100 * US);
         an_findings_free(&out);
         an_model_free(m);
     }

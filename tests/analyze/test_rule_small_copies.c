@@ -35,7 +35,8 @@ static void many_small_copies(void **state)
         assert_non_null(strstr(f->change, "torch.cat"));
         assert_non_null(strstr(f->change, "non_blocking=True"));
         assert_non_null(strstr(f->evidence, "16.0 per step"));
-        assert_true(f->saving_ns > 29 * 750 * US && f->saving_ns < 30 * 850 * US);
+        /* pinned and async, each copy a third as long and off the host's path */
+        assert_true(f->saving_ns > 30 * 500 * US && f->saving_ns < 30 * 560 * US);
         const struct an_figure *per_step = synth_fig(f, "copies_per_step");
         assert_non_null(per_step);
         assert_true(per_step->value == 16.0);
@@ -83,7 +84,8 @@ static void pinned_async_copies(void **state)
     an_model_free(m);
 }
 
-/* 16 copies of 3 us in a ~3.1 ms step stall 1.5 %, under min_share; 8 us, 4 %, over. */
+/* 16 copies of 3 us in a ~3.1 ms step stall 1.5 % (replayed saving 1 %), under min_share;
+ * 12 us, 6 % (saving 4 %), over. */
 static void share_around_threshold(void **state)
 {
     (void)state;
@@ -92,7 +94,7 @@ static void share_around_threshold(void **state)
     assert_null(with(16, 4096, 3 * US, 1, 0, &out, &m));
     an_findings_free(&out);
     an_model_free(m);
-    assert_non_null(with(16, 4096, 8 * US, 1, 0, &out, &m));
+    assert_non_null(with(16, 4096, 12 * US, 1, 0, &out, &m));
     an_findings_free(&out);
     an_model_free(m);
 }

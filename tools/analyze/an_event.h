@@ -61,6 +61,8 @@ enum an_mem_kind {
 #define AN_F_OOM         0x20u  /* CUDA_ERROR_OUT_OF_MEMORY */
 #define AN_F_ALL_STREAMS 0x40u  /* a drain of every stream (context sync, sync copy) */
 #define AN_F_KERNEL      0x80u  /* a launch of a named kernel (key = shape id) */
+/* GPU records (the bit host calls use for AN_F_ASYNC_API): run by a CUDA graph launch */
+#define AN_F_GRAPH_NODE  0x01u
 
 struct an_ev {
     uint64_t ts;        /* start, trace clock ns */

@@ -203,6 +203,8 @@ static void convert_gpu_copy(const struct gw_event *ev, const struct gw_reader *
     o->stream = an_gpu_stream(reader, ev->u.gpu_memcpy.stream_id);
     o->bytes = ev->u.gpu_memcpy.bytes;
     o->ptr = ev->u.gpu_memcpy.correlation_id;
+    if (ev->u.gpu_memcpy.graph_id)
+        o->flags |= AN_F_GRAPH_NODE;
     unsigned host = 0;
     switch (ev->u.gpu_memcpy.copy_kind) {
     case GW_GPU_COPY_HTOD: o->dir = GW_COPY_HTOD; host = ev->u.gpu_memcpy.src_kind; break;
@@ -265,6 +267,8 @@ int an_event_convert_any(const struct gw_event *ev, const struct gw_reader *read
         o->stream = an_gpu_stream(reader, ev->u.gpu_memset.stream_id);
         o->bytes = ev->u.gpu_memset.bytes;
         o->ptr = ev->u.gpu_memset.correlation_id;
+        if (ev->u.gpu_memset.graph_id)
+            o->flags |= AN_F_GRAPH_NODE;
         return 1;
     case GW_EV_GPU_LOST:
         o->kind = AN_GPU_LOST;

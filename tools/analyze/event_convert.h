@@ -78,6 +78,7 @@ static inline int an_event_convert(const struct gw_event *ev, const struct gw_re
             .ptr = ev->u.gpu_kernel.correlation_id,
             .tid = (uint32_t)ev->u.gpu_kernel.device,
             .kind = AN_GPU_KERNEL,
+            .flags = ev->u.gpu_kernel.graph_id ? AN_F_GRAPH_NODE : 0,
         };
         return 1;
     }

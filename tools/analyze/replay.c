@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "gpuwatch/trace_format.h"
+#include "trace_reader.h"
 #include "whatif.h"
 
 #define FIFO_MAX (1u << 18)          /* host events waiting for the GPU side, at most */
@@ -35,6 +36,7 @@ struct an_rp_op {
 
 struct an_rp_record {
     uint64_t ts, end, corr;
+    int graph;                       /* run by a graph launch */
 };
 
 struct an_rp_stream {
@@ -175,6 +177,11 @@ static int ring_room(void **buf, size_t *head, size_t n, size_t *cap, size_t siz
     return 0;
 }
 
+static int an_is_graph_launch(const struct an_ev *call)
+{
+    return call->api == GW_API_cuGraphLaunch || call->api == GW_API_cuGraphLaunch_ptsz;
+}
+
 static void mark_done(struct an_rp_stream *s, uint64_t seq)
 {
     s->done[seq % DONE_KEEP].seq = seq;
@@ -210,6 +217,13 @@ static void match_record(struct an_replay_state *st, struct an_rp_stream *s,
                          const struct an_rp_record *r)
 {
     if (!(s->have_cur && r->corr && r->corr == s->last_corr)) {
+        /* launches captured into a graph ran nothing (the trace does not say they were
+         * captured): a graph's record skips calls that are not graph launches */
+        while (r->graph && s->q_n > 1 && !an_is_graph_launch(&s->q[s->q_head].call)) {
+            s->q_head = (s->q_head + 1) & (s->q_cap - 1);
+            s->q_n--;
+            st->virtual_ops++;
+        }
         s->cur = s->q[s->q_head];
         s->q_head = (s->q_head + 1) & (s->q_cap - 1);
         s->q_n--;
@@ -246,7 +260,7 @@ void an_replay_gpu(struct an_replay_state *st, const struct an_ev *ev)
     struct an_rp_stream *s = stream_of(st, ev->stream);
     if (!s)
         return;
-    struct an_rp_record r = {ev->ts, ev->end, ev->ptr};
+    struct an_rp_record r = {ev->ts, ev->end, ev->ptr, (ev->flags & AN_F_GRAPH_NODE) != 0};
     if (!s->p_n && (s->q_n || (s->have_cur && r.corr && r.corr == s->last_corr))) {
         match_record(st, s, &r);
         return;
@@ -264,8 +278,10 @@ void an_replay_gpu(struct an_replay_state *st, const struct an_ev *ev)
 /*
  * Work issued on s that no GPU record was matched to, drained by `drain` (host-only
  * traces, lost records): one virtual operation. When the drain waited, the GPU was busy
- * until it returned, from the stream's previous work or the last issuing call, whichever
- * was later; when it did not wait, the work's length is unknown and taken as nil.
+ * until it returned, taken as busy since the first of that work was issued (or the stream's
+ * previous work ended): host-only, the GPU's work is its upper bound, and savings on the
+ * host's side lower bounds. When the drain did not wait, the work's length is unknown and
+ * taken as nil.
  */
 static void run_virtual(struct an_replay_state *st, struct an_rp_stream *s,
                         const struct an_ev *drain, int waited, uint64_t upto)
@@ -275,11 +291,12 @@ static void run_virtual(struct an_replay_state *st, struct an_rp_stream *s,
         n++;
     if (!n)
         return;
+    const struct an_rp_op *first = &s->q[s->q_head];
     const struct an_rp_op *last = &s->q[(s->q_head + n - 1) & (s->q_cap - 1)];
-    uint64_t from = max64(last->issued_meas, s->g_meas);
+    uint64_t from = max64(first->call.ts, s->g_meas);
     uint64_t work = waited && drain->end > from ? drain->end - from : 0;
     for (int w = 0; w < AN_WI_COUNT; w++)
-        s->g[w] = max64(s->g[w], last->issued_sim[w]) + work;
+        s->g[w] = max64(max64(s->g[w], work ? first->sim[w] : last->issued_sim[w]), 0) + work;
     if (from + work > s->g_meas)
         s->g_meas = from + work;
     mark_done(s, last->seq);

@@ -11,7 +11,9 @@
  * apart, so the change names both, that one first.
  * When the trace has CPU samples (cpu_use.h), they tell which: the change then follows what
  * the training thread and the worker processes did (rule_input_advice.c).
- * Saving (upper bound): all of that idle time, as if the batch were always ready.
+ * Saving: the replay with the batch loads made by DataLoader workers (replay.h,
+ * AN_WI_INPUT_WORKERS: cpus - 1 of them, each as slow as the thread was, two batches
+ * ahead each): what they cannot hide stays.
  */
 #include <stdio.h>
 
@@ -27,7 +29,7 @@ void an_rule_input_pipeline(const struct an_model *m, const struct an_rule_ctx *
     double pauses = (double)an_pause_steady_ns(m, NULL);
     steady_idle = steady_idle > pauses ? steady_idle - pauses : 0;
     double share = span ? steady_idle / (double)span : 0;
-    if (share < m->th.min_share)
+    if (!an_whatif_worth(m, AN_WI_INPUT_WORKERS))
         return;
     struct an_finding *f = an_finding_add(out, "input_pipeline");
     if (!f)
@@ -74,7 +76,7 @@ void an_rule_input_pipeline(const struct an_model *m, const struct an_rule_ctx *
         an_input_cpu_advice(m, ctx, workers, f);
     else
         an_input_blind_advice(m, ctx, workers, replays ? graphs_per_step : 0, f);
-    an_set_saving(m, f, run_idle);
+    an_set_saving(m, f, an_whatif_saving(m, AN_WI_INPUT_WORKERS));
     f->first_ts = m->steady_start;
     f->last_ts = m->steady_end;
     an_finding_fig(f, "idle_share_steady", share);

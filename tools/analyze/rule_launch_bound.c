@@ -4,8 +4,10 @@
  * work, and kernels shorter than the time between launches. Host-only: many launches per
  * step, the host busy issuing most of the step and hardly ever waiting for the GPU (it
  * finished each step's work about as soon as it was queued).
- * Saving (upper bound): that idle time; host-only, the issuing time beyond the waits (the
- * kernels' own time is unknown there, so the bound takes it as nil).
+ * Saving: the replay with every kernel launched from a CUDA graph (replay.h, AN_WI_GRAPHS:
+ * no host time per launch or per op between launches, kernels back to back); host-only,
+ * the kernels' own time is what the drains prove, nil where they did not wait. It fires
+ * when that saving is min_share of the run, whatever the steps found.
  * CUDA graph replays do not count as launches here (one call runs a whole graph's kernels):
  * a program that already replays graphs is told that the launches left are those outside
  * them, rather than to capture a graph.
@@ -23,23 +25,20 @@ void an_rule_launch_bound(const struct an_model *m, const struct an_rule_ctx *ct
     uint64_t graphs = m->steady.graph_launches;
     double launches_per_step = (double)(m->steady.launches - graphs) / (double)steps;
     double graphs_per_step = (double)graphs / (double)steps;
-    if (!span || launches_per_step < m->th.launch_min_per_step)
+    if (!span || m->total.launches <= m->total.graph_launches ||
+        !an_whatif_worth(m, AN_WI_GRAPHS))
         return;
     double share, issue_share = 0, wait_share = 0;
-    uint64_t saving;
+    uint64_t saving = an_whatif_saving(m, AN_WI_GRAPHS);
     if (m->gpu_timeline) {
         share = an_steady_share(m, AN_CAUSE_LAUNCH);
-        if (share < m->th.min_share)
-            return;
-        saving = an_run_idle(m, AN_CAUSE_LAUNCH);
     } else {
         wait_share = (double)m->steady.sync_wait_ns / (double)span;
         double gap_share = (double)m->steady.host_gap_ns / (double)span;
         issue_share = 1 - wait_share - gap_share;
-        if (wait_share > m->th.launch_wait_share || issue_share < m->th.launch_issue_share)
-            return;
+        if (issue_share < 0)
+            issue_share = 0;
         share = issue_share;
-        saving = an_u64(issue_share * (double)m->wall_ns);
     }
     struct an_finding *f = an_finding_add(out, "launch_bound");
     if (!f)

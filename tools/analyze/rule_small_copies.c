@@ -19,7 +19,7 @@ void an_rule_small_copies(const struct an_model *m, const struct an_rule_ctx *ct
     uint64_t blocked = m->total.h2d_blocked_calls;
     /* per steady step: start-up copies (weights, buffers) are not the loop's */
     double per_step = (double)m->steady.h2d_blocked_calls / (double)an_steady_steps(m);
-    if (share < m->th.min_share || !blocked ||
+    if (!an_whatif_worth(m, AN_WI_PINNED_ASYNC) || !blocked ||
         m->total.h2d_blocked_bytes / blocked >= m->th.h2d_min_bytes ||
         per_step < m->th.small_copies_per_step)
         return;
@@ -50,7 +50,7 @@ void an_rule_small_copies(const struct an_model *m, const struct an_rule_ctx *ct
              "once with .to(device, non_blocking=True); create constants and scalars on the "
              "GPU (torch.zeros(..., device=\"cuda\")) once, outside the loop, instead of "
              "building them on the host every step.");
-    an_set_saving(m, f, an_run_idle(m, AN_CAUSE_H2D));
+    an_set_saving(m, f, an_whatif_saving(m, AN_WI_PINNED_ASYNC));
     f->first_ts = m->steady_start;
     f->last_ts = m->steady_end;
     an_finding_fig(f, "idle_share_steady", share);

@@ -9,10 +9,12 @@
  * sync's too, but only up to the time the host spent waiting in the draining calls: a host
  * slower than the GPU gains that wait back, no more (its launch gaps are its own, the
  * launch_bound rule's).
- * Saving (upper bound): per steady step, the smaller of (the idle after the drains plus the
- * launch gaps) and the host's wait in draining calls; host-only, the idle the drains
- * prove; at most the GPU's own busy time (the host work can hide behind the GPU's, not
- * more).
+ * Saving: the replay without the user's synchronizations (replay.h, AN_WI_NO_SYNC): the
+ * drains no longer wait and their copies run asynchronously, so the host queues ahead and
+ * its per-step work hides behind the GPU's, as far as the GPU's own work allows. It fires
+ * when that saving is min_share of the run, however many drains a step holds (steps found
+ * wrongly, or none, change nothing). The idle figures in the evidence say where the time
+ * went; the replay says what comes back.
  */
 #include <stdio.h>
 
@@ -47,13 +49,11 @@ void an_rule_sync_bubble(const struct an_model *m, const struct an_rule_ctx *ctx
         refill = recoverable > bubble ? recoverable - bubble : 0;
         bubble = recoverable < bubble ? recoverable : bubble;
     }
-    double saving_share = span ? (bubble + refill) / (double)span : 0;
-    if (saving_share < m->th.min_share)
+    if (!an_whatif_worth(m, AN_WI_NO_SYNC) || !top_drain(m))
         return;
     uint64_t steps = an_steady_steps(m);
     double syncs_per_step = (double)m->steady.drains / (double)steps;
-    if (m->steps.steady && syncs_per_step < m->th.sync_steps_share)
-        return;  /* drains now and then are not the loop's rhythm */
+    uint64_t replayed = an_whatif_saving(m, AN_WI_NO_SYNC);
     struct an_finding *f = an_finding_add(out, "sync_bubble");
     if (!f)
         return;
@@ -63,7 +63,8 @@ void an_rule_sync_bubble(const struct an_model *m, const struct an_rule_ctx *ctx
     char phrase[128], per_step[32], step[32];
     an_steady_phrase(m, phrase, sizeof phrase);
     double idle_step = an_per_step(m, steady_idle);
-    double saving_step = an_per_step(m, bubble + refill);
+    double saving_step = m->steps.count ? (double)replayed / (double)m->steps.count
+                                        : (double)replayed;
     an_fmt_ns(per_step, sizeof per_step, idle_step);
     an_fmt_ns(step, sizeof step, (double)m->steps.median_ns);
     snprintf(f->title, sizeof f->title,
@@ -106,9 +107,7 @@ void an_rule_sync_bubble(const struct an_model *m, const struct an_rule_ctx *ctx
              ".cpu() or torch.cuda.synchronize() every step. Accumulate on the GPU "
              "(running_loss += loss.detach()) and read it every %u steps (log every N "
              "steps), so the host keeps queueing ahead of the GPU.", every);
-    uint64_t saving = an_run_from_steady(m, bubble + refill);
-    uint64_t busy = an_busy_ns(m, &m->total, m->wall_ns);
-    an_set_saving(m, f, saving < busy ? saving : busy);
+    an_set_saving(m, f, replayed);
     f->first_ts = m->steady_start;
     f->last_ts = m->steady_end;
     an_finding_fig(f, "idle_share_steady", share);

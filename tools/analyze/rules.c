@@ -63,6 +63,17 @@ uint64_t an_run_from_steady(const struct an_model *m, double steady_ns)
     return an_u64(steady_ns * (double)m->steps.count / (double)m->steps.steady);
 }
 
+uint64_t an_whatif_saving(const struct an_model *m, enum an_whatif w)
+{
+    return an_replay_saving(&m->replay, w);
+}
+
+int an_whatif_worth(const struct an_model *m, enum an_whatif w)
+{
+    uint64_t base = m->replay.wall_ns[AN_WI_AS_MEASURED];
+    return base && (double)an_whatif_saving(m, w) >= m->th.min_share * (double)base;
+}
+
 void an_set_saving(const struct an_model *m, struct an_finding *f, uint64_t saving_ns)
 {
     if (m->wall_ns && saving_ns > m->wall_ns)

@@ -58,6 +58,10 @@ double an_steady_share(const struct an_model *m, enum an_cause c);
 uint64_t an_run_idle(const struct an_model *m, enum an_cause c);
 /* The same for an amount of steady-state idle time. */
 uint64_t an_run_from_steady(const struct an_model *m, double steady_ns);
+/* The replayed saving of a what-if (replay.h), and whether it is worth a finding: at
+ * least min_share of the replayed run. */
+uint64_t an_whatif_saving(const struct an_model *m, enum an_whatif w);
+int an_whatif_worth(const struct an_model *m, enum an_whatif w);
 /* Sets saving_ns, saving_share (capped at the wall time) and step_share. */
 void an_set_saving(const struct an_model *m, struct an_finding *f, uint64_t saving_ns);
 /* "steady state (steps 6-100, 0.52-10.31 s)" or "the whole run (0.00-10.31 s)" */

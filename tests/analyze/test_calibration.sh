@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Calibration against reality (issue 17): each planted-waste example runs planted and with
+# its --fixed variant on the simulated GPU, in timeline and host-only mode; the predicted
+# saving of the top finding (the what-if replay's) must be within +-20 % of the measured
+# wall-time difference, and the top finding must be the planted one.
+#   test_calibration.sh BUILD_DIR
+set -u
+BUILD=${1:?usage: test_calibration.sh BUILD_DIR}
+GPUWATCH=$BUILD/tools/gpuwatch
+SHIM=$BUILD/libintercept/libgpuwatch.so
+FAKE=$BUILD/tests/fakecuda
+CUPTI=$BUILD/tests/fakecupti/libcupti.so.13
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/test_calibration.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+failures=0
+fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
+
+run() {  # run NAME MODE TAG [ARGS...]: the trace's JSON analysis in $WORK/NAME-MODE-TAG.json
+    local name=$1 mode=$2 tag=$3 cupti=0
+    shift 3
+    [ "$mode" == cupti ] && cupti=$CUPTI
+    local out="$WORK/$name-$mode-$tag"
+    LD_LIBRARY_PATH="$FAKE" GPUWATCH_CUPTI="$cupti" LD_PRELOAD="$SHIM" GPUWATCH_OUTPUT="$out" \
+        "$BUILD/examples/example_$name" "$@" >"$out.log" 2>&1 || fail "$name ($mode $tag) did not run"
+    "$GPUWATCH" analyze --json "$out" >"$out.json" 2>"$out.err" || fail "$name ($mode $tag): analyze failed"
+}
+
+calibrate() {  # calibrate NAME EXPECTED_ID
+    local name=$1 want=$2 mode
+    for mode in host cupti; do
+        run "$name" "$mode" planted
+        run "$name" "$mode" fixed --fixed
+        local p="$WORK/$name-$mode-planted.json" f="$WORK/$name-$mode-fixed.json"
+        local wall_p wall_f top pred
+        wall_p=$(grep -m1 -o '"wall_ns": [0-9]*' "$p" | grep -o '[0-9]*$')
+        wall_f=$(grep -m1 -o '"wall_ns": [0-9]*' "$f" | grep -o '[0-9]*$')
+        top=$(grep -m1 '^  {"rank": 1, "id": ' "$p")
+        local id
+        id=$(sed -n 's/^  {"rank": 1, "id": "\([a-z_0-9]*\)".*/\1/p' <<<"$top")
+        pred=$(sed -n 's/.*"saving_ns": \([0-9]*\),.*/\1/p' <<<"$top")
+        [ "$id" == "$want" ] || { fail "$name ($mode): top finding '$id', expected '$want'"; continue; }
+        awk -v p="$pred" -v a="$wall_p" -v b="$wall_f" -v n="$name ($mode)" 'BEGIN {
+            m = a - b; r = m > 0 ? p / m : 0;
+            printf "  %s: predicted %.1f ms, measured %.1f ms (%.2f)\n", n, p / 1e6, m / 1e6, r;
+            exit !(m > 0 && r >= 0.8 && r <= 1.2) }' ||
+            fail "$name ($mode): prediction outside +-20 % of the measured gain"
+    done
+}
+
+calibrate per_step_sync sync_bubble
+calibrate pageable_h2d pageable_h2d
+calibrate dataloader_bound input_pipeline
+[ "$failures" -eq 0 ] || { echo "test_calibration: $failures failed" >&2; exit 1; }
+echo "test_calibration: all checks passed"
