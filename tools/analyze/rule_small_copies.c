@@ -5,7 +5,7 @@
  * memory, a wait for the stream; the bytes themselves take microseconds. pageable_h2d
  * claims the same idle when the copies are batch-sized (h2d_min_bytes on average); this
  * rule when they are small and many, where pinning alone would not help much.
- * Saving (upper bound): the idle time spent in those copies.
+ * Saving: the replay with the copies pinned and asynchronous (AN_WI_PINNED_ASYNC).
  */
 #include <stdio.h>
 
