@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "gpuwatch/trace_format.h"
+
 enum an_kind {
     AN_NONE = 0,       /* not for the analysis (definitions, correlation) */
     /* host calls: [ts, end) on thread tid */
@@ -96,6 +98,13 @@ static inline int an_is_host(const struct an_ev *e)
 static inline int an_is_gpu(const struct an_ev *e)
 {
     return e->kind >= AN_GPU_KERNEL && e->kind <= AN_GPU_LOST;
+}
+/* A launch of a whole CUDA graph: one call for the kernels captured in it. (The flag is
+ * tested first: a kernel launch, nearly every event, is decided by it alone.) */
+static inline int an_is_graph_launch(const struct an_ev *ev)
+{
+    return !(ev->flags & AN_F_KERNEL) &&
+           (ev->api == GW_API_cuGraphLaunch || ev->api == GW_API_cuGraphLaunch_ptsz);
 }
 static inline int an_issues_work(const struct an_ev *e)
 {

@@ -197,14 +197,6 @@ void an_model_prune(struct an_model *m);
  * program, and they do not make the run longer. */
 __attribute__((noinline)) void an_model_feed_other(struct an_model *m, const struct an_ev *ev);
 
-/* A launch of a whole CUDA graph: one call for the kernels captured in it. (The flag is
- * tested first: a kernel launch, nearly every event, is decided by it alone.) */
-static inline int an_is_graph_launch(const struct an_ev *ev)
-{
-    return !(ev->flags & AN_F_KERNEL) &&
-           (ev->api == GW_API_cuGraphLaunch || ev->api == GW_API_cuGraphLaunch_ptsz);
-}
-
 /* Counts one host call (not NVTX, not LOST), pruning the history every PRUNE_EVERY. */
 static inline void an_model_count_call(struct an_model *m)
 {

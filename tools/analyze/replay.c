@@ -177,11 +177,6 @@ static int ring_room(void **buf, size_t *head, size_t n, size_t *cap, size_t siz
     return 0;
 }
 
-static int an_is_graph_launch(const struct an_ev *call)
-{
-    return call->api == GW_API_cuGraphLaunch || call->api == GW_API_cuGraphLaunch_ptsz;
-}
-
 static void mark_done(struct an_rp_stream *s, uint64_t seq)
 {
     s->done[seq % DONE_KEEP].seq = seq;
@@ -296,7 +291,7 @@ static void run_virtual(struct an_replay_state *st, struct an_rp_stream *s,
     uint64_t from = max64(first->call.ts, s->g_meas);
     uint64_t work = waited && drain->end > from ? drain->end - from : 0;
     for (int w = 0; w < AN_WI_COUNT; w++)
-        s->g[w] = max64(max64(s->g[w], work ? first->sim[w] : last->issued_sim[w]), 0) + work;
+        s->g[w] = max64(s->g[w], work ? first->sim[w] : last->issued_sim[w]) + work;
     if (from + work > s->g_meas)
         s->g_meas = from + work;
     mark_done(s, last->seq);
