@@ -123,3 +123,10 @@ GW_API(99,  cuLibraryGetKernel,           GW_FAM_NAME,     cuLibraryGetKernel,  
 GW_API(100, cuKernelGetFunction,          GW_FAM_NAME,     cuKernelGetFunction,       12000, 0)
 GW_API(101, cuFuncGetName,                GW_FAM_NAME,     cuFuncGetName,             12030, 0)
 GW_API(102, cuKernelGetName,              GW_FAM_NAME,     cuKernelGetName,           12030, 0)
+/* stream capture: what a stream issues between Begin and End is recorded, not run */
+GW_API(103, cuStreamBeginCapture,         GW_FAM_SYNC,     cuStreamBeginCapture,      10000, 0)
+GW_API(104, cuStreamBeginCapture_ptsz,    GW_FAM_SYNC,     cuStreamBeginCapture,      10000, 1)
+GW_API(105, cuStreamBeginCapture_v2,      GW_FAM_SYNC,     cuStreamBeginCapture,      10010, 0)
+GW_API(106, cuStreamBeginCapture_v2_ptsz, GW_FAM_SYNC,     cuStreamBeginCapture,      10010, 1)
+GW_API(107, cuStreamEndCapture,           GW_FAM_SYNC,     cuStreamEndCapture,        10000, 0)
+GW_API(108, cuStreamEndCapture_ptsz,      GW_FAM_SYNC,     cuStreamEndCapture,        10000, 1)

@@ -81,7 +81,7 @@ static void test_every_lookup_substituted_exactly(void **state)
 }
 
 /* The real libcudart.so.13 resolves the driver through the shim: every lookup is traced,
- * the same 83 hooked variants get wrappers, and its cuInit reaches our wrapper. */
+ * the same 89 hooked variants get wrappers, and its cuInit reaches our wrapper. */
 static void test_real_runtime_goes_through_the_shim(void **state)
 {
     (void)state;
@@ -94,7 +94,7 @@ static void test_real_runtime_goes_through_the_shim(void **state)
     assert_int_equal(traces.files, 1);
     const struct file_tally *f = &traces.file[0];
     assert_int_equal(f->calls[api_id_of("cuGetProcAddress_v2")], 440);
-    assert_int_equal(f->proc_outcome[GW_PROC_SUBSTITUTED], 83);
+    assert_int_equal(f->proc_outcome[GW_PROC_SUBSTITUTED], 89);
     assert_int_equal(f->proc_outcome[GW_PROC_FAILED], 1); /* the "" probe */
     assert_int_equal(f->calls[api_id_of("cuInit")], 1);
     assert_int_equal(f->damage, 0);

@@ -24,6 +24,8 @@ enum an_kind {
     AN_HOST_ALLOC,     /* pinned host memory taken / registered */
     AN_HOST_FREE,
     AN_MEMINFO,        /* cuMemGetInfo: bytes = free, ptr = total */
+    AN_CAPTURE,        /* stream capture begins (dir = 1) or ends (dir = 0) on stream: what
+                          it issues in between is recorded into a graph, not run */
     AN_LOST,           /* bytes = records the thread dropped */
     /* GPU timeline (CUPTI): [ts, end) on device, stream */
     AN_GPU_KERNEL,

@@ -182,6 +182,21 @@ static void convert_call(const struct gw_event *ev, struct an_ev *o)
                 o->flags |= AN_F_DRAINS;
             }
             break;
+        case GW_API_cuStreamBeginCapture:
+        case GW_API_cuStreamBeginCapture_ptsz:
+        case GW_API_cuStreamBeginCapture_v2:
+        case GW_API_cuStreamBeginCapture_v2_ptsz:
+        case GW_API_cuStreamEndCapture:
+        case GW_API_cuStreamEndCapture_ptsz:
+            if (!ev->result) {  /* a failed Begin captures nothing; a failed End ends it */
+                o->kind = AN_CAPTURE;
+                o->dir = ev->api_id != GW_API_cuStreamEndCapture &&
+                         ev->api_id != GW_API_cuStreamEndCapture_ptsz;
+            } else if (ev->api_id == GW_API_cuStreamEndCapture ||
+                       ev->api_id == GW_API_cuStreamEndCapture_ptsz) {
+                o->kind = AN_CAPTURE;  /* CUDA ends the capture on error too */
+            }
+            break;
         default:
             break;  /* cuStreamWaitEvent waits on the GPU; cuEventRecord marks */
         }

@@ -148,6 +148,33 @@ void an_model_prune(struct an_model *m)
         an_history_prune(&st->hist, before - m->th.input_gap_ns);
 }
 
+const struct an_ev *an_model_uncaptured(const struct an_model_state *st, const struct an_ev *ev,
+                                        struct an_ev *tmp)
+{
+    if (!an_issues_work(ev))
+        return ev;
+    for (unsigned i = 0; i < st->ncapturing; i++)
+        if (st->capturing[i] == ev->stream) {
+            *tmp = *ev;
+            tmp->kind = AN_CALL;
+            tmp->flags &= (uint8_t)(AN_F_ERROR | AN_F_OOM);
+            return tmp;
+        }
+    return ev;
+}
+
+static void capture_edge(struct an_model_state *st, const struct an_ev *ev)
+{
+    for (unsigned i = 0; i < st->ncapturing; i++)
+        if (st->capturing[i] == ev->stream) {
+            if (!ev->dir)
+                st->capturing[i] = st->capturing[--st->ncapturing];
+            return;
+        }
+    if (ev->dir && st->ncapturing < sizeof st->capturing / sizeof st->capturing[0])
+        st->capturing[st->ncapturing++] = ev->stream;
+}
+
 /* Every other host event (kept out of line: the launches' path stays short). */
 void an_model_feed_other(struct an_model *m, const struct an_ev *ev)
 {
@@ -167,6 +194,8 @@ void an_model_feed_other(struct an_model *m, const struct an_ev *ev)
         step_candidate(m, ev);
         return;
     }
+    if (ev->kind == AN_CAPTURE)
+        capture_edge(st, ev);
     an_model_count_call(m);
     uint64_t dur = ev->end - ev->ts;
     an_replay_host(&st->replay, ev);
@@ -221,6 +250,9 @@ void an_model_feed_other(struct an_model *m, const struct an_ev *ev)
 
 void an_model_feed_host(struct an_model *m, const struct an_ev *ev)
 {
+    struct an_ev plain;
+    if (m->state->ncapturing)
+        ev = an_model_uncaptured(m->state, ev, &plain);
     if (ev->kind == AN_LAUNCH && !ev->after_hole && !(ev->flags & AN_F_DRAINS)) {
         an_note_time(m, ev);
         an_model_feed_launch(m, ev);

@@ -68,6 +68,10 @@ struct an_model_state {
     struct an_cpu_samples cpu;
     struct an_timebins bins;     /* GPU-side figures by time, for the steady state */
     struct an_replay_state replay;  /* the what-if replay (replay.h) */
+    /* streams being captured (AN_CAPTURE): a handful at most in real programs; past the
+     * table's size, further captures are not told apart (their launches count as run) */
+    uint64_t capturing[8];
+    unsigned ncapturing;
 
     /* the longest idle intervals, host-only [0] and GPU records [1] */
     struct an_interval keep[2][AN_KEEP_INTERVALS];
@@ -235,9 +239,17 @@ static inline void an_model_host_seen(struct an_model *m, uint64_t ts)
         an_gpu_attribute_ready(m, 0);
 }
 
+/* A call that issues work on a stream being captured issues none: it is host time only
+ * (an_model_capture). Returns ev, or tmp holding it as a plain call. */
+const struct an_ev *an_model_uncaptured(const struct an_model_state *st, const struct an_ev *ev,
+                                        struct an_ev *tmp);
+
 /* an_model_feed_host_released, inline: the feeder's path for each host event released. */
 static inline void an_model_feed_released(struct an_model *m, const struct an_ev *ev)
 {
+    struct an_ev plain;
+    if (__builtin_expect(m->state->ncapturing != 0, 0))
+        ev = an_model_uncaptured(m->state, ev, &plain);
     if (ev->kind == AN_LAUNCH && !ev->after_hole && !(ev->flags & AN_F_DRAINS)) {
         an_note_time(m, ev);
         an_model_feed_launch(m, ev);

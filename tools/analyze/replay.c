@@ -452,7 +452,7 @@ static void release_host(struct an_replay_state *st, int all)
 
 void an_replay_host(struct an_replay_state *st, const struct an_ev *ev)
 {
-    if (ev->kind < AN_CALL || ev->kind > AN_MEMINFO)
+    if (ev->kind < AN_CALL || ev->kind > AN_CAPTURE)
         return;  /* NVTX, CPU samples, LOST: no time of the program's own */
     if (!st->expect_gpu) {
         replay_call(st, ev);
