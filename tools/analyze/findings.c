@@ -67,6 +67,29 @@ void an_findings_rank(struct an_findings *list)
         qsort(list->items, list->count, sizeof *list->items, by_saving);
 }
 
+void an_findings_rerank(struct an_findings *list, size_t from, const struct an_replay *r)
+{
+    const struct an_finding *top = NULL;
+    for (size_t i = from; i < list->count; i++) {
+        const struct an_finding *f = &list->items[i];
+        if (!f->risk && f->whatif && (!top || f->saving_ns > top->saving_ns))
+            top = f;
+    }
+    if (!top)
+        return;
+    for (size_t i = from; i < list->count; i++) {
+        struct an_finding *f = &list->items[i];
+        if (f == top || f->risk || !f->whatif)
+            continue;
+        /* the same change (pinned copies for both copy findings) is made by fixing the top */
+        f->after_ns = f->whatif == top->whatif
+                          ? 0
+                          : an_replay_saving_after(r, (enum an_whatif)top->whatif,
+                                                   (enum an_whatif)f->whatif);
+        snprintf(f->after_id, sizeof f->after_id, "%s", top->id);
+    }
+}
+
 void an_findings_free(struct an_findings *list)
 {
     free(list->items);

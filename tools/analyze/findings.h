@@ -29,6 +29,12 @@ struct an_finding {
      * what applying the change would take off the step time, however long start-up was */
     double step_share;
     int risk;                /* 1: a risk (out of memory), not a time saving */
+    int whatif;              /* the change its saving was replayed for (enum an_whatif; 0
+                                when the saving is not a replay's) */
+    /* re-ranked on the changed run: its saving once its process's top time finding (the
+     * one with the largest replayed saving) is fixed; after_id "" when not re-ranked */
+    char after_id[32];
+    uint64_t after_ns;
     uint64_t first_ts, last_ts;  /* the evidence's time range (trace clock), 0 unknown */
     struct an_figure fig[AN_MAX_FIGURES];
     size_t nfig;
@@ -54,6 +60,9 @@ struct an_rule_ctx {
     const struct an_findings *so_far;  /* findings of this process made by earlier rules */
 };
 
+/* Fills after_id/after_ns of the findings items[from..count) of one process from its
+ * replay (its top time finding's change made first). */
+void an_findings_rerank(struct an_findings *list, size_t from, const struct an_replay *r);
 /* A new zeroed finding with this id (NULL when out of memory). */
 struct an_finding *an_finding_add(struct an_findings *list, const char *id);
 void an_finding_fig(struct an_finding *f, const char *key, double value);

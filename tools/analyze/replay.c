@@ -30,8 +30,9 @@ struct an_rp_op {
     struct an_ev call;               /* the issuing call */
     uint64_t seq;                    /* its place on its stream: 0, 1, ... */
     uint64_t issued_meas;            /* when the host had issued it (measured) */
-    uint64_t sim[AN_WI_COUNT];       /* the call's replayed start */
-    uint64_t issued_sim[AN_WI_COUNT];/* when the host had issued it, replayed */
+    unsigned touched;                /* the changes that transform it (an_wi_touched) */
+    uint64_t sim[AN_WORLDS];       /* the call's replayed start */
+    uint64_t issued_sim[AN_WORLDS];/* when the host had issued it, replayed */
 };
 
 struct an_rp_record {
@@ -45,7 +46,7 @@ struct an_rp_stream {
     size_t q_head, q_n, q_cap;
     struct an_rp_record *pend;       /* ring */
     size_t p_head, p_n, p_cap;
-    uint64_t g[AN_WI_COUNT];         /* replayed end of its latest operation */
+    uint64_t g[AN_WORLDS];         /* replayed end of its latest operation */
     uint64_t g_meas;                 /* measured end of its latest operation */
     uint64_t last_corr;              /* the record matched last (graph launches: many) */
     struct an_rp_op cur;             /* ... and its call */
@@ -54,14 +55,14 @@ struct an_rp_stream {
     uint64_t issued;                 /* operations issued on it so far */
     /* when its latest DONE_KEEP operations ended, by seq: what an event sync waits for */
     struct {
-        uint64_t seq, meas, sim[AN_WI_COUNT];
+        uint64_t seq, meas, sim[AN_WORLDS];
     } done[DONE_KEEP];
 };
 
 struct an_rp_thread {
     uint32_t tid;
     uint64_t last_end;               /* measured end of its latest call */
-    uint64_t h[AN_WI_COUNT];         /* replayed */
+    uint64_t h[AN_WORLDS];         /* replayed */
 };
 
 static uint64_t max64(uint64_t a, uint64_t b)
@@ -77,8 +78,10 @@ void an_replay_init(struct an_replay_state *st, const struct an_thresholds *th, 
     st->expect_gpu = expect_gpu;
     st->nworkers = cpus > 2 ? cpus - 1 : 1;
     st->ntaken = st->nworkers * 2;
-    st->worker_free = calloc(st->nworkers, sizeof *st->worker_free);
-    st->taken = calloc(st->ntaken, sizeof *st->taken);
+    st->worker_free = calloc(st->nworkers * AN_WORLDS, sizeof *st->worker_free);
+    st->taken = calloc(st->ntaken * AN_WORLDS, sizeof *st->taken);
+    for (int w = 0; w < AN_WORLDS; w++)
+        st->changes[w] = an_world_changes(w);
     st->nowait_ns = malloc(GW_API_ID_LIMIT * sizeof *st->nowait_ns);
     if (!st->worker_free || !st->taken)
         st->nworkers = 0;
@@ -104,12 +107,51 @@ void an_replay_free(struct an_replay_state *st)
     memset(st, 0, sizeof *st);
 }
 
+unsigned an_world_changes(int world)
+{
+    /* 0, then 1 << w for each change, then each pair, in a fixed order */
+    if (world <= 0 || world >= AN_WORLDS)
+        return 0;
+    if (world <= AN_CHANGES)
+        return 1u << world;
+    int k = world - AN_CHANGES - 1;
+    for (int a = 1; a <= AN_CHANGES; a++)
+        for (int b = a + 1; b <= AN_CHANGES; b++)
+            if (k-- == 0)
+                return 1u << a | 1u << b;
+    return 0;
+}
+
+int an_world_of(unsigned changes)
+{
+    for (int world = 0; world < AN_WORLDS; world++)
+        if (an_world_changes(world) == changes)
+            return world;
+    return -1;
+}
+
+static uint64_t saving_between(const struct an_replay *r, unsigned from, unsigned to)
+{
+    int a = an_world_of(from), b = an_world_of(to);
+    if (!r->done || a < 0 || b < 0)
+        return 0;
+    return r->wall_ns[b] < r->wall_ns[a] ? r->wall_ns[a] - r->wall_ns[b] : 0;
+}
+
 uint64_t an_replay_saving(const struct an_replay *r, enum an_whatif w)
 {
-    if (!r->done || w <= AN_WI_AS_MEASURED || w >= AN_WI_COUNT)
+    if (w <= AN_WI_AS_MEASURED || w >= AN_WI_COUNT)
         return 0;
-    uint64_t base = r->wall_ns[AN_WI_AS_MEASURED];
-    return r->wall_ns[w] < base ? base - r->wall_ns[w] : 0;
+    return saving_between(r, 0, 1u << w);
+}
+
+uint64_t an_replay_saving_after(const struct an_replay *r, enum an_whatif first,
+                                enum an_whatif w)
+{
+    if (w <= AN_WI_AS_MEASURED || w >= AN_WI_COUNT || first <= AN_WI_AS_MEASURED ||
+        first >= AN_WI_COUNT || first == w)
+        return 0;
+    return saving_between(r, 1u << first, 1u << first | 1u << w);
 }
 
 static struct an_rp_thread *thread_of(struct an_replay_state *st, uint32_t tid, uint64_t ts)
@@ -131,7 +173,7 @@ static struct an_rp_thread *thread_of(struct an_replay_state *st, uint32_t tid, 
     t->tid = tid;
     t->last_end = ts;
     /* a new thread starts where the host's replayed time stood when it was made */
-    for (int w = 0; w < AN_WI_COUNT; w++)
+    for (int w = 0; w < AN_WORLDS; w++)
         t->h[w] = ts - (st->delta[w] < ts ? st->delta[w] : ts);
     return t;
 }
@@ -197,9 +239,10 @@ static void run_op(struct an_replay_state *st, struct an_rp_stream *s, const str
         s->latency = lat;
     else if (lat > s->latency)
         lat = s->latency;
-    for (int w = 0; w < AN_WI_COUNT; w++) {
-        uint64_t ready = op->sim[w] + (an_wi_back_to_back(w, &op->call) ? 0 : lat);
-        s->g[w] = max64(s->g[w], ready) + an_wi_op_ns(st, w, &op->call, dur);
+    for (int w = 0; w < AN_WORLDS; w++) {
+        unsigned c = st->changes[w] & op->touched;
+        uint64_t ready = op->sim[w] + (c && an_wi_back_to_back(c, &op->call) ? 0 : lat);
+        s->g[w] = max64(s->g[w], ready) + (c ? an_wi_op_ns(st, c, &op->call, dur) : dur);
     }
     if (end > s->g_meas)
         s->g_meas = end;
@@ -290,7 +333,7 @@ static void run_virtual(struct an_replay_state *st, struct an_rp_stream *s,
     const struct an_rp_op *last = &s->q[(s->q_head + n - 1) & (s->q_cap - 1)];
     uint64_t from = max64(first->call.ts, s->g_meas);
     uint64_t work = waited && drain->end > from ? drain->end - from : 0;
-    for (int w = 0; w < AN_WI_COUNT; w++)
+    for (int w = 0; w < AN_WORLDS; w++)
         s->g[w] = max64(s->g[w], work ? first->sim[w] : last->issued_sim[w]) + work;
     if (from + work > s->g_meas)
         s->g_meas = from + work;
@@ -303,13 +346,13 @@ static void run_virtual(struct an_replay_state *st, struct an_rp_stream *s,
 }
 
 static void issue(struct an_replay_state *st, const struct an_ev *ev, const uint64_t *start_sim,
-                  const uint64_t *issued_sim, int waits)
+                  const uint64_t *issued_sim, int waits, unsigned touched)
 {
     struct an_rp_stream *s = stream_of(st, ev->stream);
     if (!s)
         return;
     struct an_rp_op op = {.call = *ev, .seq = s->issued++,
-                          .issued_meas = waits ? ev->ts : ev->end};
+                          .issued_meas = waits ? ev->ts : ev->end, .touched = touched};
     memcpy(op.sim, start_sim, sizeof op.sim);
     memcpy(op.issued_sim, issued_sim, sizeof op.issued_sim);
     if (!st->expect_gpu && ev->kind == AN_COPY && !(ev->flags & AN_F_DRAINS) && waits) {
@@ -349,7 +392,7 @@ static uint64_t event_drained(struct an_replay_state *st, const struct an_ev *ev
     run_virtual(st, s, ev, waited_long, upto);
     if (!upto || s->done[(upto - 1) % DONE_KEEP].seq != upto - 1)
         return 0;  /* nothing before it, or done long ago */
-    memcpy(ready_sim, s->done[(upto - 1) % DONE_KEEP].sim, AN_WI_COUNT * sizeof *ready_sim);
+    memcpy(ready_sim, s->done[(upto - 1) % DONE_KEEP].sim, AN_WORLDS * sizeof *ready_sim);
     return s->done[(upto - 1) % DONE_KEEP].meas;
 }
 
@@ -360,7 +403,7 @@ static uint64_t drained(struct an_replay_state *st, const struct an_ev *ev, int 
                         uint64_t *ready_sim)
 {
     uint64_t ready = 0;
-    memset(ready_sim, 0, AN_WI_COUNT * sizeof *ready_sim);
+    memset(ready_sim, 0, AN_WORLDS * sizeof *ready_sim);
     if (ev->kind == AN_SYNC && ev->key)
         return event_drained(st, ev, waited_long, ready_sim);
     for (size_t i = 0; i < st->nstreams; i++) {
@@ -369,7 +412,7 @@ static uint64_t drained(struct an_replay_state *st, const struct an_ev *ev, int 
             continue;
         run_virtual(st, s, ev, waited_long, UINT64_MAX);
         ready = max64(ready, s->g_meas);
-        for (int w = 0; w < AN_WI_COUNT; w++)
+        for (int w = 0; w < AN_WORLDS; w++)
             ready_sim[w] = max64(ready_sim[w], s->g[w]);
     }
     return ready;
@@ -383,9 +426,12 @@ static void replay_call(struct an_replay_state *st, const struct an_ev *ev)
     if (!t)
         return;
     uint64_t gap = ev->ts > t->last_end ? ev->ts - t->last_end : 0;
-    uint64_t start[AN_WI_COUNT];
-    for (int w = 0; w < AN_WI_COUNT; w++) {
-        t->h[w] += an_wi_gap(st, w, ev, gap, t->h[w]);
+    /* worlds making none of the changes that touch ev replay it as measured */
+    unsigned touched = an_wi_touched(st, ev, gap), c[AN_WORLDS];
+    uint64_t start[AN_WORLDS];
+    for (int w = 0; w < AN_WORLDS; w++) {
+        c[w] = st->changes[w] & touched;
+        t->h[w] += c[w] ? an_wi_gap(st, w, c[w], ev, gap, t->h[w]) : gap;
         start[w] = t->h[w];
     }
     if (gap >= st->th.input_gap_ns && gap < st->th.pause_min_ns)
@@ -403,16 +449,16 @@ static void replay_call(struct an_replay_state *st, const struct an_ev *ev)
     if (nowait == UINT64_MAX)
         nowait = 0;
     if (an_wi_issues(ev)) {
-        uint64_t issued[AN_WI_COUNT];
-        for (int w = 0; w < AN_WI_COUNT; w++)
-            issued[w] = start[w] + (waits ? 0 : an_wi_cost(w, ev, dur));
-        issue(st, ev, start, issued, waits);
+        uint64_t issued[AN_WORLDS];
+        for (int w = 0; w < AN_WORLDS; w++)
+            issued[w] = start[w] + (waits ? 0 : c[w] ? an_wi_cost(c[w], ev, dur) : dur);
+        issue(st, ev, start, issued, waits, touched);
     }
     if (!waits) {
-        for (int w = 0; w < AN_WI_COUNT; w++)
-            t->h[w] += an_wi_cost(w, ev, dur);
+        for (int w = 0; w < AN_WORLDS; w++)
+            t->h[w] += c[w] ? an_wi_cost(c[w], ev, dur) : dur;
     } else {
-        uint64_t ready_sim[AN_WI_COUNT];
+        uint64_t ready_sim[AN_WORLDS];
         int waited_long = dur > nowait + st->th.drain_slack_ns;
         uint64_t ready = drained(st, ev, waited_long, ready_sim);
         /* as measured: the call's own time, or its own cost, the wait, and what came after
@@ -423,18 +469,18 @@ static void replay_call(struct an_replay_state *st, const struct an_ev *ev)
         if (!waited && st->nowait_ns && ev->api < GW_API_ID_LIMIT &&
             (st->nowait_ns[ev->api] == UINT64_MAX || dur < st->nowait_ns[ev->api]))
             st->nowait_ns[ev->api] = dur;
-        for (int w = 0; w < AN_WI_COUNT; w++) {
-            if (an_wi_waits(w, ev)) {
-                uint64_t mine = t->h[w] + an_wi_cost(w, ev, before);
+        for (int w = 0; w < AN_WORLDS; w++) {
+            if (!c[w] || an_wi_waits(c[w], ev)) {
+                uint64_t mine = t->h[w] + (c[w] ? an_wi_cost(c[w], ev, before) : before);
                 t->h[w] = waited ? max64(mine, ready_sim[w] + after) : mine;
             } else {
-                t->h[w] += an_wi_cost(w, ev, before + after);
+                t->h[w] += an_wi_cost(c[w], ev, before + after);
             }
         }
     }
     if (ev->end > t->last_end)
         t->last_end = ev->end;
-    for (int w = 0; w < AN_WI_COUNT; w++)
+    for (int w = 0; w < AN_WORLDS; w++)
         st->delta[w] = t->last_end > t->h[w] ? t->last_end - t->h[w] : 0;
 }
 
@@ -480,7 +526,7 @@ void an_replay_finish(struct an_replay_state *st, uint64_t first_ts, uint64_t me
 {
     release_host(st, 1);
     memset(out, 0, sizeof *out);
-    uint64_t end[AN_WI_COUNT] = {0};
+    uint64_t end[AN_WORLDS] = {0};
     for (size_t i = 0; i < st->nstreams; i++) {
         struct an_rp_stream *s = &st->streams[i];
         match_pending(st, s);
@@ -488,17 +534,17 @@ void an_replay_finish(struct an_replay_state *st, uint64_t first_ts, uint64_t me
         /* work never drained: its length is unknown, it ends when it was issued */
         struct an_ev none = {0};
         run_virtual(st, s, &none, 0, UINT64_MAX);
-        for (int w = 0; w < AN_WI_COUNT; w++)
+        for (int w = 0; w < AN_WORLDS; w++)
             end[w] = max64(end[w], s->g[w]);
     }
     for (size_t i = 0; i < st->nthreads; i++)
-        for (int w = 0; w < AN_WI_COUNT; w++)
+        for (int w = 0; w < AN_WORLDS; w++)
             end[w] = max64(end[w], st->threads[i].h[w]);
     if (!first_ts || !st->nthreads)
         return;
     out->done = 1;
     out->measured_ns = measured_ns;
-    for (int w = 0; w < AN_WI_COUNT; w++)
+    for (int w = 0; w < AN_WORLDS; w++)
         out->wall_ns[w] = end[w] > first_ts ? end[w] - first_ts : 0;
     uint64_t base = out->wall_ns[AN_WI_AS_MEASURED];
     out->error = measured_ns ? (base > measured_ns ? (double)(base - measured_ns)

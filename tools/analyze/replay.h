@@ -41,11 +41,20 @@ enum an_whatif {
 };
 const char *an_whatif_name(enum an_whatif w);
 
+/* The worlds replayed: the run as measured, each change alone, and each pair of changes
+ * (so that, the top change made, the others are ranked again on the changed run). A world
+ * is the set of its changes, a mask of 1 << enum an_whatif. */
+#define AN_CHANGES (AN_WI_COUNT - 1)
+#define AN_WORLDS (1 + AN_CHANGES + AN_CHANGES * (AN_CHANGES - 1) / 2)
+unsigned an_world_changes(int world);
+/* The world making exactly `changes`, or -1 when none is replayed. */
+int an_world_of(unsigned changes);
+
 /* What the replay found, kept in the model after the pass. */
 struct an_replay {
     int done;
     uint64_t measured_ns;            /* the run's wall time as traced */
-    uint64_t wall_ns[AN_WI_COUNT];   /* replayed wall time of each what-if */
+    uint64_t wall_ns[AN_WORLDS];     /* replayed wall time of each world (an_world_of) */
     double error;                    /* |replayed as measured - measured| / measured */
     unsigned workers;                /* DataLoader workers AN_WI_INPUT_WORKERS assumed */
     uint64_t loads;                  /* no-call stretches taken as batch loads */
@@ -57,6 +66,10 @@ struct an_replay {
 
 /* The saving of a what-if: replayed as measured minus replayed with the change. */
 uint64_t an_replay_saving(const struct an_replay *r, enum an_whatif w);
+/* The saving of w once `first` is made: replayed with first minus with both (0 when w is
+ * first, or either is not a change). */
+uint64_t an_replay_saving_after(const struct an_replay *r, enum an_whatif first,
+                                enum an_whatif w);
 
 struct an_rp_thread;
 struct an_rp_stream;
@@ -75,8 +88,9 @@ struct an_replay_state {
     size_t nstreams, streams_cap;
     struct gw_map stream_index;  /* stream id -> index + 1 */
     struct gw_map event_at;      /* event handle -> stream index << 40 | operations before it */
-    uint64_t delta[AN_WI_COUNT]; /* replayed minus measured time where the host was last */
-    /* AN_WI_INPUT_WORKERS: when each worker is free, and when each of the last
+    uint64_t delta[AN_WORLDS];   /* replayed minus measured time where the host was last */
+    unsigned changes[AN_WORLDS]; /* each world's changes (an_world_changes) */
+    /* AN_WI_INPUT_WORKERS, per world: when each worker is free, and when each of the last
      * workers x prefetch batches was taken by the training loop */
     uint64_t *worker_free, *taken;
     size_t nworkers, ntaken;

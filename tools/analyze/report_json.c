@@ -209,8 +209,8 @@ static void replay(FILE *out, const struct an_model *m)
             r->ops_matched, r->ops_virtual, r->records_unmatched, r->loads, r->workers);
     for (int w = AN_WI_AS_MEASURED + 1; w < AN_WI_COUNT; w++)
         fprintf(out, "%s\"%s\": {\"wall_ns\": %" PRIu64 ", \"saving_ns\": %" PRIu64 "}",
-                w > AN_WI_AS_MEASURED + 1 ? ", " : "", an_whatif_name(w), r->wall_ns[w],
-                an_replay_saving(r, w));
+                w > AN_WI_AS_MEASURED + 1 ? ", " : "", an_whatif_name(w),
+                r->wall_ns[an_world_of(1u << w)], an_replay_saving(r, w));
     fputs("}}", out);
 }
 
@@ -272,6 +272,13 @@ static void finding(FILE *out, const struct an_run *run, size_t i)
     num(out, f->saving_share);
     fputs(", \"step_share\": ", out);
     num(out, f->step_share);
+    if (f->after_id[0]) {
+        fputs(", \"after\": {\"id\": ", out);
+        str(out, f->after_id);
+        fprintf(out, ", \"saving_ns\": %" PRIu64 "}", f->after_ns);
+    } else {
+        fputs(", \"after\": null", out);
+    }
     fputs(", \"gpu_hours_saved\": ", out);
     num(out, f->gpu_hours_saved);
     fputs(", \"saving_usd\": ", out);

@@ -146,6 +146,28 @@ static void summary(FILE *out, const struct an_run *run)
     fputc('\n', out);
 }
 
+/* "after 1:" the finding's saving replayed on the run with the top finding fixed */
+static void after_line(FILE *out, const struct an_run *run, const struct an_finding *f)
+{
+    if (!f->after_id[0])
+        return;
+    size_t top = 0;
+    while (top < run->findings.count && strcmp(run->findings.items[top].id, f->after_id))
+        top++;
+    if (top == run->findings.count)
+        return;
+    char buf[32];
+    an_fmt_ns(buf, sizeof buf, (double)f->after_ns);
+    const struct an_model *m = run->traces[run->primary].model;
+    fprintf(out, "    after %zu:  %s", top + 1, f->after_ns ? "" : "nothing more: ");
+    if (f->after_ns)
+        fprintf(out, "%s (%.1f%% of wall) once %s is fixed\n", buf,
+                m && m->wall_ns ? 100.0 * (double)f->after_ns / (double)m->wall_ns : 0.0,
+                f->after_id);
+    else
+        fprintf(out, "fixing %s gives this time back too\n", f->after_id);
+}
+
 static void findings(FILE *out, const struct an_run *run)
 {
     if (!run->active)
@@ -155,7 +177,7 @@ static void findings(FILE *out, const struct an_run *run)
                      "docs/analyze.md.\n");
         return;
     }
-    fprintf(out, "\nFindings, ranked by the time they would save (upper bounds)\n");
+    fprintf(out, "\nFindings, ranked by the time they would save (the what-if replay's)\n");
     for (size_t i = 0; i < run->findings.count; i++) {
         const struct an_finding *f = &run->findings.items[i];
         fprintf(out, "%2zu. %s: ", i + 1, f->id);
@@ -169,7 +191,9 @@ static void findings(FILE *out, const struct an_run *run)
             fprintf(out, "    saves:    no time; a risk to the run\n");
         } else {
             an_fmt_ns(buf, sizeof buf, (double)f->saving_ns);
-            fprintf(out, "    saves:    up to %s (%.1f%% of wall", buf, f->saving_share * 100);
+            /* a replayed saving is a prediction; the others are upper bounds */
+            fprintf(out, "    saves:    %s%s (%.1f%% of wall", f->whatif ? "" : "up to ", buf,
+                    f->saving_share * 100);
             if (f->step_share != f->saving_share)
                 fprintf(out, ", %.1f%% of step time", f->step_share * 100);
             fputc(')', out);
@@ -177,6 +201,7 @@ static void findings(FILE *out, const struct an_run *run)
                 fprintf(out, ", $%.4f at $%.2f per GPU-hour",
                         f->gpu_hours_saved * run->opt.gpu_price, run->opt.gpu_price);
             fputc('\n', out);
+            after_line(out, run, f);
         }
         if (run->active > 1)
             fprintf(out, "    seen in:  %u of %zu processes (evidence from pid %" PRIu32 ")\n",

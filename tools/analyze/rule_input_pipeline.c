@@ -76,7 +76,7 @@ void an_rule_input_pipeline(const struct an_model *m, const struct an_rule_ctx *
         an_input_cpu_advice(m, ctx, workers, f);
     else
         an_input_blind_advice(m, ctx, workers, replays ? graphs_per_step : 0, f);
-    an_set_saving(m, f, an_whatif_saving(m, AN_WI_INPUT_WORKERS));
+    an_set_whatif_saving(m, f, AN_WI_INPUT_WORKERS);
     f->first_ts = m->steady_start;
     f->last_ts = m->steady_end;
     an_finding_fig(f, "idle_share_steady", share);

@@ -29,7 +29,6 @@ void an_rule_launch_bound(const struct an_model *m, const struct an_rule_ctx *ct
         !an_whatif_worth(m, AN_WI_GRAPHS))
         return;
     double share, issue_share = 0, wait_share = 0;
-    uint64_t saving = an_whatif_saving(m, AN_WI_GRAPHS);
     if (m->gpu_timeline) {
         share = an_steady_share(m, AN_CAUSE_LAUNCH);
     } else {
@@ -87,7 +86,7 @@ void an_rule_launch_bound(const struct an_model *m, const struct an_rule_ctx *ct
     an_appendf(f->change, sizeof f->change,
                "let torch.compile fuse the small ops, or raise the batch size so each kernel "
                "does more work.");
-    an_set_saving(m, f, saving);
+    an_set_whatif_saving(m, f, AN_WI_GRAPHS);
     f->first_ts = m->steady_start;
     f->last_ts = m->steady_end;
     an_finding_fig(f, "launches_per_step", launches_per_step);

@@ -66,7 +66,7 @@ void an_rule_pageable_h2d(const struct an_model *m, const struct an_rule_ctx *ct
                  "The batches are pinned already; copy them asynchronously: "
                  "batch.to(device, non_blocking=True) (cudaMemcpyAsync on a stream), so the "
                  "copy overlaps the previous step's compute instead of stalling it.");
-    an_set_saving(m, f, an_whatif_saving(m, AN_WI_PINNED_ASYNC));
+    an_set_whatif_saving(m, f, AN_WI_PINNED_ASYNC);
     f->first_ts = m->steady_start;
     f->last_ts = m->steady_end;
     an_finding_fig(f, "idle_share_steady", share);

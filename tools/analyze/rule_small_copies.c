@@ -50,7 +50,7 @@ void an_rule_small_copies(const struct an_model *m, const struct an_rule_ctx *ct
              "once with .to(device, non_blocking=True); create constants and scalars on the "
              "GPU (torch.zeros(..., device=\"cuda\")) once, outside the loop, instead of "
              "building them on the host every step.");
-    an_set_saving(m, f, an_whatif_saving(m, AN_WI_PINNED_ASYNC));
+    an_set_whatif_saving(m, f, AN_WI_PINNED_ASYNC);
     f->first_ts = m->steady_start;
     f->last_ts = m->steady_end;
     an_finding_fig(f, "idle_share_steady", share);

@@ -107,7 +107,7 @@ void an_rule_sync_bubble(const struct an_model *m, const struct an_rule_ctx *ctx
              ".cpu() or torch.cuda.synchronize() every step. Accumulate on the GPU "
              "(running_loss += loss.detach()) and read it every %u steps (log every N "
              "steps), so the host keeps queueing ahead of the GPU.", every);
-    an_set_saving(m, f, replayed);
+    an_set_whatif_saving(m, f, AN_WI_NO_SYNC);
     f->first_ts = m->steady_start;
     f->last_ts = m->steady_end;
     an_finding_fig(f, "idle_share_steady", share);

@@ -40,6 +40,7 @@ void an_run_rules(const struct an_model *m, const struct an_rule_ctx *ctx,
         local.so_far = &mine;
         an_rules[i].fn(m, &local, out);
     }
+    an_findings_rerank(out, first, &m->replay);
 }
 
 double an_steady_share(const struct an_model *m, enum an_cause c)
@@ -72,6 +73,12 @@ int an_whatif_worth(const struct an_model *m, enum an_whatif w)
 {
     uint64_t base = m->replay.wall_ns[AN_WI_AS_MEASURED];
     return base && (double)an_whatif_saving(m, w) >= m->th.min_share * (double)base;
+}
+
+void an_set_whatif_saving(const struct an_model *m, struct an_finding *f, enum an_whatif w)
+{
+    an_set_saving(m, f, an_whatif_saving(m, w));
+    f->whatif = w;
 }
 
 void an_set_saving(const struct an_model *m, struct an_finding *f, uint64_t saving_ns)

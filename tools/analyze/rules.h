@@ -64,6 +64,8 @@ uint64_t an_whatif_saving(const struct an_model *m, enum an_whatif w);
 int an_whatif_worth(const struct an_model *m, enum an_whatif w);
 /* Sets saving_ns, saving_share (capped at the wall time) and step_share. */
 void an_set_saving(const struct an_model *m, struct an_finding *f, uint64_t saving_ns);
+/* an_set_saving of the replayed saving of w, and the finding is w's (re-ranking). */
+void an_set_whatif_saving(const struct an_model *m, struct an_finding *f, enum an_whatif w);
 /* "steady state (steps 6-100, 0.52-10.31 s)" or "the whole run (0.00-10.31 s)" */
 void an_steady_phrase(const struct an_model *m, char *buf, size_t size);
 /* How memory held grew over the steady state: not, in jumps now and then (fragmentation's

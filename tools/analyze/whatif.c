@@ -64,72 +64,100 @@ static int kernel_launch(const struct an_ev *ev)
  */
 #define PREFETCH_FACTOR 2
 
-static uint64_t worker_gap(struct an_replay_state *st, uint64_t gap, uint64_t h)
+static uint64_t worker_gap(struct an_replay_state *st, int world, uint64_t gap, uint64_t h)
 {
     if (!st->nworkers)
         return gap;
     uint64_t k = st->loads;
+    uint64_t *worker_free = st->worker_free + (size_t)world * st->nworkers;
+    uint64_t *taken = st->taken + (size_t)world * st->ntaken;
     size_t w = (size_t)(k % st->nworkers), slot = (size_t)(k % st->ntaken);
-    uint64_t start = st->worker_free[w];
-    if (st->taken[slot] > start)
-        start = st->taken[slot];  /* prefetch full: batch k - ntaken not taken yet */
+    uint64_t start = worker_free[w];
+    if (taken[slot] > start)
+        start = taken[slot];  /* prefetch full: batch k - ntaken not taken yet */
     uint64_t ready = start + gap;
-    st->worker_free[w] = ready;
+    worker_free[w] = ready;
     uint64_t wait = ready > h ? ready - h : 0;
     if (wait > gap)
         wait = gap;  /* (workers never make a load slower than the thread made it) */
-    st->taken[slot] = h + wait;
+    taken[slot] = h + wait;
     return wait;
 }
 
-uint64_t an_wi_gap(struct an_replay_state *st, enum an_whatif w, const struct an_ev *ev,
-                   uint64_t gap, uint64_t h)
+static int batch_load(const struct an_replay_state *st, uint64_t gap)
 {
-    switch (w) {
-    case AN_WI_INPUT_WORKERS:
-        if (gap >= st->th.input_gap_ns && gap < st->th.pause_min_ns)
-            return worker_gap(st, gap, h);
-        return gap;
-    case AN_WI_GRAPHS:
-        /* a replayed graph skips the per-op host work between launches too (Python,
-         * the dispatcher); longer stretches are not per-op work */
-        return kernel_launch(ev) && gap < st->th.input_gap_ns ? 0 : gap;
-    default:
-        return gap;
-    }
+    return gap >= st->th.input_gap_ns && gap < st->th.pause_min_ns;
 }
 
-uint64_t an_wi_cost(enum an_whatif w, const struct an_ev *ev, uint64_t own_ns)
+/* a replayed graph skips the per-op host work between launches too (Python, the
+ * dispatcher); longer stretches are not per-op work */
+static int launch_overhead(const struct an_replay_state *st, const struct an_ev *ev,
+                           uint64_t gap)
 {
-    switch (w) {
-    case AN_WI_GRAPHS:
-        return kernel_launch(ev) ? 0 : own_ns;
-    case AN_WI_NO_CHURN:
-        return allocator_call(ev) ? 0 : own_ns;
-    default:
-        return own_ns;
-    }
+    return kernel_launch(ev) && gap < st->th.input_gap_ns;
 }
 
-int an_wi_waits(enum an_whatif w, const struct an_ev *ev)
+/* blocking uploads from pageable memory move faster once pinned */
+static int pageable_upload(const struct an_ev *ev)
+{
+    return blocking_upload(ev) && ev->host_kind == GW_HOST_PAGEABLE;
+}
+
+unsigned an_wi_touched(const struct an_replay_state *st, const struct an_ev *ev, uint64_t gap)
+{
+    unsigned t = 0;
+    if (batch_load(st, gap))
+        t |= AN_WI_BIT(AN_WI_INPUT_WORKERS);
+    if (kernel_launch(ev))
+        t |= AN_WI_BIT(AN_WI_GRAPHS);
+    if (allocator_call(ev))
+        t |= AN_WI_BIT(AN_WI_NO_CHURN);
+    if (an_wi_waits_measured(ev)) {
+        if (user_sync(ev))
+            t |= AN_WI_BIT(AN_WI_NO_SYNC);
+        if (blocking_upload(ev))
+            t |= AN_WI_BIT(AN_WI_PINNED_ASYNC);
+    }
+    if (pageable_upload(ev))
+        t |= AN_WI_BIT(AN_WI_PINNED_ASYNC);
+    return t;
+}
+
+uint64_t an_wi_gap(struct an_replay_state *st, int world, unsigned changes,
+                   const struct an_ev *ev, uint64_t gap, uint64_t h)
+{
+    if ((changes & AN_WI_BIT(AN_WI_GRAPHS)) && launch_overhead(st, ev, gap))
+        return 0;
+    if ((changes & AN_WI_BIT(AN_WI_INPUT_WORKERS)) && batch_load(st, gap))
+        return worker_gap(st, world, gap, h);
+    return gap;
+}
+
+uint64_t an_wi_cost(unsigned changes, const struct an_ev *ev, uint64_t own_ns)
+{
+    if ((changes & AN_WI_BIT(AN_WI_GRAPHS)) && kernel_launch(ev))
+        return 0;
+    if ((changes & AN_WI_BIT(AN_WI_NO_CHURN)) && allocator_call(ev))
+        return 0;
+    return own_ns;
+}
+
+int an_wi_waits(unsigned changes, const struct an_ev *ev)
 {
     if (!an_wi_waits_measured(ev))
         return 0;
-    switch (w) {
-    case AN_WI_NO_SYNC:
-        return !user_sync(ev);
-    case AN_WI_PINNED_ASYNC:
-        return !blocking_upload(ev);
-    case AN_WI_NO_CHURN:
-        return !allocator_call(ev);
-    default:
-        return 1;
-    }
+    if ((changes & AN_WI_BIT(AN_WI_NO_SYNC)) && user_sync(ev))
+        return 0;
+    if ((changes & AN_WI_BIT(AN_WI_PINNED_ASYNC)) && blocking_upload(ev))
+        return 0;
+    if ((changes & AN_WI_BIT(AN_WI_NO_CHURN)) && allocator_call(ev))
+        return 0;
+    return 1;
 }
 
-int an_wi_back_to_back(enum an_whatif w, const struct an_ev *ev)
+int an_wi_back_to_back(unsigned changes, const struct an_ev *ev)
 {
-    return w == AN_WI_GRAPHS && kernel_launch(ev);
+    return (changes & AN_WI_BIT(AN_WI_GRAPHS)) && kernel_launch(ev);
 }
 
 /* Pinned host memory moves 2-4x what pageable memory does (the driver no longer copies
@@ -137,10 +165,10 @@ int an_wi_back_to_back(enum an_whatif w, const struct an_ev *ev)
  * upload to measure it by. */
 #define PINNED_SPEEDUP 3
 
-uint64_t an_wi_op_ns(const struct an_replay_state *st, enum an_whatif w,
+uint64_t an_wi_op_ns(const struct an_replay_state *st, unsigned changes,
                      const struct an_ev *ev, uint64_t dur_ns)
 {
-    if (w != AN_WI_PINNED_ASYNC || !blocking_upload(ev) || ev->host_kind != GW_HOST_PAGEABLE)
+    if (!(changes & AN_WI_BIT(AN_WI_PINNED_ASYNC)) || !pageable_upload(ev))
         return dur_ns;
     /* from pinned memory the copy runs at the best pinned bandwidth the run showed; with
      * none shown, at PINNED_SPEEDUP x what the pageable one moved */
