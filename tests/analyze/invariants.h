@@ -212,6 +212,11 @@ static inline void inv_findings(struct inv *v, const struct an_model *m,
         inv_check(v, f->saving_share >= 0 && f->saving_share <= 1, "%s share %g", f->id,
                   f->saving_share);
         inv_check(v, !f->risk || !f->saving_ns, "%s: a risk that saves time", f->id);
+        inv_check(v, !f->risk || f->strikes_s == -1 || (f->strikes_s >= 0 && f->strikes_s < 1e12),
+                  "%s: strikes in %g s", f->id, f->strikes_s);
+        /* the re-ranked saving is the second change made on the run the first changed */
+        inv_check(v, !f->after_id[0] || (f->whatif && !f->risk && f->after_ns <= m->wall_ns),
+                  "%s: after %s %llu", f->id, f->after_id, (unsigned long long)f->after_ns);
         inv_check(v, f->title[0] && f->evidence[0] && f->change[0], "%s: empty text", f->id);
         inv_check(v, inv_text_ok(f->title, sizeof f->title), "%s title: %s", f->id, f->title);
         inv_check(v, inv_text_ok(f->evidence, sizeof f->evidence), "%s evidence: %s", f->id,

@@ -28,9 +28,10 @@ example() {
     fi
     "$GPUWATCH" analyze --json "$out" >"$out.json" 2>"$out.err"
     "$GPUWATCH" analyze "$out" >"$out.txt" 2>&1
-    local top id share
-    top=$(grep -m1 '^  {"rank": 1, "id": ' "$out.json")
-    id=$(sed -n 's/^  {"rank": 1, "id": "\([a-z_0-9]*\)".*/\1/p' <<<"$top")
+    local top id share key=rank
+    case $want in leak | oom_retry) key=risk_rank ;; esac  # risks: listed first, apart
+    top=$(grep -m1 "^  {\"$key\": 1, \"id\": " "$out.json")
+    id=$(sed -n "s/^  {\"$key\": 1, \"id\": \"\([a-z_0-9]*\)\".*/\1/p" <<<"$top")
     share=$(sed -n 's/.*"saving_share": \([0-9.e-]*\),.*/\1/p' <<<"$top")
     if [ "$want" == none ]; then
         [ -z "$top" ] || fail "$name ($mode): expected no finding, got $id"
@@ -55,7 +56,7 @@ for mode in host cupti; do
     example pageable_h2d "$mode" pageable_h2d 0.25 0.75
     example per_step_sync "$mode" sync_bubble 0.10 0.50
     example launch_bound "$mode" launch_bound 0.30 1.00
-    example oom_retry "$mode" oom_retry 0.01 0.50 FAKECUDA_MEM_MB=256
+    example oom_retry "$mode" oom_retry 0 0 FAKECUDA_MEM_MB=256
     example leak "$mode" leak 0 0
     example checkpoint_pauses "$mode" pauses 0.40 0.90
 done

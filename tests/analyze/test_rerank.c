@@ -69,10 +69,36 @@ static void input_then_sync(void **state)
     }
 }
 
+/* Risks rank before every time saving, soonest first (struck, dated, undated). */
+static void risks_rank_first(void **state)
+{
+    (void)state;
+    struct an_findings list = {0};
+    struct { const char *id; int risk; double strikes_s; uint64_t saving_ns; } in[] = {
+        {"input_pipeline", 0, -1, 900}, {"shared_gpu", 1, -1, 0}, {"leak", 1, 8.5, 0},
+        {"sync_bubble", 0, -1, 50}, {"oom_retry", 1, 0, 0}, {"memory_headroom", 1, 120, 0},
+    };
+    for (size_t i = 0; i < sizeof in / sizeof in[0]; i++) {
+        struct an_finding *f = an_finding_add(&list, in[i].id);
+        assert_non_null(f);
+        assert_true(f->strikes_s == -1);  /* undated unless the rule dates it */
+        f->risk = in[i].risk;
+        f->strikes_s = in[i].strikes_s;
+        f->saving_ns = in[i].saving_ns;
+    }
+    an_findings_rank(&list);
+    const char *want[] = {"oom_retry", "leak", "memory_headroom", "shared_gpu",
+                          "input_pipeline", "sync_bubble"};
+    for (size_t i = 0; i < list.count; i++)
+        assert_string_equal(list.items[i].id, want[i]);
+    an_findings_free(&list);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(input_then_sync),
+        cmocka_unit_test(risks_rank_first),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -137,7 +137,10 @@ int an_condition_parse(const char *expr, struct an_condition **out, char *err, s
 static int metric(const struct an_condition *c, const struct an_run *run, double *v)
 {
     const struct an_model *m = run->active ? run->traces[run->primary].model : NULL;
-    const struct an_finding *top = run->findings.count ? &run->findings.items[0] : NULL;
+    const struct an_finding *top = NULL;  /* the top time finding (risks rank first) */
+    for (size_t i = 0; i < run->findings.count && !top; i++)
+        if (!run->findings.items[i].risk)
+            top = &run->findings.items[i];
     if (!strcmp(c->name, "findings"))
         *v = (double)run->findings.count;
     else if (!strcmp(c->name, "damaged_bytes"))

@@ -20,6 +20,7 @@ struct an_finding *an_finding_add(struct an_findings *list, const char *id)
     snprintf(f->id, sizeof f->id, "%s", id);
     f->rank = -1;
     f->processes = 1;
+    f->strikes_s = -1;
     return f;
 }
 
@@ -55,7 +56,12 @@ static int by_saving(const void *a, const void *b)
 {
     const struct an_finding *x = a, *y = b;
     if (x->risk != y->risk)
-        return x->risk - y->risk;
+        return y->risk - x->risk;
+    if (x->risk && x->strikes_s != y->strikes_s) {
+        if ((x->strikes_s < 0) != (y->strikes_s < 0))
+            return x->strikes_s < 0 ? 1 : -1;
+        return x->strikes_s < y->strikes_s ? -1 : 1;
+    }
     if (x->saving_ns != y->saving_ns)
         return x->saving_ns < y->saving_ns ? 1 : -1;
     return strcmp(x->id, y->id);

@@ -29,6 +29,8 @@ struct an_finding {
      * what applying the change would take off the step time, however long start-up was */
     double step_share;
     int risk;                /* 1: a risk (out of memory), not a time saving */
+    double strikes_s;        /* risks: seconds until it strikes at the run's rate; 0: it
+                                struck already (allocations failed); < 0: unknown */
     int whatif;              /* the change its saving was replayed for (enum an_whatif; 0
                                 when the saving is not a replay's) */
     /* re-ranked on the changed run: its saving once its process's top time finding (the
@@ -70,7 +72,8 @@ void an_finding_fig(struct an_finding *f, const char *key, double value);
 void an_appendf(char *buf, size_t size, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 const struct an_finding *an_findings_find(const struct an_findings *list, const char *id);
-/* Savings first (largest first), then risks; ties by id. */
+/* Risks first (soonest first: struck, then by strikes_s, unknown last), then savings
+ * (largest first); ties by id. */
 void an_findings_rank(struct an_findings *list);
 void an_findings_free(struct an_findings *list);
 

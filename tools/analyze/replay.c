@@ -62,6 +62,7 @@ struct an_rp_stream {
 struct an_rp_thread {
     uint32_t tid;
     uint64_t last_end;               /* measured end of its latest call */
+    int after_kernel;                /* its latest call was a kernel launch */
     uint64_t h[AN_WORLDS];         /* replayed */
 };
 
@@ -172,6 +173,7 @@ static struct an_rp_thread *thread_of(struct an_replay_state *st, uint32_t tid, 
     struct an_rp_thread *t = &st->threads[st->nthreads++];
     t->tid = tid;
     t->last_end = ts;
+    t->after_kernel = 0;
     /* a new thread starts where the host's replayed time stood when it was made */
     for (int w = 0; w < AN_WORLDS; w++)
         t->h[w] = ts - (st->delta[w] < ts ? st->delta[w] : ts);
@@ -427,6 +429,8 @@ static void replay_call(struct an_replay_state *st, const struct an_ev *ev)
         return;
     uint64_t gap = ev->ts > t->last_end ? ev->ts - t->last_end : 0;
     /* worlds making none of the changes that touch ev replay it as measured */
+    st->after_kernel = t->after_kernel;
+    t->after_kernel = an_wi_kernel_launch(ev);
     unsigned touched = an_wi_touched(st, ev, gap), c[AN_WORLDS];
     uint64_t start[AN_WORLDS];
     for (int w = 0; w < AN_WORLDS; w++) {
@@ -472,7 +476,7 @@ static void replay_call(struct an_replay_state *st, const struct an_ev *ev)
         for (int w = 0; w < AN_WORLDS; w++) {
             if (!c[w] || an_wi_waits(c[w], ev)) {
                 uint64_t mine = t->h[w] + (c[w] ? an_wi_cost(c[w], ev, before) : before);
-                t->h[w] = waited ? max64(mine, ready_sim[w] + after) : mine;
+                t->h[w] = max64(mine, ready_sim[w] + after);
             } else {
                 t->h[w] += an_wi_cost(c[w], ev, before + after);
             }

@@ -88,6 +88,7 @@ struct an_replay_state {
     size_t nstreams, streams_cap;
     struct gw_map stream_index;  /* stream id -> index + 1 */
     struct gw_map event_at;      /* event handle -> stream index << 40 | operations before it */
+    int after_kernel;            /* the thread replayed now last made a kernel launch */
     uint64_t delta[AN_WORLDS];   /* replayed minus measured time where the host was last */
     unsigned changes[AN_WORLDS]; /* each world's changes (an_world_changes) */
     /* AN_WI_INPUT_WORKERS, per world: when each worker is free, and when each of the last

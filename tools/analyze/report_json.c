@@ -252,14 +252,15 @@ static void process(FILE *out, const struct an_trace *t)
     fputc('}', out);
 }
 
-static void finding(FILE *out, const struct an_run *run, size_t i)
+static void finding(FILE *out, const struct an_run *run, size_t i, size_t number)
 {
     const struct an_finding *f = &run->findings.items[i];
     const struct an_model *m = run->traces[run->primary].model;
     for (size_t k = 0; k < run->ntraces; k++)  /* times relative to the finding's process */
         if (run->traces[k].model && run->traces[k].active && run->traces[k].hdr.pid == f->pid)
             m = run->traces[k].model;
-    fprintf(out, "  {\"rank\": %zu, \"id\": ", i + 1);
+    /* risks are listed apart: "risk_rank" in "risks", "rank" in "findings" */
+    fprintf(out, "  {\"%s\": %zu, \"id\": ", f->risk ? "risk_rank" : "rank", number);
     str(out, f->id);
     fputs(", \"title\": ", out);
     str(out, f->title);
@@ -267,8 +268,16 @@ static void finding(FILE *out, const struct an_run *run, size_t i)
     str(out, f->evidence);
     fputs(", \"change\": ", out);
     str(out, f->change);
-    fprintf(out, ", \"risk\": %s, \"saving_ns\": %" PRIu64 ", \"saving_share\": ",
-            f->risk ? "true" : "false", f->saving_ns);
+    fprintf(out, ", \"risk\": %s, ", f->risk ? "true" : "false");
+    if (f->risk) {
+        fputs("\"strikes_s\": ", out);
+        if (f->strikes_s >= 0)
+            num(out, f->strikes_s);
+        else
+            fputs("null", out);
+        fputs(", ", out);
+    }
+    fprintf(out, "\"saving_ns\": %" PRIu64 ", \"saving_share\": ", f->saving_ns);
     num(out, f->saving_share);
     fputs(", \"step_share\": ", out);
     num(out, f->step_share);
@@ -373,10 +382,16 @@ void an_report_json(FILE *out, const struct an_run *run)
         process(out, &run->traces[i]);
         first = 0;
     }
-    fputs("\n],\n\"findings\": [", out);
-    for (size_t i = 0; i < run->findings.count; i++) {
-        fputs(i ? ",\n" : "\n", out);
-        finding(out, run, i);
+    /* risks first and apart (the ranking puts them first), then the time findings */
+    for (int risks = 1; risks >= 0; risks--) {
+        fputs(risks ? "\n],\n\"risks\": [" : "\n],\n\"findings\": [", out);
+        size_t listed = 0;
+        for (size_t i = 0; i < run->findings.count; i++) {
+            if (run->findings.items[i].risk != risks)
+                continue;
+            fputs(listed ? ",\n" : "\n", out);
+            finding(out, run, i, ++listed);
+        }
     }
-    fputs(run->findings.count ? "\n]\n}\n" : "]\n}\n", out);
+    fputs("\n]\n}\n", out);
 }

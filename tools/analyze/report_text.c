@@ -147,25 +147,81 @@ static void summary(FILE *out, const struct an_run *run)
 }
 
 /* "after 1:" the finding's saving replayed on the run with the top finding fixed */
+/* The number a time finding is listed under (risks are listed apart, R1, R2 ...). */
+static size_t saving_number(const struct an_run *run, const char *id)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < run->findings.count; i++) {
+        n += !run->findings.items[i].risk;
+        if (!strcmp(run->findings.items[i].id, id))
+            return run->findings.items[i].risk ? 0 : n;
+    }
+    return 0;
+}
+
+/* "after 1:" the finding's saving replayed on the run with the top finding fixed */
 static void after_line(FILE *out, const struct an_run *run, const struct an_finding *f)
 {
-    if (!f->after_id[0])
-        return;
-    size_t top = 0;
-    while (top < run->findings.count && strcmp(run->findings.items[top].id, f->after_id))
-        top++;
-    if (top == run->findings.count)
+    size_t top = f->after_id[0] ? saving_number(run, f->after_id) : 0;
+    if (!top)
         return;
     char buf[32];
     an_fmt_ns(buf, sizeof buf, (double)f->after_ns);
     const struct an_model *m = run->traces[run->primary].model;
-    fprintf(out, "    after %zu:  %s", top + 1, f->after_ns ? "" : "nothing more: ");
     if (f->after_ns)
-        fprintf(out, "%s (%.1f%% of wall) once %s is fixed\n", buf,
+        fprintf(out, "    after %zu:  %s (%.1f%% of wall) once %s is fixed\n", top, buf,
                 m && m->wall_ns ? 100.0 * (double)f->after_ns / (double)m->wall_ns : 0.0,
                 f->after_id);
     else
-        fprintf(out, "fixing %s gives this time back too\n", f->after_id);
+        fprintf(out, "    after %zu:  nothing more: fixing %s gives this time back too\n", top,
+                f->after_id);
+}
+
+/* When the risk strikes, at the rate the run showed. */
+static void strikes_line(FILE *out, const struct an_finding *f)
+{
+    char buf[32];
+    if (f->strikes_s == 0) {
+        fprintf(out, "    strikes:  already: allocations failed in this run");
+    } else if (f->strikes_s > 0) {
+        an_fmt_ns(buf, sizeof buf, f->strikes_s * 1e9);
+        fprintf(out, "    strikes:  in about %s at the rate this run showed", buf);
+    } else {
+        fprintf(out, "    strikes:  when the memory needed grows (a larger input, another "
+                     "process); not dated by this run");
+    }
+    fputc('\n', out);
+}
+
+static void finding(FILE *out, const struct an_run *run, const struct an_finding *f,
+                    const char *number)
+{
+    fprintf(out, "%2s. %s: ", number, f->id);
+    wrap(out, f->title, 6 + strlen(f->id), 6);
+    fprintf(out, "    evidence: ");
+    wrap(out, f->evidence, 14, 14);
+    fprintf(out, "    change:   ");
+    wrap(out, f->change, 14, 14);
+    if (f->risk) {
+        strikes_line(out, f);
+    } else {
+        char buf[32];
+        an_fmt_ns(buf, sizeof buf, (double)f->saving_ns);
+        /* a replayed saving is a prediction; the others are upper bounds */
+        fprintf(out, "    saves:    %s%s (%.1f%% of wall", f->whatif ? "" : "up to ", buf,
+                f->saving_share * 100);
+        if (f->step_share != f->saving_share)
+            fprintf(out, ", %.1f%% of step time", f->step_share * 100);
+        fputc(')', out);
+        if (run->opt.gpu_price > 0)
+            fprintf(out, ", $%.4f at $%.2f per GPU-hour",
+                    f->gpu_hours_saved * run->opt.gpu_price, run->opt.gpu_price);
+        fputc('\n', out);
+        after_line(out, run, f);
+    }
+    if (run->active > 1)
+        fprintf(out, "    seen in:  %u of %zu processes (evidence from pid %" PRIu32 ")\n",
+                f->processes, run->active, f->pid);
 }
 
 static void findings(FILE *out, const struct an_run *run)
@@ -177,35 +233,17 @@ static void findings(FILE *out, const struct an_run *run)
                      "docs/analyze.md.\n");
         return;
     }
-    fprintf(out, "\nFindings, ranked by the time they would save (the what-if replay's)\n");
-    for (size_t i = 0; i < run->findings.count; i++) {
+    size_t risks = 0, savings = 0;
+    char number[16];
+    for (size_t i = 0; i < run->findings.count; i++) {  /* ranked: risks first */
         const struct an_finding *f = &run->findings.items[i];
-        fprintf(out, "%2zu. %s: ", i + 1, f->id);
-        wrap(out, f->title, 6 + strlen(f->id), 6);
-        fprintf(out, "    evidence: ");
-        wrap(out, f->evidence, 14, 14);
-        fprintf(out, "    change:   ");
-        wrap(out, f->change, 14, 14);
-        char buf[32];
-        if (f->risk) {
-            fprintf(out, "    saves:    no time; a risk to the run\n");
-        } else {
-            an_fmt_ns(buf, sizeof buf, (double)f->saving_ns);
-            /* a replayed saving is a prediction; the others are upper bounds */
-            fprintf(out, "    saves:    %s%s (%.1f%% of wall", f->whatif ? "" : "up to ", buf,
-                    f->saving_share * 100);
-            if (f->step_share != f->saving_share)
-                fprintf(out, ", %.1f%% of step time", f->step_share * 100);
-            fputc(')', out);
-            if (run->opt.gpu_price > 0)
-                fprintf(out, ", $%.4f at $%.2f per GPU-hour",
-                        f->gpu_hours_saved * run->opt.gpu_price, run->opt.gpu_price);
-            fputc('\n', out);
-            after_line(out, run, f);
-        }
-        if (run->active > 1)
-            fprintf(out, "    seen in:  %u of %zu processes (evidence from pid %" PRIu32 ")\n",
-                    f->processes, run->active, f->pid);
+        if (f->risk && !risks++)
+            fprintf(out, "\nRisks to the run, soonest first\n");
+        if (!f->risk && !savings++)
+            fprintf(out, "\nFindings, ranked by the time they would save (the what-if "
+                         "replay's)\n");
+        snprintf(number, sizeof number, f->risk ? "R%zu" : "%zu", f->risk ? risks : savings);
+        finding(out, run, f, number);
     }
 }
 

@@ -6,9 +6,9 @@
  *    reuse its blocks: churn means shapes keep changing or the cache is emptied);
  *  - memory held still growing in the steady state, in jumps now and then (steady growth,
  *    every step or in evenly spread jumps, is the leak rule's: an_growth_kind).
- * Saving (upper bound): host time in alloc/free calls and the GPU idle charged to the
- * allocator, outside OOM-retry storms (cudaFree waits for the device). Only the first
- * kind of evidence: a risk.
+ * Saving: the what-if replay without the alloc/free calls and the device waits cudaFree
+ * makes (no_churn): time a thread spent in frees while the GPU was busy anyway is not
+ * given back. Only the first kind of evidence: a risk.
  */
 #include <stdio.h>
 
@@ -28,9 +28,8 @@ void an_rule_fragmentation(const struct an_model *m, const struct an_rule_ctx *c
     int growing = an_growth_kind(m) == AN_GROWTH_JUMPS;
     if (!mem->ooms_fragmented && !churning && !growing)
         return;
-    /* host time in allocation calls, and GPU idle they caused, outside retry storms */
-    uint64_t spent = m->total.alloc_ns + an_run_idle(m, AN_CAUSE_ALLOC);
-    uint64_t saving = spent > mem->storm_ns ? spent - mem->storm_ns : 0;
+    /* the run replayed without its device alloc/free calls (a warm caching allocator) */
+    uint64_t saving = an_whatif_saving(m, AN_WI_NO_CHURN);
     int risk = !churning && !growing;
     if (!risk && (!m->wall_ns || (double)saving / (double)m->wall_ns < m->th.min_share) &&
         !mem->ooms_fragmented)
@@ -68,14 +67,18 @@ void an_rule_fragmentation(const struct an_model *m, const struct an_rule_ctx *c
     char spent_text[32];
     an_fmt_ns(spent_text, sizeof spent_text, (double)saving);
     an_appendf(f->evidence, sizeof f->evidence,
-               "Time in allocation calls and the GPU idle they caused, outside retry "
-               "storms: %s.", spent_text);
+               "Replayed without the allocation calls and the waits they made, the run "
+               "takes %s less.", spent_text);
     snprintf(f->change, sizeof f->change,
              "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True,garbage_collection_threshold:0.8; "
              "keep tensor shapes steady (pad or bucket variable lengths), allocate persistent "
              "buffers once, avoid torch.cuda.empty_cache() inside the loop; max_split_size_mb "
              "only as a last resort.");
     f->risk = risk;
+    if (risk)
+        f->strikes_s = 0;  /* allocations already failed */
+    else
+        f->whatif = AN_WI_NO_CHURN;
     an_set_saving(m, f, risk ? 0 : saving);
     f->first_ts = m->steady_start;
     f->last_ts = m->steady_end;

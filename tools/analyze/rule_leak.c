@@ -50,6 +50,7 @@ void an_rule_leak(const struct an_model *m, const struct an_rule_ctx *ctx,
         an_appendf(f->evidence, sizeof f->evidence,
                    " At this rate the device is full after about %.0f more steps (%s).",
                    steps_left, t);
+        f->strikes_s = steps_left * (double)s->median_ns / 1e9;
     }
     if (mem->at_exit_count) {
         char held[32];

@@ -3,7 +3,7 @@
  * memory in a burst and retried, successfully: PyTorch's caching allocator flushing its
  * cache (num_alloc_retries). Each storm frees cached segments (cudaFree waits for the
  * device) and allocates them again.
- * Saving (upper bound): the storms' duration, or the idle time charged to the allocator.
+ * A risk, listed before the time savings: it struck already (strikes_s 0).
  */
 #include <stdio.h>
 
@@ -56,8 +56,10 @@ void an_rule_oom_retry(const struct an_model *m, const struct an_rule_ctx *ctx,
              "(segments that grow in place for variable shapes; cached blocks reclaimed before "
              "the device is full); pad or bucket variable shapes (sequence lengths) to a few "
              "sizes; or lower the batch size a little.");
-    uint64_t alloc_idle = an_run_idle(m, AN_CAUSE_ALLOC);
-    an_set_saving(m, f, mem->storm_ns > alloc_idle ? mem->storm_ns : alloc_idle);
+    /* a risk that already struck: the run is at the edge of the device and may fail
+     * outright; what the storms cost is in the evidence, not a saving */
+    f->risk = 1;
+    f->strikes_s = 0;
     f->first_ts = first->ts;
     f->last_ts = mem->storm_last > first->ts ? mem->storm_last : first->ts;
     an_finding_fig(f, "ooms", (double)mem->ooms);

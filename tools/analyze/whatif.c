@@ -89,12 +89,18 @@ static int batch_load(const struct an_replay_state *st, uint64_t gap)
     return gap >= st->th.input_gap_ns && gap < st->th.pause_min_ns;
 }
 
-/* a replayed graph skips the per-op host work between launches too (Python, the
- * dispatcher); longer stretches are not per-op work */
+int an_wi_kernel_launch(const struct an_ev *ev)
+{
+    return kernel_launch(ev);
+}
+
+/* a replayed graph skips the per-op host work between its launches too (Python, the
+ * dispatcher): the stretch between two kernel launches; the one before a sequence's first
+ * launch (preparing the batch) stays, as do long stretches */
 static int launch_overhead(const struct an_replay_state *st, const struct an_ev *ev,
                            uint64_t gap)
 {
-    return kernel_launch(ev) && gap < st->th.input_gap_ns;
+    return kernel_launch(ev) && st->after_kernel && gap < st->th.input_gap_ns;
 }
 
 /* blocking uploads from pageable memory move faster once pinned */

@@ -19,6 +19,8 @@
 /* Calls that put an operation on a stream that CUPTI records (host functions, failed
  * calls and host-to-host copies put none). */
 int an_wi_issues(const struct an_ev *ev);
+/* A launch of a named kernel (not a graph, not a host function). */
+int an_wi_kernel_launch(const struct an_ev *ev);
 /* Calls after which the host waited for the GPU as measured: drains, blocking copies. */
 int an_wi_waits_measured(const struct an_ev *ev);
 
