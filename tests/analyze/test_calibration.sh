@@ -6,29 +6,17 @@
 #   test_calibration.sh BUILD_DIR
 set -u
 BUILD=${1:?usage: test_calibration.sh BUILD_DIR}
-GPUWATCH=$BUILD/tools/gpuwatch
-SHIM=$BUILD/libintercept/libgpuwatch.so
-FAKE=$BUILD/tests/fakecuda
-CUPTI=$BUILD/tests/fakecupti/libcupti.so.13
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/test_calibration.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 failures=0
 fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
+. "$(dirname "$0")/lib_examples.sh"
 
 run() {  # run NAME MODE TAG [ARGS...]: the trace's JSON analysis in $WORK/NAME-MODE-TAG.json
-    local name=$1 mode=$2 tag=$3 cupti=0
+    local name=$1 mode=$2 tag=$3
     shift 3
-    [ "$mode" == cupti ] && cupti=$CUPTI
-    local out="$WORK/$name-$mode-$tag"
-    # The simulated GPU spins in its synchronising calls, as CUDA's default schedule does when
-    # a process has fewer contexts than CPUs; sleeping there adds a timer wake-up (~80 us here)
-    # to each sync that a host-only trace cannot tell from GPU time (docs/analyze.md, limits).
-    FAKECUDA_SPIN_WAIT=1 LD_LIBRARY_PATH="$FAKE" GPUWATCH_CUPTI="$cupti" LD_PRELOAD="$SHIM" GPUWATCH_OUTPUT="$out" \
-        "$BUILD/examples/example_$name" "$@" >"$out.log" 2>&1 || fail "$name ($mode $tag) did not run"
-    "$GPUWATCH" analyze --json "$out" >"$out.json" 2>"$out.err" || fail "$name ($mode $tag): analyze failed"
+    ex_run "$WORK/$name-$mode-$tag" "$mode" "$name" "$@"
 }
-
-median() { sort -n | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
 
 # The median of 3 runs each way: the machines are noisy (one run of the same program varies
 # by 10 % and more on a busy 2-core VM).
@@ -39,12 +27,10 @@ calibrate() {  # calibrate NAME EXPECTED_ID
         for i in 1 2 3; do
             run "$name" "$mode" "planted$i"
             run "$name" "$mode" "fixed$i" --fixed
-            local p="$WORK/$name-$mode-planted$i.json" f="$WORK/$name-$mode-fixed$i.json" top
-            walls_p+="$(grep -m1 -o '"wall_ns": [0-9]*' "$p" | grep -o '[0-9]*$') "
-            walls_f+="$(grep -m1 -o '"wall_ns": [0-9]*' "$f" | grep -o '[0-9]*$') "
-            top=$(grep -m1 '^  {"rank": 1, "id": ' "$p")
-            ids+="$(sed -n 's/^  {"rank": 1, "id": "\([a-z_0-9]*\)".*/\1/p' <<<"$top") "
-            preds+="$(sed -n 's/.*"saving_ns": \([0-9]*\),.*/\1/p' <<<"$top") "
+            local p="$WORK/$name-$mode-planted$i.json" f="$WORK/$name-$mode-fixed$i.json" id pred
+            walls_p+="$(ex_wall "$p") " walls_f+="$(ex_wall "$f") "
+            read -r id pred <<<"$(ex_top "$p")"
+            ids+="${id:-none} " preds+="${pred:-0} "
         done
         local id
         for id in $ids; do

@@ -31,8 +31,8 @@ static void churn_around_threshold(void **state)
         const struct an_finding *f = synth_rule(m, an_rule_fragmentation, &out, 8);
         if (k) {
             assert_non_null(f);
-            assert_non_null(strstr(f->evidence, "alloc/free calls (in pairs) per steady step"));
-            assert_non_null(strstr(f->change, "expandable_segments:True"));
+            assert_true(f && strstr(f->evidence, "alloc/free calls (in pairs) per steady step"));
+            assert_true(f && strstr(f->change, "expandable_segments:True"));
             assert_int_equal(f->risk, 0);
             /* 39 steps: the first free found the queue as empty as the host left it */
             assert_true(f->saving_ns > 39 * 600 * US * 0.9 && f->saving_ns < 40 * 600 * US * 1.1);

@@ -347,6 +347,33 @@ static void run_virtual(struct an_replay_state *st, struct an_rp_stream *s,
         s->have_cur = 0;
 }
 
+/* Host-only, a blocking upload: the copy is in stream order, so the call waited for its
+ * stream's earlier work and then moved its bytes. The move takes what the fastest blocking
+ * upload of the run so far took per byte (uploads of 256 KiB or more: below, the call's
+ * fixed cost dominates); the rest of the call was the wait, and proves the earlier work
+ * done by then. With no rate known yet, the whole call is the move. */
+static void host_only_upload(struct an_replay_state *st, struct an_rp_stream *s,
+                             const struct an_ev *ev, const struct an_rp_op *op)
+{
+    uint64_t dur = ev->end - ev->ts;
+    if (ev->bytes >= (256u << 10) && dur) {
+        double bps = (double)ev->bytes * 1e9 / (double)dur;
+        if (bps > st->best_blocking_bps)
+            st->best_blocking_bps = bps;
+    }
+    uint64_t move = dur;
+    if (st->best_blocking_bps > 0) {
+        double at_best = (double)ev->bytes * 1e9 / st->best_blocking_bps;
+        if (at_best < (double)dur)
+            move = (uint64_t)at_best;
+    }
+    struct an_ev waited = *ev;
+    waited.end = ev->end - move;
+    run_virtual(st, s, &waited, dur - move > st->th.drain_slack_ns, op->seq);
+    run_op(st, s, op, ev->end - move, ev->end);
+    st->matched++;
+}
+
 static void issue(struct an_replay_state *st, const struct an_ev *ev, const uint64_t *start_sim,
                   const uint64_t *issued_sim, int waits, unsigned touched)
 {
@@ -358,10 +385,7 @@ static void issue(struct an_replay_state *st, const struct an_ev *ev, const uint
     memcpy(op.sim, start_sim, sizeof op.sim);
     memcpy(op.issued_sim, issued_sim, sizeof op.issued_sim);
     if (!st->expect_gpu && ev->kind == AN_COPY && !(ev->flags & AN_F_DRAINS) && waits) {
-        /* host-only, a blocking upload: its transfer is the call itself */
-        run_virtual(st, s, ev, 0, op.seq);
-        run_op(st, s, &op, ev->ts, ev->end);
-        st->matched++;
+        host_only_upload(st, s, ev, &op);
         return;
     }
     if (ring_room((void **)&s->q, &s->q_head, s->q_n, &s->q_cap, sizeof *s->q, QUEUE_MAX) != 0) {
@@ -502,8 +526,19 @@ static void release_host(struct an_replay_state *st, int all)
 
 void an_replay_host(struct an_replay_state *st, const struct an_ev *ev)
 {
-    if (ev->kind < AN_CALL || ev->kind > AN_CAPTURE)
-        return;  /* NVTX, CPU samples, LOST: no time of the program's own */
+    struct an_ev mark;
+    if ((ev->kind == AN_RANGE_PUSH || ev->kind == AN_RANGE_START || ev->kind == AN_MARK) &&
+        (ev->flags & AN_F_STEP_NAME)) {
+        /* a step starts: the host work before it (logging the last step) and after it
+         * (loading the next batch) are two stretches, not one */
+        memset(&mark, 0, sizeof mark);
+        mark.ts = mark.end = ev->ts;
+        mark.tid = ev->tid;
+        mark.kind = AN_CALL;
+        ev = &mark;
+    } else if (ev->kind < AN_CALL || ev->kind > AN_CAPTURE) {
+        return;  /* other NVTX, CPU samples, LOST: no time of the program's own */
+    }
     if (!st->expect_gpu) {
         replay_call(st, ev);
         return;

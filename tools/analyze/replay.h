@@ -97,6 +97,7 @@ struct an_replay_state {
     size_t nworkers, ntaken;
     uint64_t loads;
     uint64_t best_pinned_bw;     /* best pinned H2D bytes/s seen on the GPU */
+    double best_blocking_bps;    /* host-only: the fastest blocking upload so far, bytes/s */
     uint64_t *nowait_ns;         /* per api id: the shortest call, its cost without a wait */
     uint64_t matched, virtual_ops, unmatched, forced;
 };

@@ -56,7 +56,8 @@ static int kernel_launch(const struct an_ev *ev)
 
 /*
  * DataLoader workers: a stretch with no call of input_gap_ns or more (thresholds.h) is the
- * training thread loading a batch itself. With N workers, batch k is loaded by worker
+ * training thread loading a batch itself. The workers start with the first such stretch
+ * (iter(loader)), so the first batch is never ready early. With N workers, batch k is loaded by worker
  * k mod N as soon as it is free and the loop has taken batch k - N x prefetch (PyTorch's
  * prefetch_factor, 2), and takes as long as it took the thread; the loop waits only for
  * what is not ready yet. Stretches of pause_min_ns or more are not batch loads
@@ -72,6 +73,9 @@ static uint64_t worker_gap(struct an_replay_state *st, int world, uint64_t gap, 
     uint64_t *worker_free = st->worker_free + (size_t)world * st->nworkers;
     uint64_t *taken = st->taken + (size_t)world * st->ntaken;
     size_t w = (size_t)(k % st->nworkers), slot = (size_t)(k % st->ntaken);
+    if (k == 0)  /* the workers start when the loop first asks: the first batch waits whole */
+        for (size_t i = 0; i < st->nworkers; i++)
+            worker_free[i] = h;
     uint64_t start = worker_free[w];
     if (taken[slot] > start)
         start = taken[slot];  /* prefetch full: batch k - ntaken not taken yet */

@@ -1,0 +1,300 @@
+/*
+ * random_loop: a training-like loop drawn at random from a seed (tests/analyze/
+ * test_random_loops.sh), or set knob by knob: batch loading on the training thread, kernel
+ * count and length, the batch copy's size, memory and sync-ness, a loss read every N steps
+ * followed by logging, one or two streams, a scratch buffer allocated and freed each step.
+ * --fix CHANGE applies one of the changes gpuwatch's advice names, so that the saving it
+ * predicts can be measured:
+ *   no_sync        the loss stays on the GPU (read once at the end); an event two steps
+ *                  back keeps the host from running further ahead
+ *   input_workers  batches loaded by cpus - 1 worker threads, 2 each ahead
+ *   pinned_async   the batch in pinned memory, copied without waiting for the stream
+ *   cuda_graphs    the step's kernels captured once into a graph, replayed each step
+ *   no_churn       the scratch buffer allocated once
+ * The knobs drawn are printed on the first line of stdout.
+ */
+#include <getopt.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <nvtx3/nvToolsExt.h>
+
+#include "common.h"
+#include "loader.h"
+
+struct knobs {
+    long steps;
+    uint64_t load_ns;        /* batch loading on the training thread, per step */
+    unsigned kernels;        /* per step */
+    uint64_t kernel_ns;      /* each */
+    uint64_t copy_bytes;     /* the batch's H2D copy (0: none) */
+    int pageable;            /* ... from pageable memory */
+    int sync_copy;           /* ... then waits for the stream (non_blocking=False) */
+    unsigned sync_every;     /* loss read back every N steps (0: never) */
+    uint64_t log_ns;         /* host work after each read */
+    unsigned streams;        /* 1 or 2: the second runs every other kernel */
+    int churn;               /* scratch alloc + free each step */
+    int nvtx;                /* each step an NVTX range "train_step" (the profiler's
+                                ProfilerStep#N: it starts before the batch is loaded) */
+};
+
+enum fix { FIX_NONE, FIX_NO_SYNC, FIX_INPUT, FIX_PINNED, FIX_GRAPHS, FIX_CHURN };
+static const char *const fix_names[] = {"none", "no_sync", "input_workers", "pinned_async",
+                                        "cuda_graphs", "no_churn"};
+
+static uint64_t next_random(uint64_t *state)  /* splitmix64 */
+{
+    uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static uint64_t pick(uint64_t *state, uint64_t lo, uint64_t hi)  /* [lo, hi] */
+{
+    return lo + next_random(state) % (hi - lo + 1);
+}
+
+/* Log-uniform: lo times 2^n for n uniform up to log2(hi / lo), then a uniform factor in
+ * [1, 2), at most hi. */
+static uint64_t pick_scale(uint64_t *state, uint64_t lo, uint64_t hi)
+{
+    unsigned doublings = 0;
+    while ((lo << (doublings + 1)) <= hi)
+        doublings++;
+    uint64_t v = lo << pick(state, 0, doublings);
+    v += pick(state, 0, v - 1);
+    return v > hi ? hi : v;
+}
+
+static void draw(struct knobs *k, uint64_t seed)
+{
+    uint64_t st = seed;
+    st = next_random(&st);  /* a hash of the seed: close seeds draw unrelated loops */
+    k->load_ns = pick(&st, 0, 1) ? pick(&st, 500, 5000) * 1000 : 0;
+    k->kernels = (unsigned)pick(&st, 1, 40);
+    k->kernel_ns = pick_scale(&st, 200000, 4000000) / k->kernels;  /* the step's GPU time */
+    k->copy_bytes = pick(&st, 0, 3) ? pick_scale(&st, 64u << 10, 16u << 20) : 0;
+    k->pageable = (int)pick(&st, 0, 1);
+    k->sync_copy = pick(&st, 0, 3) == 0;
+    k->sync_every = (unsigned)pick(&st, 0, 4);
+    k->log_ns = k->sync_every && pick(&st, 0, 1) ? pick(&st, 50, 900) * 1000 : 0;
+    k->streams = (unsigned)pick(&st, 1, 2);
+    k->churn = pick(&st, 0, 3) == 0;
+    k->nvtx = (int)pick(&st, 0, 1);
+}
+
+static void usage(FILE *out, const char *prog)
+{
+    fprintf(out,
+            "usage: %s [--seed N] [--fix CHANGE] [--steps N] [--load-us N] [--kernels N]\n"
+            "          [--kernel-ns N] [--copy-kb N] [--pageable 0|1] [--sync-copy 0|1]\n"
+            "          [--sync-every N] [--log-us N] [--streams 1|2] [--churn 0|1]\n"
+            "          [--nvtx 0|1]\n"
+            "A training-like loop drawn from --seed (default 1), knobs set after it;\n"
+            "--fix: no_sync, input_workers, pinned_async, cuda_graphs, no_churn.\n",
+            prog);
+}
+
+static uint64_t number(const char *prog, const char *opt, const char *arg, uint64_t max)
+{
+    char *end;
+    unsigned long long v = strtoull(arg, &end, 10);
+    if (*end || !*arg || v > max) {
+        fprintf(stderr, "%s: %s wants a number from 0 to %llu\n", prog, opt,
+                (unsigned long long)max);
+        exit(2);
+    }
+    return v;
+}
+
+static enum fix parse(int argc, char **argv, struct knobs *k)
+{
+    static const char prog[] = "example_random_loop";
+    static const struct option opts[] = {
+        {"seed", required_argument, NULL, 'S'},      {"fix", required_argument, NULL, 'x'},
+        {"steps", required_argument, NULL, 's'},     {"load-us", required_argument, NULL, 'l'},
+        {"kernels", required_argument, NULL, 'k'},   {"kernel-ns", required_argument, NULL, 'n'},
+        {"copy-kb", required_argument, NULL, 'c'},   {"pageable", required_argument, NULL, 'p'},
+        {"sync-copy", required_argument, NULL, 'y'}, {"sync-every", required_argument, NULL, 'e'},
+        {"log-us", required_argument, NULL, 'g'},    {"streams", required_argument, NULL, 't'},
+        {"churn", required_argument, NULL, 'u'},     {"nvtx", required_argument, NULL, 'v'},
+        {"help", no_argument, NULL, 'h'},
+        {0}};
+    uint64_t seed = 1;
+    for (int c; (c = getopt_long(argc, argv, "S:h", opts, NULL)) != -1;)  /* the seed first */
+        if (c == 'S')
+            seed = number(prog, "--seed", optarg, UINT32_MAX);
+    draw(k, seed);
+    k->steps = 60;
+    enum fix fix = FIX_NONE;
+    optind = 1;
+    for (int c; (c = getopt_long(argc, argv, "S:h", opts, NULL)) != -1;) {
+        switch (c) {
+        case 'S': break;
+        case 'x':
+            for (fix = FIX_NONE; fix <= FIX_CHURN && strcmp(optarg, fix_names[fix]); fix++)
+                ;
+            if (fix > FIX_CHURN) {
+                fprintf(stderr, "%s: --fix: unknown change '%s'\n", prog, optarg);
+                exit(2);
+            }
+            break;
+        case 's': k->steps = (long)number(prog, "--steps", optarg, 1000000); break;
+        case 'l': k->load_ns = number(prog, "--load-us", optarg, 1000000) * 1000; break;
+        case 'k': k->kernels = (unsigned)number(prog, "--kernels", optarg, 100000); break;
+        case 'n': k->kernel_ns = number(prog, "--kernel-ns", optarg, 1000000000); break;
+        case 'c': k->copy_bytes = number(prog, "--copy-kb", optarg, 1u << 20) << 10; break;
+        case 'p': k->pageable = (int)number(prog, "--pageable", optarg, 1); break;
+        case 'y': k->sync_copy = (int)number(prog, "--sync-copy", optarg, 1); break;
+        case 'e': k->sync_every = (unsigned)number(prog, "--sync-every", optarg, 1000); break;
+        case 'g': k->log_ns = number(prog, "--log-us", optarg, 1000000) * 1000; break;
+        case 't': k->streams = (unsigned)number(prog, "--streams", optarg, 2); break;
+        case 'u': k->churn = (int)number(prog, "--churn", optarg, 1); break;
+        case 'v': k->nvtx = (int)number(prog, "--nvtx", optarg, 1); break;
+        case 'h': usage(stdout, argv[0]); exit(0);
+        default: usage(stderr, argv[0]); exit(2);
+        }
+    }
+    if (!k->steps || !k->streams)
+        k->steps = k->steps ? k->steps : 1, k->streams = k->streams ? k->streams : 1;
+    printf("random_loop: steps %ld load %llu us, %u kernels x %llu ns, copy %llu KiB %s %s, "
+           "sync every %u + log %llu us, %u stream%s, churn %d, nvtx %d; fix %s\n",
+           k->steps, (unsigned long long)(k->load_ns / 1000), k->kernels,
+           (unsigned long long)k->kernel_ns, (unsigned long long)(k->copy_bytes >> 10),
+           k->pageable ? "pageable" : "pinned", k->sync_copy ? "sync" : "async", k->sync_every,
+           (unsigned long long)(k->log_ns / 1000), k->streams, k->streams > 1 ? "s" : "",
+           k->churn, k->nvtx, fix_names[fix]);
+    return fix;
+}
+
+/* The step's kernels, every other one on the second stream when there are two (joined
+ * back to the first by an event). */
+static void launch_kernels(struct ex_ctx *ex, const struct knobs *k, CUstream side,
+                           CUevent fork, CUevent join)
+{
+    if (k->streams > 1) {
+        EX_CK(ex, cuEventRecord(fork, ex->stream));
+        EX_CK(ex, cuStreamWaitEvent(side, fork, 0));
+    }
+    CUstream main_stream = ex->stream;
+    for (unsigned i = 0; i < k->kernels; i++) {
+        ex->stream = k->streams > 1 && (i & 1) ? side : main_stream;
+        ex_launch(ex, 0);
+    }
+    ex->stream = main_stream;
+    if (k->streams > 1) {
+        EX_CK(ex, cuEventRecord(join, side));
+        EX_CK(ex, cuStreamWaitEvent(main_stream, join, 0));
+    }
+}
+
+int main(int argc, char **argv)
+{
+    struct knobs k;
+    enum fix fix = parse(argc, argv, &k);
+    char name[48];
+    snprintf(name, sizeof name, "layer_%lluns", (unsigned long long)k.kernel_ns);
+    const char *const kernels[] = {name};
+    struct ex_ctx ex;
+    ex_init(&ex, "example_random_loop", kernels, 1);
+    CUstream side = NULL;
+    CUevent fork = NULL, join = NULL, done[2];
+    if (k.streams > 1) {
+        EX_CK(&ex, cuStreamCreate(&side, CU_STREAM_NON_BLOCKING));
+        EX_CK(&ex, cuEventCreate(&fork, CU_EVENT_DISABLE_TIMING));
+        EX_CK(&ex, cuEventCreate(&join, CU_EVENT_DISABLE_TIMING));
+    }
+    for (int b = 0; b < 2; b++)
+        EX_CK(&ex, cuEventCreate(&done[b], CU_EVENT_DISABLE_TIMING));
+    size_t copy = k.copy_bytes ? k.copy_bytes : 4096;
+    CUdeviceptr weights, acts, scratch = 0;
+    unsigned char *batch;
+    float item;
+    EX_CK(&ex, cuMemAlloc(&weights, 32u << 20));
+    EX_CK(&ex, cuMemAlloc(&acts, copy));
+    int pinned_batch = !k.pageable || fix == FIX_PINNED;
+    if (pinned_batch)
+        EX_CK(&ex, cuMemHostAlloc((void **)&batch, copy, 0));
+    else if (!(batch = malloc(copy)))
+        return 1;
+    memset(batch, 1, copy);
+    if (k.churn && fix == FIX_CHURN)
+        EX_CK(&ex, cuMemAlloc(&scratch, 8u << 20));
+    struct ex_loader loader = {0};
+    if (k.load_ns && fix == FIX_INPUT && ex_loader_start(&loader, k.steps, k.load_ns) != 0)
+        return 1;
+    CUgraphExec graph_exec = NULL;
+    if (fix == FIX_GRAPHS) {
+        CUgraph graph;
+        EX_CK(&ex, cuStreamBeginCapture(ex.stream, CU_STREAM_CAPTURE_MODE_GLOBAL));
+        launch_kernels(&ex, &k, side, fork, join);
+        EX_CK(&ex, cuStreamEndCapture(ex.stream, &graph));
+        EX_CK(&ex, cuGraphInstantiate(&graph_exec, graph, 0));
+        EX_CK(&ex, cuGraphDestroy(graph));
+    }
+    for (long s = 0; s < k.steps; s++) {
+        int b = (int)(s & 1);
+        if (k.nvtx)
+            nvtxRangePushA("train_step");
+        if (k.load_ns) {
+            if (fix == FIX_INPUT)
+                ex_loader_take(&loader);
+            else
+                ex_spin_ns(k.load_ns);  /* next(iter(loader)) on this thread */
+        }
+        if (k.churn && fix != FIX_CHURN)
+            EX_CK(&ex, cuMemAlloc(&scratch, 8u << 20));
+        if (k.copy_bytes) {
+            batch[0] = (unsigned char)s;
+            EX_CK(&ex, cuMemcpyHtoDAsync(acts, batch, copy, ex.stream));
+            /* x.cuda() without non_blocking=True: PyTorch waits for the stream */
+            if (k.sync_copy && fix != FIX_PINNED)
+                EX_CK(&ex, cuStreamSynchronize(ex.stream));
+        }
+        if (graph_exec)
+            EX_CK(&ex, cuGraphLaunch(graph_exec, ex.stream));
+        else
+            launch_kernels(&ex, &k, side, fork, join);
+        if (k.churn && fix != FIX_CHURN)
+            EX_CK(&ex, cuMemFree(scratch));  /* waits for the device */
+        if (k.sync_every && s % k.sync_every == 0 && fix != FIX_NO_SYNC) {
+            /* loss.item(): a copy to pageable memory on the stream, which waits for it */
+            EX_CK(&ex, cuMemcpyDtoHAsync(&item, acts, sizeof item, ex.stream));
+            ex_spin_ns(k.log_ns);  /* print(f"loss {loss:.4f}") */
+        } else {
+            if (k.sync_every && s % k.sync_every == 0)
+                ex_spin_ns(k.log_ns);  /* the logging stays, of the value read earlier */
+            /* the host stays at most two steps ahead */
+            if (s >= 2)
+                EX_CK(&ex, cuEventSynchronize(done[b]));
+            EX_CK(&ex, cuEventRecord(done[b], ex.stream));
+        }
+        if (k.nvtx)
+            nvtxRangePop();
+    }
+    if (fix == FIX_NO_SYNC && k.sync_every)
+        EX_CK(&ex, cuMemcpyDtoHAsync(&item, acts, sizeof item, ex.stream));
+    ex_loader_join(&loader);
+    if (graph_exec)
+        EX_CK(&ex, cuGraphExecDestroy(graph_exec));
+    if (k.churn && fix == FIX_CHURN)
+        EX_CK(&ex, cuMemFree(scratch));
+    if (pinned_batch)
+        EX_CK(&ex, cuMemFreeHost(batch));
+    else
+        free(batch);
+    EX_CK(&ex, cuMemFree(acts));
+    EX_CK(&ex, cuMemFree(weights));
+    for (int b = 0; b < 2; b++)
+        EX_CK(&ex, cuEventDestroy(done[b]));
+    if (side) {
+        EX_CK(&ex, cuEventDestroy(fork));
+        EX_CK(&ex, cuEventDestroy(join));
+        EX_CK(&ex, cuStreamDestroy(side));
+    }
+    ex_finish(&ex, k.steps);
+    return 0;
+}

@@ -1,0 +1,46 @@
+# Shared by the tests that run examples under the shim on the simulated GPU and read the
+# analysis (test_calibration.sh, test_random_loops.sh). Source it after setting BUILD and
+# WORK, and defining fail().
+
+GPUWATCH=$BUILD/tools/gpuwatch
+SHIM=$BUILD/libintercept/libgpuwatch.so
+FAKE=$BUILD/tests/fakecuda
+CUPTI=$BUILD/tests/fakecupti/libcupti.so.13
+
+# ex_run OUT MODE EXAMPLE [ARGS...]: runs the example traced (MODE host or cupti) into OUT
+# and writes the JSON analysis to OUT.json.
+ex_run() {
+    local out=$1 mode=$2 name=$3 cupti=0
+    shift 3
+    [ "$mode" == cupti ] && cupti=$CUPTI
+    rm -rf "$out"
+    # The simulated GPU spins in its synchronising calls, as CUDA's default schedule does when
+    # a process has fewer contexts than CPUs; sleeping there adds a timer wake-up (~80 us here)
+    # to each sync that a host-only trace cannot tell from GPU time (docs/analyze.md, limits).
+    FAKECUDA_SPIN_WAIT=1 LD_LIBRARY_PATH="$FAKE" GPUWATCH_CUPTI="$cupti" LD_PRELOAD="$SHIM" \
+        GPUWATCH_OUTPUT="$out" "$BUILD/examples/example_$name" "$@" >"$out.log" 2>&1 ||
+        fail "$name $* ($mode) did not run: $(tail -2 "$out.log")"
+    "$GPUWATCH" analyze --json "$out" >"$out.json" 2>"$out.err" ||
+        fail "$name $* ($mode): analyze failed: $(tail -2 "$out.err")"
+}
+
+# ex_wall JSON: the first process's wall time (ns).
+ex_wall() { grep -m1 -o '"wall_ns": [0-9]*' "$1" | grep -o '[0-9]*$'; }
+# ex_top JSON: "ID SAVING_NS" of the top time finding, nothing when none.
+ex_top() {
+    sed -n 's/^  {"rank": 1, "id": "\([a-z_0-9]*\)".*"saving_ns": \([0-9]*\),.*/\1 \2/p' "$1" |
+        head -1
+}
+# ex_field JSON KEY: the first number after "KEY": (replay_error, gpu_util ...).
+ex_field() { grep -m1 -o "\"$2\": [0-9.e+-]*" "$1" | sed 's/.*: //'; }
+# ex_fix ID: the --fix of random_loop that makes the change a finding's saving replays.
+ex_fix() {
+    case $1 in
+    input_pipeline) echo input_workers ;;
+    sync_bubble) echo no_sync ;;
+    pageable_h2d | small_copies) echo pinned_async ;;
+    launch_bound) echo cuda_graphs ;;
+    fragmentation) echo no_churn ;;
+    esac
+}
+median() { sort -n | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
