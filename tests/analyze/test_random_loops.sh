@@ -40,16 +40,29 @@ for seed in $(seq 1 "$SEEDS"); do
             echo "  seed $seed ($mode): top ${id:-none}, util $util ($knobs)"
             continue
         fi
-        f="$WORK/s$seed-$mode-fixed"
-        ex_run "$f" "$mode" random_loop --seed "$seed" --fix "$fix"
-        measured=$(($(ex_wall "$p.json") - $(ex_wall "$f.json")))
         fixes=$((fixes + 1))
-        # one run of the same loop varies by a few % of its wall time here: a saving near
-        # min_share (3 %) is checked against what the noise leaves measurable
-        awk -v p="$pred" -v m="$measured" -v w="$(ex_wall "$p.json")" -v n="seed $seed ($mode)" \
-            -v id="$id" 'BEGIN {
-            printf "  %s: %s predicted %.1f ms, measured %.1f ms (%.2f)\n", n, id, p / 1e6,
-                m / 1e6, p > 0 ? m / p : 0; exit !(m >= 0.5 * p - 0.02 * w) }' ||
+        # One run of a loop varies by a few % of its wall time here: the gain is measured
+        # once, and when that falls short, as the median of 3 runs each way; a saving near
+        # min_share (3 %) is checked against what the noise leaves measurable (2 % of wall).
+        walls_p="$(ex_wall "$p.json")" walls_f="" verdict=1
+        for i in 1 2 3; do
+            f="$WORK/s$seed-$mode-fixed$i"
+            ex_run "$f" "$mode" random_loop --seed "$seed" --fix "$fix"
+            walls_f+=" $(ex_wall "$f.json")"
+            if [ "$i" -gt 1 ]; then
+                ex_run "$p-again$i" "$mode" random_loop --seed "$seed"
+                walls_p+=" $(ex_wall "$p-again$i.json")"
+            fi
+            [ "$i" -eq 2 ] && continue
+            wp=$(tr ' ' '\n' <<<"$walls_p" | grep . | median)
+            wf=$(tr ' ' '\n' <<<"$walls_f" | grep . | median)
+            awk -v p="$pred" -v m="$((wp - wf))" -v w="$wp" -v n="seed $seed ($mode)" \
+                -v id="$id" -v runs="$i" 'BEGIN {
+                printf "  %s: %s predicted %.1f ms, measured %.1f ms (%.2f, %d run%s)\n", n, id,
+                    p / 1e6, m / 1e6, (p > 0 ? m / p : 0), runs, runs > 1 ? "s" : "";
+                exit !(m >= 0.5 * p - 0.02 * w) }' && { verdict=0; break; }
+        done
+        [ "$verdict" -eq 0 ] ||
             fail "seed $seed ($mode): $id's fix ($fix) gained less than half the prediction ($knobs)"
     done
 done

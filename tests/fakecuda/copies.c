@@ -7,7 +7,8 @@
  * Who waits, as on real hardware: synchronous copies that touch host memory return when the
  * simulated copy has finished; synchronous device-to-device copies do not block the host; an
  * "async" copy from or to pageable memory blocks until it is done (it is staged by the host);
- * other async copies return at once. A copy into a capturing stream is recorded, not run.
+ * other async copies return at once, their bytes moved by the copy engine (copy_engine.c).
+ * A copy into a capturing stream is recorded, not run.
  */
 #include "fakecuda.h"
 
@@ -47,6 +48,7 @@ static CUresult run_copy(fc_stream *s, const fc_range_info *di, const fc_range_i
 {
     int pageable = di->kind == FC_MEM_PAGEABLE || si->kind == FC_MEM_PAGEABLE;
     int d2d = di->kind == FC_MEM_DEVICE && si->kind == FC_MEM_DEVICE;
+    int blocks = pageable || during_call || (!async && !d2d);
     double bw = pageable ? fc_cfg.pageable_gbps : d2d ? fc_cfg.d2d_gbps : fc_cfg.pinned_gbps;
     int64_t dur = fc_copy_ns(bytes, bw);
     struct fc_graph *g = NULL;
@@ -56,12 +58,15 @@ static CUresult run_copy(fc_stream *s, const fc_range_info *di, const fc_range_i
         report_copy(sink, s, di, si, bytes, async, peer, cont, end, dur, g);
     if (end == FC_CAPTURED)
         return CUDA_SUCCESS;
-    for (size_t z = 0; z < depth; z++)
-        for (size_t y = 0; y < height; y++)
-            memmove((void *)(d.base + z * d.slice + y * d.pitch),
-                    (const void *)(sr.base + z * sr.slice + y * sr.pitch), width);
-    if (pageable || during_call || (!async && !d2d))
+    struct fc_move m = {d.base, sr.base, d.pitch, d.slice, sr.pitch, sr.slice,
+                        width, height, depth};
+    if (blocks) {
+        fc_copy_engine_drain();
+        fc_move_run(&m);
         fc_sleep_until(end);
+    } else {
+        fc_copy_engine_submit(&m);  /* the host is free while the bytes move */
+    }
     return CUDA_SUCCESS;
 }
 

@@ -109,7 +109,10 @@ CUresult CUDAAPI cuEventQuery(CUevent hEvent)
     int64_t t = fc_event_time(hEvent);
     if (t < 0)
         return CUDA_ERROR_INVALID_HANDLE;
-    return fc_now() >= t ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
+    if (fc_now() < t)
+        return CUDA_ERROR_NOT_READY;
+    fc_copy_engine_drain();  /* done means its copies' bytes are there */
+    return CUDA_SUCCESS;
 }
 
 CUresult CUDAAPI cuEventSynchronize(CUevent hEvent)

@@ -114,6 +114,7 @@ CUresult CUDAAPI cuMemAllocHost_v2(void **pp, size_t bytesize)
 
 CUresult CUDAAPI cuMemFreeHost(void *p)
 {
+    fc_copy_engine_drain();  /* a pending copy may still read or write it */
     CUresult r = fc_check_init();
     if (r != CUDA_SUCCESS)
         return r;
@@ -153,6 +154,7 @@ CUresult CUDAAPI cuMemHostRegister(void *p, size_t bytesize, unsigned int Flags)
 
 CUresult CUDAAPI cuMemHostUnregister(void *p)
 {
+    fc_copy_engine_drain();  /* a pending copy may still read or write it */
     fc_ctx *c;
     CUresult r = fc_need_ctx(&c);
     if (r != CUDA_SUCCESS)

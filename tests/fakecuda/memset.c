@@ -47,6 +47,7 @@ static CUresult set(CUdeviceptr dst, unsigned value, size_t elem, size_t N, CUst
     if (end == FC_CAPTURED)
         return CUDA_SUCCESS;
     void *p = (void *)(uintptr_t)dst;
+    fc_copy_engine_drain();  /* a pending copy may write the same bytes */
     if (elem == 1) {
         memset(p, (int)(value & 0xff), N);
     } else if (elem == 2) {

@@ -91,6 +91,7 @@ static CUresult free_async(CUdeviceptr dptr, CUstream h, int per_thread)
 
 CUresult CUDAAPI cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream)
 {
+    fc_copy_engine_drain();  /* the fake reuses freed bytes at once */
     return free_async(dptr, hStream, 0);
 }
 

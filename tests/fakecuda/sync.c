@@ -35,7 +35,10 @@ static CUresult stream_query(CUstream h, int per_thread)
         return r;
     if (atomic_load_explicit(&s->capture, memory_order_acquire))
         return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
-    return fc_now() >= stream_target(s) ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
+    if (fc_now() < stream_target(s))
+        return CUDA_ERROR_NOT_READY;
+    fc_copy_engine_drain();  /* done means its copies' bytes are there */
+    return CUDA_SUCCESS;
 }
 
 CUresult CUDAAPI cuStreamQuery(CUstream hStream) { return stream_query(hStream, 0); }

@@ -40,8 +40,18 @@ struct an_rp_record {
     int graph;                       /* run by a graph launch */
 };
 
+/* cuStreamWaitEvent: the stream's operations from seq on wait for stream `other`'s first
+ * `upto` operations (those before the event's record). */
+struct an_rp_barrier {
+    uint64_t seq, upto;
+    size_t other;
+};
+#define BARRIERS 4
+
 struct an_rp_stream {
     uint64_t id;
+    struct an_rp_barrier bar[BARRIERS];  /* oldest first */
+    unsigned nbar;
     struct an_rp_op *q;              /* ring */
     size_t q_head, q_n, q_cap;
     struct an_rp_record *pend;       /* ring */
@@ -228,22 +238,51 @@ static void mark_done(struct an_rp_stream *s, uint64_t seq)
     memcpy(s->done[seq % DONE_KEEP].sim, s->g, sizeof s->g);
 }
 
+static void run_virtual(struct an_replay_state *st, struct an_rp_stream *s,
+                        const struct an_ev *drain, int waited, uint64_t upto, int depth);
+
+/* The barriers operation seq of s passes (they are dropped: later operations follow it on
+ * its stream): when the other streams' work they wait for ended, measured (returned) and
+ * per world (sim). Host-only, that work is replayed first from what `drain` proved. */
+static uint64_t pass_barriers(struct an_replay_state *st, struct an_rp_stream *s, uint64_t seq,
+                              uint64_t *sim, const struct an_ev *drain, int waited, int depth)
+{
+    uint64_t meas = 0;
+    memset(sim, 0, AN_WORLDS * sizeof *sim);
+    while (s->nbar && s->bar[0].seq <= seq) {
+        struct an_rp_barrier b = s->bar[0];
+        memmove(s->bar, s->bar + 1, --s->nbar * sizeof *s->bar);
+        struct an_rp_stream *o = &st->streams[b.other];
+        if (drain && depth < 4)
+            run_virtual(st, o, drain, waited, b.upto, depth + 1);
+        if (!b.upto || o->done[(b.upto - 1) % DONE_KEEP].seq != b.upto - 1)
+            continue;  /* nothing before the record, or done long ago */
+        meas = max64(meas, o->done[(b.upto - 1) % DONE_KEEP].meas);
+        for (int w = 0; w < AN_WORLDS; w++)
+            sim[w] = max64(sim[w], o->done[(b.upto - 1) % DONE_KEEP].sim[w]);
+    }
+    return meas;
+}
+
 /* One GPU operation, its call known: each what-if's stream clock moves past it. */
 static void run_op(struct an_replay_state *st, struct an_rp_stream *s, const struct an_rp_op *op,
                    uint64_t ts, uint64_t end)
 {
     uint64_t dur = end > ts ? end - ts : 0;
     uint64_t lat = ts > op->call.ts ? ts - op->call.ts : 0;
+    uint64_t other[AN_WORLDS] = {0};
+    uint64_t other_meas = s->nbar ? pass_barriers(st, s, op->seq, other, NULL, 0, 0) : 0;
     /* an operation that started after its stream's previous one ended waited for its call:
      * the delay from the call is the launch latency; a queued one started when the stream
-     * freed up, and at most the latency seen last after its call */
-    if (ts > s->g_meas || !s->g_meas)
+     * (or the other stream it waited for) freed up, and at most the latency seen last */
+    if ((ts > s->g_meas || !s->g_meas) && other_meas <= s->g_meas)
         s->latency = lat;
     else if (lat > s->latency)
         lat = s->latency;
     for (int w = 0; w < AN_WORLDS; w++) {
         unsigned c = st->changes[w] & op->touched;
         uint64_t ready = op->sim[w] + (c && an_wi_back_to_back(c, &op->call) ? 0 : lat);
+        ready = max64(ready, other[w]);
         s->g[w] = max64(s->g[w], ready) + (c ? an_wi_op_ns(st, c, &op->call, dur) : dur);
     }
     if (end > s->g_meas)
@@ -324,19 +363,32 @@ void an_replay_gpu(struct an_replay_state *st, const struct an_ev *ev)
  * taken as nil.
  */
 static void run_virtual(struct an_replay_state *st, struct an_rp_stream *s,
-                        const struct an_ev *drain, int waited, uint64_t upto)
+                        const struct an_ev *drain, int waited, uint64_t upto, int depth)
 {
     size_t n = 0;
     while (n < s->q_n && s->q[(s->q_head + n) & (s->q_cap - 1)].seq < upto)
         n++;
     if (!n)
         return;
+    /* work on other streams it waited for ran first: its time is not this work's (that
+     * replay may come back to this stream: count again after it) */
+    uint64_t other[AN_WORLDS];
+    uint64_t other_meas = pass_barriers(st, s, s->q[(s->q_head + n - 1) & (s->q_cap - 1)].seq,
+                                        other, drain, waited, depth);
+    for (n = 0; n < s->q_n && s->q[(s->q_head + n) & (s->q_cap - 1)].seq < upto;)
+        n++;
+    if (!n)
+        return;
     const struct an_rp_op *first = &s->q[s->q_head];
     const struct an_rp_op *last = &s->q[(s->q_head + n - 1) & (s->q_cap - 1)];
-    uint64_t from = max64(first->call.ts, s->g_meas);
+    /* the work starts once its first call has handed it over (a call's own time, a copy's
+     * staging, is host time, not the GPU's) */
+    uint64_t from = max64(max64(first->issued_meas, s->g_meas), other_meas);
     uint64_t work = waited && drain->end > from ? drain->end - from : 0;
     for (int w = 0; w < AN_WORLDS; w++)
-        s->g[w] = max64(s->g[w], work ? first->sim[w] : last->issued_sim[w]) + work;
+        s->g[w] = max64(max64(s->g[w], other[w]),
+                        work ? first->issued_sim[w] : last->issued_sim[w]) +
+                  work;
     if (from + work > s->g_meas)
         s->g_meas = from + work;
     mark_done(s, last->seq);
@@ -369,7 +421,7 @@ static void host_only_upload(struct an_replay_state *st, struct an_rp_stream *s,
     }
     struct an_ev waited = *ev;
     waited.end = ev->end - move;
-    run_virtual(st, s, &waited, dur - move > st->th.drain_slack_ns, op->seq);
+    run_virtual(st, s, &waited, dur - move > st->th.drain_slack_ns, op->seq, 0);
     run_op(st, s, op, ev->end - move, ev->end);
     st->matched++;
 }
@@ -389,7 +441,7 @@ static void issue(struct an_replay_state *st, const struct an_ev *ev, const uint
         return;
     }
     if (ring_room((void **)&s->q, &s->q_head, s->q_n, &s->q_cap, sizeof *s->q, QUEUE_MAX) != 0) {
-        run_virtual(st, s, ev, 0, UINT64_MAX);  /* never matched so far: drop what waits */
+        run_virtual(st, s, ev, 0, UINT64_MAX, 0);  /* never matched so far: drop what waits */
         if (ring_room((void **)&s->q, &s->q_head, s->q_n, &s->q_cap, sizeof *s->q,
                       QUEUE_MAX) != 0)
             return;
@@ -397,6 +449,26 @@ static void issue(struct an_replay_state *st, const struct an_ev *ev, const uint
     s->q[(s->q_head + s->q_n) & (s->q_cap - 1)] = op;
     s->q_n++;
     match_pending(st, s);
+}
+
+static int is_stream_wait(const struct an_ev *ev)
+{
+    return ev->kind == AN_CALL && !(ev->flags & AN_F_ERROR) &&
+           (ev->api == GW_API_cuStreamWaitEvent || ev->api == GW_API_cuStreamWaitEvent_ptsz);
+}
+
+/* cuStreamWaitEvent: what the stream issues from now on runs after what the event's stream
+ * held when the event was recorded (a cross-stream edge). */
+static void add_barrier(struct an_replay_state *st, const struct an_ev *ev)
+{
+    uint64_t *at = gw_map_get(&st->event_at, ev->key);
+    struct an_rp_stream *s = stream_of(st, ev->stream);
+    if (!at || !s || (size_t)(*at >> 40) == (size_t)(s - st->streams))
+        return;
+    if (s->nbar == BARRIERS)  /* (more pending than that: the oldest is dropped) */
+        memmove(s->bar, s->bar + 1, --s->nbar * sizeof *s->bar);
+    s->bar[s->nbar++] = (struct an_rp_barrier){s->issued, *at & ((1ull << 40) - 1),
+                                               (size_t)(*at >> 40)};
 }
 
 static int is_event_record(const struct an_ev *ev)
@@ -415,7 +487,7 @@ static uint64_t event_drained(struct an_replay_state *st, const struct an_ev *ev
         return 0;
     struct an_rp_stream *s = &st->streams[*at >> 40];
     uint64_t upto = *at & ((1ull << 40) - 1);
-    run_virtual(st, s, ev, waited_long, upto);
+    run_virtual(st, s, ev, waited_long, upto, 0);
     if (!upto || s->done[(upto - 1) % DONE_KEEP].seq != upto - 1)
         return 0;  /* nothing before it, or done long ago */
     memcpy(ready_sim, s->done[(upto - 1) % DONE_KEEP].sim, AN_WORLDS * sizeof *ready_sim);
@@ -436,7 +508,7 @@ static uint64_t drained(struct an_replay_state *st, const struct an_ev *ev, int 
         struct an_rp_stream *s = &st->streams[i];
         if (!(ev->flags & AN_F_ALL_STREAMS) && s->id != ev->stream)
             continue;
-        run_virtual(st, s, ev, waited_long, UINT64_MAX);
+        run_virtual(st, s, ev, waited_long, UINT64_MAX, 0);
         ready = max64(ready, s->g_meas);
         for (int w = 0; w < AN_WORLDS; w++)
             ready_sim[w] = max64(ready_sim[w], s->g[w]);
@@ -468,6 +540,8 @@ static void replay_call(struct an_replay_state *st, const struct an_ev *ev)
         struct an_rp_stream *s = stream_of(st, ev->stream);
         if (s && s->issued < (1ull << 40))
             gw_map_put(&st->event_at, ev->key, (uint64_t)(s - st->streams) << 40 | s->issued);
+    } else if (is_stream_wait(ev)) {
+        add_barrier(st, ev);
     }
     uint64_t dur = ev->end - ev->ts;
     int waits = an_wi_waits_measured(ev);
@@ -572,7 +646,7 @@ void an_replay_finish(struct an_replay_state *st, uint64_t first_ts, uint64_t me
         st->unmatched += s->p_n;
         /* work never drained: its length is unknown, it ends when it was issued */
         struct an_ev none = {0};
-        run_virtual(st, s, &none, 0, UINT64_MAX);
+        run_virtual(st, s, &none, 0, UINT64_MAX, 0);
         for (int w = 0; w < AN_WORLDS; w++)
             end[w] = max64(end[w], s->g[w]);
     }
