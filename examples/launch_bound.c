@@ -16,7 +16,7 @@ static const char *const kernels[] = {"tiny_20ns"};
 
 int main(int argc, char **argv)
 {
-    long steps = ex_steps(argc, argv, "example_launch_bound", 50,
+    long steps = ex_steps(argc, argv, "example_launch_bound", 200,
                           "Planted waste: 2000 tiny kernel launches per step.");
     struct ex_ctx ex;
     ex_init(&ex, "example_launch_bound", kernels, 1);

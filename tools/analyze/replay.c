@@ -180,13 +180,20 @@ static struct an_rp_thread *thread_of(struct an_replay_state *st, uint32_t tid, 
         st->threads = grown;
         st->threads_cap = cap;
     }
+    /* a new thread starts where the host's replayed time stood when it was made: the
+     * thread replayed last, replayed minus measured */
+    uint64_t delta[AN_WORLDS] = {0};
+    if (st->last_thread) {
+        const struct an_rp_thread *l = &st->threads[st->last_thread - 1];
+        for (int w = 0; w < AN_WORLDS; w++)
+            delta[w] = l->last_end > l->h[w] ? l->last_end - l->h[w] : 0;
+    }
     struct an_rp_thread *t = &st->threads[st->nthreads++];
     t->tid = tid;
     t->last_end = ts;
     t->after_kernel = 0;
-    /* a new thread starts where the host's replayed time stood when it was made */
     for (int w = 0; w < AN_WORLDS; w++)
-        t->h[w] = ts - (st->delta[w] < ts ? st->delta[w] : ts);
+        t->h[w] = ts - (delta[w] < ts ? delta[w] : ts);
     return t;
 }
 
@@ -432,11 +439,11 @@ static void issue(struct an_replay_state *st, const struct an_ev *ev, const uint
     struct an_rp_stream *s = stream_of(st, ev->stream);
     if (!s)
         return;
-    struct an_rp_op op = {.call = *ev, .seq = s->issued++,
-                          .issued_meas = waits ? ev->ts : ev->end, .touched = touched};
-    memcpy(op.sim, start_sim, sizeof op.sim);
-    memcpy(op.issued_sim, issued_sim, sizeof op.issued_sim);
     if (!st->expect_gpu && ev->kind == AN_COPY && !(ev->flags & AN_F_DRAINS) && waits) {
+        struct an_rp_op op = {.call = *ev, .seq = s->issued++, .issued_meas = ev->ts,
+                              .touched = touched};
+        memcpy(op.sim, start_sim, sizeof op.sim);
+        memcpy(op.issued_sim, issued_sim, sizeof op.issued_sim);
         host_only_upload(st, s, ev, &op);
         return;
     }
@@ -446,7 +453,13 @@ static void issue(struct an_replay_state *st, const struct an_ev *ev, const uint
                       QUEUE_MAX) != 0)
             return;
     }
-    s->q[(s->q_head + s->q_n) & (s->q_cap - 1)] = op;
+    struct an_rp_op *op = &s->q[(s->q_head + s->q_n) & (s->q_cap - 1)];  /* (in place) */
+    op->call = *ev;
+    op->seq = s->issued++;
+    op->issued_meas = waits ? ev->ts : ev->end;
+    op->touched = touched;
+    memcpy(op->sim, start_sim, sizeof op->sim);
+    memcpy(op->issued_sim, issued_sim, sizeof op->issued_sim);
     s->q_n++;
     match_pending(st, s);
 }
@@ -528,12 +541,20 @@ static void replay_call(struct an_replay_state *st, const struct an_ev *ev)
     st->after_kernel = t->after_kernel;
     t->after_kernel = an_wi_kernel_launch(ev);
     unsigned touched = an_wi_touched(st, ev, gap), c[AN_WORLDS];
-    uint64_t start[AN_WORLDS];
-    for (int w = 0; w < AN_WORLDS; w++) {
+    uint64_t start[AN_WORLDS], cost[AN_WORLDS];
+    uint64_t dur = ev->end - ev->ts;
+    for (int w = 0; w < AN_WORLDS; w++) {  /* (the common case, as measured, vectorizes) */
+        start[w] = t->h[w] + gap;
+        cost[w] = dur;
         c[w] = st->changes[w] & touched;
-        t->h[w] += c[w] ? an_wi_gap(st, w, c[w], ev, gap, t->h[w]) : gap;
-        start[w] = t->h[w];
     }
+    if (touched)
+        for (int w = 0; w < AN_WORLDS; w++)
+            if (c[w]) {
+                start[w] = t->h[w] + an_wi_gap(st, w, c[w], ev, gap, t->h[w]);
+                cost[w] = an_wi_cost(c[w], ev, dur);
+            }
+    memcpy(t->h, start, sizeof start);
     if (gap >= st->th.input_gap_ns && gap < st->th.pause_min_ns)
         st->loads++;
     if (is_event_record(ev)) {
@@ -543,7 +564,6 @@ static void replay_call(struct an_replay_state *st, const struct an_ev *ev)
     } else if (is_stream_wait(ev)) {
         add_barrier(st, ev);
     }
-    uint64_t dur = ev->end - ev->ts;
     int waits = an_wi_waits_measured(ev);
     /* a waiting call's own cost: what calls of its kind took when they did not wait
      * (none seen: nil beyond what followed the GPU's end) */
@@ -553,12 +573,12 @@ static void replay_call(struct an_replay_state *st, const struct an_ev *ev)
     if (an_wi_issues(ev)) {
         uint64_t issued[AN_WORLDS];
         for (int w = 0; w < AN_WORLDS; w++)
-            issued[w] = start[w] + (waits ? 0 : c[w] ? an_wi_cost(c[w], ev, dur) : dur);
+            issued[w] = start[w] + (waits ? 0 : cost[w]);
         issue(st, ev, start, issued, waits, touched);
     }
     if (!waits) {
         for (int w = 0; w < AN_WORLDS; w++)
-            t->h[w] += c[w] ? an_wi_cost(c[w], ev, dur) : dur;
+            t->h[w] += cost[w];
     } else {
         uint64_t ready_sim[AN_WORLDS];
         int waited_long = dur > nowait + st->th.drain_slack_ns;
@@ -582,8 +602,7 @@ static void replay_call(struct an_replay_state *st, const struct an_ev *ev)
     }
     if (ev->end > t->last_end)
         t->last_end = ev->end;
-    for (int w = 0; w < AN_WORLDS; w++)
-        st->delta[w] = t->last_end > t->h[w] ? t->last_end - t->h[w] : 0;
+    st->last_thread = (size_t)(t - st->threads) + 1;
 }
 
 static void release_host(struct an_replay_state *st, int all)
