@@ -199,9 +199,13 @@ static struct an_rp_thread *thread_of(struct an_replay_state *st, uint32_t tid, 
 
 static struct an_rp_stream *stream_of(struct an_replay_state *st, uint64_t id)
 {
+    if (st->last_stream && st->streams[st->last_stream - 1].id == id)
+        return &st->streams[st->last_stream - 1];  /* (nearly every call: the same one) */
     uint64_t *at = gw_map_get(&st->stream_index, id);
-    if (at)
+    if (at) {
+        st->last_stream = (size_t)*at;
         return &st->streams[*at - 1];
+    }
     if (st->nstreams == st->streams_cap) {
         size_t cap = st->streams_cap ? st->streams_cap * 2 : 8;
         struct an_rp_stream *grown = realloc(st->streams, cap * sizeof *grown);
@@ -549,11 +553,7 @@ static void replay_call(struct an_replay_state *st, const struct an_ev *ev)
         c[w] = st->changes[w] & touched;
     }
     if (touched)
-        for (int w = 0; w < AN_WORLDS; w++)
-            if (c[w]) {
-                start[w] = t->h[w] + an_wi_gap(st, w, c[w], ev, gap, t->h[w]);
-                cost[w] = an_wi_cost(c[w], ev, dur);
-            }
+        an_wi_transform(st, c, ev, gap, dur, t->h, start, cost);
     memcpy(t->h, start, sizeof start);
     if (gap >= st->th.input_gap_ns && gap < st->th.pause_min_ns)
         st->loads++;

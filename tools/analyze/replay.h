@@ -89,6 +89,7 @@ struct an_replay_state {
     struct gw_map stream_index;  /* stream id -> index + 1 */
     struct gw_map event_at;      /* event handle -> stream index << 40 | operations before it */
     int after_kernel;            /* the thread replayed now last made a kernel launch */
+    size_t last_stream;          /* the stream looked up last, + 1 (0: none) */
     size_t last_thread;          /* the thread replayed last, + 1 (0: none yet) */
     unsigned changes[AN_WORLDS]; /* each world's changes (an_world_changes) */
     /* AN_WI_INPUT_WORKERS, per world: when each worker is free, and when each of the last

@@ -133,14 +133,24 @@ unsigned an_wi_touched(const struct an_replay_state *st, const struct an_ev *ev,
     return t;
 }
 
-uint64_t an_wi_gap(struct an_replay_state *st, int world, unsigned changes,
-                   const struct an_ev *ev, uint64_t gap, uint64_t h)
+void an_wi_transform(struct an_replay_state *st, const unsigned *c, const struct an_ev *ev,
+                     uint64_t gap, uint64_t dur, const uint64_t *h, uint64_t *start,
+                     uint64_t *cost)
 {
-    if ((changes & AN_WI_BIT(AN_WI_GRAPHS)) && launch_overhead(st, ev, gap))
-        return 0;
-    if ((changes & AN_WI_BIT(AN_WI_INPUT_WORKERS)) && batch_load(st, gap))
-        return worker_gap(st, world, gap, h);
-    return gap;
+    int overhead = launch_overhead(st, ev, gap), load = batch_load(st, gap);
+    int free_call = kernel_launch(ev) || allocator_call(ev);
+    unsigned free_with = kernel_launch(ev) ? AN_WI_BIT(AN_WI_GRAPHS) : AN_WI_BIT(AN_WI_NO_CHURN);
+    for (int w = 0; w < AN_WORLDS; w++) {
+        if (!c[w])
+            continue;
+        uint64_t g = gap;
+        if ((c[w] & AN_WI_BIT(AN_WI_GRAPHS)) && overhead)
+            g = 0;
+        else if ((c[w] & AN_WI_BIT(AN_WI_INPUT_WORKERS)) && load)
+            g = worker_gap(st, w, gap, h[w]);
+        start[w] = h[w] + g;
+        cost[w] = free_call && (c[w] & free_with) ? 0 : dur;
+    }
 }
 
 uint64_t an_wi_cost(unsigned changes, const struct an_ev *ev, uint64_t own_ns)
