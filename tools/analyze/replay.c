@@ -412,14 +412,15 @@ static void run_virtual(struct an_replay_state *st, struct an_rp_stream *s,
 
 /* Host-only, a blocking upload: the copy is in stream order, so the call waited for its
  * stream's earlier work and then moved its bytes. The move takes what the fastest blocking
- * upload of the run so far took per byte (uploads of 256 KiB or more: below, the call's
- * fixed cost dominates); the rest of the call was the wait, and proves the earlier work
- * done by then. With no rate known yet, the whole call is the move. */
+ * upload of the run so far took per byte (of 4 KiB or more; a small one's fixed cost makes
+ * its rate low, its move long: the wait is not overstated); the rest of the call was the
+ * wait, and proves the earlier work done by then. With no rate known yet, the whole call
+ * is the move. */
 static void host_only_upload(struct an_replay_state *st, struct an_rp_stream *s,
                              const struct an_ev *ev, const struct an_rp_op *op)
 {
     uint64_t dur = ev->end - ev->ts;
-    if (ev->bytes >= (256u << 10) && dur) {
+    if (ev->bytes >= (4u << 10) && dur) {
         double bps = (double)ev->bytes * 1e9 / (double)dur;
         if (bps > st->best_blocking_bps)
             st->best_blocking_bps = bps;
