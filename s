@@ -1,1 +1,1 @@
-  seed 23 (cupti): fragmentation predicted 3.8 ms, measured 2.8 ms (0.75, 1 run1)
+  seed 23 (cupti): fragmentation predicted 3.3 ms, measured 2.0 ms (0.62, 1 run1)

@@ -6,8 +6,11 @@
  * calling thread would spend host time a GPU does not, and hide the transfer behind it).
  *
  * Order: jobs run one at a time in submission order. Whatever may touch what a pending job
- * moves waits for the engine first (fc_copy_engine_drain): every simulated wait
- * (fc_sleep_until: syncs, blocking copies), memsets, queries that find work done, frees.
+ * moves waits for the engine first (fc_copy_engine_drain): blocking copies, memsets, frees;
+ * a host that waited for the GPU (fc_sleep_until: syncs; queries that find work done) when
+ * a pending job writes host memory. The engine's memcpy may be slower than the simulated
+ * transfer; uploads then finish late without anyone waiting for them, as no GPU record
+ * would show such a wait.
  * Without the thread (it could not start, or in a forked child) jobs run on the caller.
  */
 #include "fakecuda.h"
@@ -27,6 +30,7 @@ static pthread_cond_t work_cv = PTHREAD_COND_INITIALIZER, idle_cv = PTHREAD_COND
 static struct job *head, *tail;
 static int busy;
 static _Atomic int pending;      /* jobs submitted and not done: the drain's fast path */
+static _Atomic int downloads;    /* ... of which write host memory */
 static pid_t engine_pid;         /* the process the thread runs in (0: none) */
 
 void fc_move_run(const struct fc_move *m)
@@ -51,10 +55,13 @@ static void *engine(void *arg)
         busy = 1;
         pthread_mutex_unlock(&lock);
         fc_move_run(&j->move);
+        int to_host = j->move.to_host;
         free(j);
         pthread_mutex_lock(&lock);
         busy = 0;
         atomic_fetch_sub(&pending, 1);
+        if (to_host)
+            atomic_fetch_sub(&downloads, 1);
         if (!head)
             pthread_cond_broadcast(&idle_cv);
     }
@@ -69,6 +76,7 @@ static void after_fork_child(void)
     head = tail = NULL;  /* the parent's pending jobs are the parent's */
     busy = 0;
     atomic_store(&pending, 0);
+    atomic_store(&downloads, 0);
     engine_pid = 0;
 }
 
@@ -112,8 +120,16 @@ void fc_copy_engine_submit(const struct fc_move *m)
         head = j;
     tail = j;
     atomic_fetch_add(&pending, 1);
+    if (m->to_host)
+        atomic_fetch_add(&downloads, 1);
     pthread_cond_signal(&work_cv);
     pthread_mutex_unlock(&lock);
+}
+
+void fc_copy_engine_drain_downloads(void)
+{
+    if (atomic_load(&downloads))
+        fc_copy_engine_drain();
 }
 
 void fc_copy_engine_drain(void)

@@ -84,20 +84,25 @@ typedef struct fc_stream {
 } fc_stream;
 
 int64_t fc_now(void);
-void fc_sleep_until(int64_t t);  /* spins instead with FAKECUDA_SPIN_WAIT=1; drains the copy
-                                   engine first */
+void fc_sleep_until(int64_t t);  /* spins instead with FAKECUDA_SPIN_WAIT=1; first waits for
+                                   the copy engine's downloads */
 
 /* ---- the copy engine (copy_engine.c) ---- */
 struct fc_move {                 /* depth slices of height rows of width bytes */
     uintptr_t dst, src;
     size_t dst_pitch, dst_slice, src_pitch, src_slice;
     size_t width, height, depth;
+    int to_host;                 /* the destination is host memory (a download) */
 };
 void fc_move_run(const struct fc_move *m);
 /* Moves m's bytes on the copy engine's thread, after those submitted before. */
 void fc_copy_engine_submit(const struct fc_move *m);
 /* Returns when every submitted move is done. */
 void fc_copy_engine_drain(void);
+/* fc_copy_engine_drain when a pending move writes host memory: what a host that waited
+ * for the GPU may read next. Moves into device memory are read only by later moves (in
+ * order on the engine), memsets and frees (which drain). */
+void fc_copy_engine_drain_downloads(void);
 /* Enqueue an op of dur_ns on s; returns its simulated end time (it starts at end - dur_ns),
  * or FC_CAPTURED when s is capturing (the op went into the graph and must not run; then
  * *captured, if given, is that graph). Lock-free. */

@@ -37,7 +37,7 @@ static CUresult stream_query(CUstream h, int per_thread)
         return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
     if (fc_now() < stream_target(s))
         return CUDA_ERROR_NOT_READY;
-    fc_copy_engine_drain();  /* done means its copies' bytes are there */
+    fc_copy_engine_drain_downloads();  /* done means its downloads' bytes are there */
     return CUDA_SUCCESS;
 }
 
