@@ -1,1 +1,1 @@
-  seed 23 (cupti): fragmentation predicted 3.3 ms, measured 2.0 ms (0.62, 1 run1)
+  seed 100 (cupti): input_pipeline predicted 119.4 ms, measured 126.9 ms (1.06, 1 run1)

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Calibration against reality (issue 17): each planted-waste example runs planted and with
-# its --fixed variant on the simulated GPU, in timeline and host-only mode; the predicted
-# saving of the top finding (the what-if replay's) must be within +-20 % of the measured
-# wall-time difference, and the top finding must be the planted one.
+# its --fixed variant (random_loop: with its knobs set, and --fix) on the simulated GPU, in
+# timeline and host-only mode; the predicted saving of the top finding (the what-if
+# replay's) must be within +-20 % of the measured wall-time difference, and the top finding
+# must be the planted one. (Two wastes in one loop: test_random_loops.sh.)
 #   test_calibration.sh BUILD_DIR
 set -u
 BUILD=${1:?usage: test_calibration.sh BUILD_DIR}
@@ -12,21 +13,22 @@ failures=0
 fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
 . "$(dirname "$0")/lib_examples.sh"
 
-run() {  # run NAME MODE TAG [ARGS...]: the trace's JSON analysis in $WORK/NAME-MODE-TAG.json
-    local name=$1 mode=$2 tag=$3
-    shift 3
-    ex_run "$WORK/$name-$mode-$tag" "$mode" "$name" "$@"
+run() {  # run LABEL MODE TAG EXAMPLE [ARGS...]: the JSON analysis in $WORK/LABEL-MODE-TAG.json
+    local label=$1 mode=$2 tag=$3 example=$4
+    shift 4
+    ex_run "$WORK/$label-$mode-$tag" "$mode" "$example" "$@"
 }
 
 # The median of 3 runs each way: the machines are noisy (one run of the same program varies
 # by 10 % and more on a busy 2-core VM).
-calibrate() {  # calibrate NAME EXPECTED_ID
-    local name=$1 want=$2 mode i
+calibrate() {  # calibrate LABEL EXPECTED_ID EXAMPLE FIX_ARG [ARGS...]
+    local name=$1 want=$2 example=$3 fix=$4 mode i
+    shift 4
     for mode in host cupti; do
         local walls_p="" walls_f="" preds="" ids=""
         for i in 1 2 3; do
-            run "$name" "$mode" "planted$i"
-            run "$name" "$mode" "fixed$i" --fixed
+            run "$name" "$mode" "planted$i" "$example" "$@"
+            run "$name" "$mode" "fixed$i" "$example" "$@" "$fix"
             local p="$WORK/$name-$mode-planted$i.json" f="$WORK/$name-$mode-fixed$i.json" id pred
             walls_p+="$(ex_wall "$p") " walls_f+="$(ex_wall "$f") "
             read -r id pred <<<"$(ex_top "$p")"
@@ -48,8 +50,22 @@ calibrate() {  # calibrate NAME EXPECTED_ID
     done
 }
 
-calibrate per_step_sync sync_bubble
-calibrate pageable_h2d pageable_h2d
-calibrate dataloader_bound input_pipeline
+calibrate per_step_sync sync_bubble per_step_sync --fixed
+calibrate pageable_h2d pageable_h2d pageable_h2d --fixed
+calibrate dataloader_bound input_pipeline dataloader_bound --fixed
+# More classes, as random_loop with its knobs set (--fix applies the advice):
+# a loss read every 4th step, then logging
+calibrate sync_every_4 sync_bubble random_loop --fix=no_sync --load-us 0 --kernels 8 \
+    --kernel-ns 250000 --copy-kb 0 --sync-every 4 --log-us 900 --streams 1 --churn 0 --nvtx 1
+# the read on a loop that runs every other kernel on a second stream
+calibrate sync_two_streams sync_bubble random_loop --fix=no_sync --load-us 0 --kernels 10 \
+    --kernel-ns 200000 --copy-kb 0 --sync-every 1 --log-us 500 --streams 2 --churn 0 --nvtx 1
+# a scratch buffer allocated and freed each step (cudaFree waits for the device)
+calibrate alloc_churn fragmentation random_loop --fix=no_churn --load-us 600 --kernels 6 \
+    --kernel-ns 300000 --copy-kb 0 --sync-every 0 --streams 1 --churn 1 --nvtx 1
+# batch loading with a loss read every step, on a machine where one worker fits
+calibrate input_and_sync input_pipeline random_loop --fix=input_workers --load-us 2500 \
+    --kernels 4 --kernel-ns 500000 --copy-kb 0 --sync-every 1 --log-us 300 --streams 1 \
+    --churn 0 --nvtx 1
 [ "$failures" -eq 0 ] || { echo "test_calibration: $failures failed" >&2; exit 1; }
 echo "test_calibration: all checks passed"
