@@ -6,3 +6,6 @@ bash scripts/deps.sh
 bash scripts/build.sh
 cd "${BUILD_DIR:-build}"
 ctest --output-on-failure -j2
+cd - >/dev/null
+# the fuzz harnesses, built and run briefly (scripts/fuzz.sh says how, and how to run longer)
+bash scripts/fuzz.sh 10

@@ -4,11 +4,11 @@
  * only), the run is analyzed, and every invariant (invariants.h) and the busy-time oracle
  * (run_oracle.h) must hold: a violation aborts with what broke. Where fuzz_analyze.c looks
  * for crashes on any bytes, this looks for wrong figures on runs that could happen. Not
- * part of the default build. From the repository root:
+ * part of the default build: scripts/fuzz.sh builds and runs it (CI: 10 s). By hand:
  *
  *   clang -g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
  *     -Iinclude -Itools -Itools/analyze -Itests/analyze tests/analyze/fuzz_model.c \
- *     tools/analyze/[a-z]*.c tools/trace_*.c tools/gw_map.c tools/text_out.c -lm \
+ *     tools/analyze/[a-z]*.c tools/trace_*.c tools/gw_map.c tools/gw_busy.c tools/text_out.c -lm \
  *     -o fuzz_model
  *   mkdir -p corpus_model && ./fuzz_model -max_len=4096 corpus_model
  */

@@ -1,7 +1,7 @@
 /*
  * libFuzzer entry point for the trace reader: the input bytes become a file (a memfd),
  * which is opened, its definitions loaded, read to the end, and every name looked up.
- * Not part of the default build. From the repository root:
+ * scripts/fuzz.sh builds and runs it (CI: 10 s). By hand:
  *
  *   clang -g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
  *     -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION \

@@ -20,20 +20,25 @@ void an_rule_launch_bound(const struct an_model *m, const struct an_rule_ctx *ct
                           struct an_findings *out)
 {
     (void)ctx;
-    uint64_t steps = an_steady_steps(m);
-    uint64_t span = an_steady_span(m);
-    uint64_t graphs = m->steady.graph_launches;
-    double launches_per_step = (double)(m->steady.launches - graphs) / (double)steps;
-    double graphs_per_step = (double)graphs / (double)steps;
-    if (!span || m->total.launches <= m->total.graph_launches ||
-        !an_whatif_worth(m, AN_WI_GRAPHS))
+    if (m->total.launches <= m->total.graph_launches || !an_whatif_worth(m, AN_WI_GRAPHS))
         return;
+    /* the evidence is the steady state's, or the whole run's when the steady state (steps
+     * found wrongly, or launches only at start-up) holds no kernel launch */
+    int steady = m->steady.launches > m->steady.graph_launches && an_steady_span(m);
+    const struct an_totals *c = steady ? &m->steady : &m->total;
+    uint64_t steps = steady ? an_steady_steps(m) : 1;
+    uint64_t span = steady ? an_steady_span(m) : m->wall_ns;
+    if (!span)
+        return;
+    uint64_t graphs = c->graph_launches;
+    double launches_per_step = (double)(c->launches - graphs) / (double)steps;
+    double graphs_per_step = (double)graphs / (double)steps;
     double share, issue_share = 0, wait_share = 0;
     if (m->gpu_timeline) {
-        share = an_steady_share(m, AN_CAUSE_LAUNCH);
+        share = an_idle_ns(m, c, AN_CAUSE_LAUNCH) / (double)span;
     } else {
-        wait_share = (double)m->steady.sync_wait_ns / (double)span;
-        double gap_share = (double)m->steady.host_gap_ns / (double)span;
+        wait_share = (double)c->sync_wait_ns / (double)span;
+        double gap_share = (double)c->host_gap_ns / (double)span;
         issue_share = 1 - wait_share - gap_share;
         if (issue_share < 0)
             issue_share = 0;
@@ -43,12 +48,15 @@ void an_rule_launch_bound(const struct an_model *m, const struct an_rule_ctx *ct
     if (!f)
         return;
     char phrase[128], step[32];
-    an_steady_phrase(m, phrase, sizeof phrase);
+    if (steady)
+        an_steady_phrase(m, phrase, sizeof phrase);
+    else
+        snprintf(phrase, sizeof phrase, "whole run (%.2f s)", (double)m->wall_ns / 1e9);
     an_fmt_ns(step, sizeof step, (double)m->steps.median_ns);
     snprintf(f->title, sizeof f->title,
              "Launch-bound: many tiny kernels, queued slower than the GPU runs them");
     an_appendf(f->evidence, sizeof f->evidence, "In the %s the host launched %.0f kernels %s",
-               phrase, launches_per_step, m->steps.steady ? "per step" : "in all");
+               phrase, launches_per_step, steady && m->steps.steady ? "per step" : "in all");
     if (graphs)
         an_appendf(f->evidence, sizeof f->evidence, " outside the %.0f CUDA graph replays",
                    graphs_per_step);
@@ -57,11 +65,10 @@ void an_rule_launch_bound(const struct an_model *m, const struct an_rule_ctx *ct
                    m->top_kernels[0].name, (unsigned long long)m->top_kernels[0].launches);
     if (m->gpu_timeline) {
         char kernel[32], interval[32];
-        double mean_kernel = m->steady.gpu_kernels
-                                 ? (double)m->steady.gpu_kernel_ns / (double)m->steady.gpu_kernels
-                                 : 0;
+        double mean_kernel =
+            c->gpu_kernels ? (double)c->gpu_kernel_ns / (double)c->gpu_kernels : 0;
         an_fmt_ns(kernel, sizeof kernel, mean_kernel);
-        an_fmt_ns(interval, sizeof interval, (double)span / (double)m->steady.launches);
+        an_fmt_ns(interval, sizeof interval, (double)span / (double)c->launches);
         an_appendf(f->evidence, sizeof f->evidence,
                    ". Kernels ran %s on average but were launched one every %s: the GPU "
                    "idled between them %.0f%% of the time.", kernel, interval, share * 100);
