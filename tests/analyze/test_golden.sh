@@ -4,9 +4,9 @@
 # exit statuses, damaged traces and directories.
 #   test_golden.sh GPUWATCH MAKE_ANALYZE_TRACE GOLDEN_DIR [--update]
 set -u
-GPUWATCH=${1:?usage: test_golden.sh GPUWATCH MAKE_ANALYZE_TRACE GOLDEN_DIR [--update]}
-MAKE=${2:?}
-GOLDEN=${3:?}
+GPUWATCH=$(realpath "${1:?usage: test_golden.sh GPUWATCH MAKE_ANALYZE_TRACE GOLDEN_DIR [--update]}")
+MAKE=$(realpath "${2:?}")
+GOLDEN=$(realpath "${3:?}")
 UPDATE=${4:-}
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/test_golden.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
@@ -14,11 +14,26 @@ failures=0
 
 fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
 
-# golden NAME ARGS...: runs analyze in $WORK (relative paths) and compares stdout
+# golden NAME STATUS ARGS...: runs analyze in $WORK (relative paths), checks its exit
+# status (and, when 0, that it said nothing on stderr), and compares stdout; --update
+# writes only output that passed those checks and is not empty
 golden() {
-    local name=$1
-    shift
+    local name=$1 want=$2
+    shift 2
     (cd "$WORK" && "$GPUWATCH" analyze "$@" >"$WORK/$name.out" 2>"$WORK/$name.err")
+    local rc=$?
+    if [ "$rc" != "$want" ]; then
+        fail "$name: exit status $rc, expected $want: $(head -3 "$WORK/$name.err")"
+        return
+    fi
+    if [ "$want" == 0 ] && [ -s "$WORK/$name.err" ]; then
+        fail "$name: stderr not empty: $(head -3 "$WORK/$name.err")"
+        return
+    fi
+    if [ ! -s "$WORK/$name.out" ]; then
+        fail "$name: no output"
+        return
+    fi
     if [ -n "$UPDATE" ]; then
         cp "$WORK/$name.out" "$GOLDEN/$name"
     elif ! diff -u "$GOLDEN/$name" "$WORK/$name.out" >"$WORK/$name.diff"; then
@@ -43,13 +58,14 @@ mkdir -p "$WORK/run"
 "$MAKE" "$WORK/run/rank0.gwt" --gpu --rank 0 || fail "rank 0"
 "$MAKE" "$WORK/run/rank1.gwt" --gpu --rank 1 --leak || fail "rank 1"
 
-golden input.txt --cpus 8 input.gwt
-golden input.json --cpus 8 --json input.gwt
-golden input-gpu.txt --cpus 8 --gpu-price 2.50 input-gpu.gwt
-golden input-gpu.json --cpus 8 --gpu-price 2.50 --json input-gpu.gwt
-golden damaged.txt --cpus 8 damaged.gwt
-golden run.txt --cpus 8 run
-golden run.json --cpus 8 --json run
+golden input.txt 0 --cpus 8 input.gwt
+golden input.json 0 --cpus 8 --json input.gwt
+golden input-gpu.txt 0 --cpus 8 --gpu-price 2.50 input-gpu.gwt
+golden input-gpu.json 0 --cpus 8 --gpu-price 2.50 --json input-gpu.gwt
+golden damaged.txt 1 --cpus 8 damaged.gwt
+golden damaged.json 1 --cpus 8 --json damaged.gwt
+golden run.txt 0 --cpus 8 run
+golden run.json 0 --cpus 8 --json run
 # the processes of a run read one at a time or all at once: the same report
 if [ -z "$UPDATE" ]; then
     for jobs in 1 2 8; do
@@ -102,7 +118,7 @@ head -c 100 "$WORK/input.gwt" >"$WORK/short.gwt"
 expect_rc "no header: status 1" 1 short.gwt
 
 if [ -z "$UPDATE" ] && command -v python3 >/dev/null; then
-    for f in input.json input-gpu.json run.json; do
+    for f in input.json input-gpu.json damaged.json run.json; do
         python3 -m json.tool "$GOLDEN/$f" >/dev/null || fail "$f is not valid JSON"
     done
 fi
