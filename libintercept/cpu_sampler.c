@@ -50,6 +50,26 @@ static int stat_cpu_ns(const char *path, uint64_t *ns)
     return 0;
 }
 
+/* The second field of a /proc schedstat file: ns spent runnable, waiting for a CPU (the
+ * scheduler's run_delay); 0, or -1 when it cannot be read (no CONFIG_SCHED_INFO). */
+static int schedstat_runq_ns(const char *path, uint64_t *ns)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    char buf[128];
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return -1;
+    buf[n] = '\0';
+    unsigned long long on_cpu, waiting;
+    if (sscanf(buf, "%llu %llu", &on_cpu, &waiting) != 2)
+        return -1;
+    *ns = waiting;
+    return 0;
+}
+
 /* Appends the children of every thread of pid to pids[*n..cap); returns how many of its
  * threads' children lists could be read. */
 static size_t add_children(pid_t pid, pid_t *pids, size_t *n, size_t cap)
@@ -139,12 +159,17 @@ void gw_cpu_sampler_round(uint64_t now_ns)
     pthread_mutex_unlock(&gw_rec.rings_lock);
     for (size_t i = 0; i < nthreads; i++) {
         char path[64];
-        uint64_t ns;
+        uint64_t ns, runq_ns;
         snprintf(path, sizeof path, "/proc/self/task/%u/stat", threads[i].tid);
-        if (stat_cpu_ns(path, &ns) == 0)
-            gw_rec_timed(GW_REC_CPU_THREAD, now_ns,
-                         (uint64_t[]){threads[i].tid, ns, threads[i].wait_ns,
-                                      threads[i].wait_cpu_ns}, 4);
+        if (stat_cpu_ns(path, &ns) != 0)
+            continue;
+        /* preempted, not busy: how long it was runnable without a CPU */
+        snprintf(path, sizeof path, "/proc/self/task/%u/schedstat", threads[i].tid);
+        int with_runq = schedstat_runq_ns(path, &runq_ns) == 0;
+        gw_rec_timed(GW_REC_CPU_THREAD, now_ns,
+                     (uint64_t[]){threads[i].tid, ns, threads[i].wait_ns,
+                                  threads[i].wait_cpu_ns, with_runq ? runq_ns : 0},
+                     with_runq ? 5 : 4);
     }
     struct timespec process;
     uint64_t words[4] = {0};

@@ -317,6 +317,8 @@ static void put_timeline_event(struct dump *d, const struct gw_event *ev)
         fprintf(out, " thread=%" PRIu64 " cpu_ns=%" PRIu64 " wait_ns=%" PRIu64
                 " wait_cpu_ns=%" PRIu64, ev->u.cpu_thread.tid, ev->u.cpu_thread.cpu_ns,
                 ev->u.cpu_thread.wait_ns, ev->u.cpu_thread.wait_cpu_ns);
+        if (ev->u.cpu_thread.runq_ns != UINT64_MAX)
+            fprintf(out, " runq_ns=%" PRIu64, ev->u.cpu_thread.runq_ns);
         break;
     case GW_EV_CPU_PROC:
         fprintf(out, " cpu_ns=%" PRIu64 " descendants=%" PRIu64 " descendants_cpu_ns=%" PRIu64

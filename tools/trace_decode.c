@@ -457,7 +457,7 @@ static const struct timed_spec *timed_spec(uint8_t type)
         [GW_REC_MARK - GW_REC_GPU_KERNEL] = {GW_EV_MARK, 0, 2},
         [GW_REC_RANGE_START - GW_REC_GPU_KERNEL] = {GW_EV_RANGE_START, 3, 3},
         [GW_REC_RANGE_END - GW_REC_GPU_KERNEL] = {GW_EV_RANGE_END, 1, 1},
-        [GW_REC_CPU_THREAD - GW_REC_GPU_KERNEL] = {GW_EV_CPU_THREAD, 2, 2, 4},
+        [GW_REC_CPU_THREAD - GW_REC_GPU_KERNEL] = {GW_EV_CPU_THREAD, 2, 2, 5},
         [GW_REC_CPU_PROC - GW_REC_GPU_KERNEL] = {GW_EV_CPU_PROC, 4, 4},
     };
     if (type < GW_REC_GPU_KERNEL || type > GW_REC_CPU_PROC)
@@ -535,6 +535,7 @@ static int decode_timed(struct gw_reader *r, uint8_t type, const struct timed_sp
     case GW_REC_CPU_THREAD:
         ev->u.cpu_thread.tid = w[0], ev->u.cpu_thread.cpu_ns = w[1];
         ev->u.cpu_thread.wait_ns = w[2], ev->u.cpu_thread.wait_cpu_ns = w[3];
+        ev->u.cpu_thread.runq_ns = have >= 5 ? w[4] : UINT64_MAX;
         r->stats.cpu_samples++;
         break;
     case GW_REC_CPU_PROC:

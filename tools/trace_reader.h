@@ -168,7 +168,10 @@ struct gw_event {
          * live descendants, and how many of those ran since the previous sample; a thread's
          * wait_ns and wait_cpu_ns: its time in driver calls that may wait for the GPU, and
          * its CPU time in them (0 from writers before them) */
-        struct { uint64_t tid, cpu_ns, wait_ns, wait_cpu_ns; } cpu_thread;
+        struct {
+            uint64_t tid, cpu_ns, wait_ns, wait_cpu_ns;
+            uint64_t runq_ns;    /* runnable, waiting for a CPU; UINT64_MAX: not recorded */
+        } cpu_thread;
         struct { uint64_t process_cpu_ns, descendants, descendants_cpu_ns, active; } cpu_proc;
     } u;
     /* Calls: this call's id (tid << 32 | number), what GW_EV_CORRELATION.call_id names. */

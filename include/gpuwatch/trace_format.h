@@ -164,12 +164,14 @@ _Static_assert(sizeof(struct gw_chunk_header) == 32, "chunk header is 32 bytes")
  * CPU samples (GW_FEAT_CPU_SAMPLES; on the writer thread, about every 50 ms; times in ns,
  * each cumulative since its thread or process started, in /proc's clock ticks for all but
  * the process's own):
- * GW_REC_CPU_THREAD  dt(zigzag) tid cpu_ns [wait_ns wait_cpu_ns]
+ * GW_REC_CPU_THREAD  dt(zigzag) tid cpu_ns [wait_ns wait_cpu_ns [runq_ns]]
  *                    a thread with records of its own (user + system); then how long its
  *                    driver calls that may wait for the GPU took (synchronizes; copies
  *                    between host and device, synchronous or pageable) and its CPU time in
  *                    them (exact, from CLOCK_THREAD_CPUTIME_ID: CUDA spins in such waits by
- *                    default); those two count calls that have returned
+ *                    default); those two count calls that have returned; then how long
+ *                    it was runnable but waited for a CPU (/proc schedstat: preempted,
+ *                    not busy; absent where the kernel keeps no schedstat)
  * GW_REC_CPU_PROC    dt(zigzag) process_cpu_ns descendants descendants_cpu_ns active
  *                    this process (all threads), the child processes alive and theirs, the
  *                    CPU time those have used (DataLoader and compile workers, a

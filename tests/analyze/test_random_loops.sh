@@ -59,7 +59,7 @@ for seed in $(seq 1 "$SEEDS"); do
             awk -v p="$pred" -v m="$((wp - wf))" -v w="$wp" -v n="seed $seed ($mode)" \
                 -v id="$id" -v runs="$i" 'BEGIN {
                 printf "  %s: %s predicted %.1f ms, measured %.1f ms (%.2f, %d run%s)\n", n, id,
-                    p / 1e6, m / 1e6, (p > 0 ? m / p : 0), runs, runs > 1 ? "s" : "";
+                    p / 1e6, m / 1e6, (p > 0 ? m / p : 0), runs, (runs > 1 ? "s" : "");
                 exit !(m >= 0.5 * p - 0.02 * w) }' && { verdict=0; break; }
         done
         [ "$verdict" -eq 0 ] ||

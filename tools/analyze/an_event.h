@@ -41,7 +41,9 @@ enum an_kind {
     AN_RANGE_END,
     /* CPU samples (cpu_use.h), on the writer's thread tid; cumulative ns */
     AN_CPU_THREAD,     /* ptr = the sampled thread, bytes = its CPU time, key = its time
-                          in calls that may wait for the GPU, stream = its CPU time in them */
+                          in calls that may wait for the GPU, stream = its CPU time in them;
+                          dir = 1 when the sample says how long it was runnable but waited
+                          for a CPU (preempted), end - ts = that time */
     AN_CPU_PROC,       /* bytes = the process's CPU time, ptr = its descendants', key = how
                           many are alive, stream = how many ran since the previous sample */
 };

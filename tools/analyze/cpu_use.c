@@ -48,7 +48,8 @@ void an_cpu_sample(struct an_cpu_samples *s, const struct an_ev *ev)
         t->id = ev->ptr;
     }
     struct an_cpu_point p = {.ts = ev->ts, .cpu_ns = ev->bytes, .wait_ns = ev->key,
-                             .wait_cpu_ns = ev->stream};
+                             .wait_cpu_ns = ev->stream, .runq_ns = ev->end - ev->ts,
+                             .has_runq = ev->dir == 1};
     add_point(t, &p);
 }
 
@@ -118,6 +119,7 @@ void an_cpu_summarize(const struct an_cpu_samples *s, uint64_t start, uint64_t e
     out->process_cpus = (double)growth(p[a].process_cpu_ns, p[b].process_cpu_ns) / (double)dt;
     const struct an_cpu_series *train = NULL;
     double train_busy = 0, train_wait = 0, train_wait_cpu = 0;
+    size_t train_a = 0, train_b = 0;
     for (size_t i = 0; i < s->nthreads; i++) {
         size_t ta, tb;
         if (!within(&s->threads[i], start, end, &ta, &tb))
@@ -127,6 +129,7 @@ void an_cpu_summarize(const struct an_cpu_samples *s, uint64_t start, uint64_t e
         int main_thread = s->threads[i].id == pid;
         if (!train || main_thread || (train->id != pid && share > train_busy)) {
             train = &s->threads[i];
+            train_a = ta, train_b = tb;
             train_busy = share;
             train_wait = wait;
             train_wait_cpu = wait_cpu;
@@ -139,6 +142,13 @@ void an_cpu_summarize(const struct an_cpu_samples *s, uint64_t start, uint64_t e
     out->train_busy = train_busy > 1 ? 1 : train_busy;
     out->train_wait = train_wait;
     out->train_wait_cpu = train_wait_cpu;
+    const struct an_cpu_point *ra = &train->points[train_a], *rb = &train->points[train_b];
+    if (ra->has_runq && rb->has_runq && rb->ts > ra->ts) {
+        out->runq_known = 1;
+        out->train_runq = (double)growth(ra->runq_ns, rb->runq_ns) / (double)(rb->ts - ra->ts);
+        if (out->train_runq > 1)
+            out->train_runq = 1;
+    }
 }
 
 void an_cpu_free(struct an_cpu_samples *s)

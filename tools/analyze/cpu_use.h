@@ -20,6 +20,8 @@ struct an_cpu_point {
     uint64_t ts, cpu_ns;        /* cumulative CPU time at ts */
     uint64_t wait_ns, wait_cpu_ns;  /* a thread's: cumulative time in calls that may wait
                                        for the GPU, and its CPU time in them */
+    uint64_t runq_ns;           /* a thread's: cumulative time runnable without a CPU */
+    int has_runq;               /* ... recorded */
     uint32_t count, active;     /* CPU_PROC: descendants alive, and those that ran */
     uint64_t process_cpu_ns;    /* CPU_PROC: the process's own */
 };
@@ -48,6 +50,9 @@ struct an_cpu_use {
                                    work of its own */
     double train_wait;          /* its share of the steady span in calls that may wait */
     double train_wait_cpu;      /* the share of that time it was on a CPU */
+    int runq_known;             /* the samples say when it waited for a CPU */
+    double train_runq;          /* its share of the steady span runnable but without a CPU
+                                   (preempted: more runnable threads than CPUs) */
     double process_cpus;        /* the process's CPU time / span (CPUs kept busy) */
     double workers_cpus;        /* its descendants' CPU time / span */
     uint32_t workers;           /* most descendants that ran between two samples */

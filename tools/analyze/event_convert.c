@@ -301,6 +301,12 @@ int an_event_convert_any(const struct gw_event *ev, const struct gw_reader *read
         o->bytes = ev->u.cpu_thread.cpu_ns;
         o->key = ev->u.cpu_thread.wait_ns;
         o->stream = ev->u.cpu_thread.wait_cpu_ns;
+        if (ev->u.cpu_thread.runq_ns != UINT64_MAX) {  /* (an_event.h: end - ts, dir) */
+            o->dir = 1;
+            o->end = o->ts + ev->u.cpu_thread.runq_ns;
+            if (o->end < o->ts)
+                o->end = o->ts;
+        }
         return 1;
     case GW_EV_CPU_PROC:
         o->kind = AN_CPU_PROC;

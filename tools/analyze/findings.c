@@ -67,10 +67,31 @@ static int by_saving(const void *a, const void *b)
     return strcmp(x->id, y->id);
 }
 
+/* Two time savings within TIE_SHARE of each other are a tie (the replay's own noise, or
+ * two fixes that remove the same serialization, as a per-step sync and a slow loader on a
+ * machine with one worker to spare): their ids order them, so that reruns agree. */
+#define TIE_SHARE 0.02
+
 void an_findings_rank(struct an_findings *list)
 {
-    if (list->count > 1)
-        qsort(list->items, list->count, sizeof *list->items, by_saving);
+    if (list->count < 2)
+        return;
+    qsort(list->items, list->count, sizeof *list->items, by_saving);
+    for (size_t pass = 0; pass < list->count; pass++) {
+        int swapped = 0;
+        for (size_t i = 0; i + 1 < list->count; i++) {
+            struct an_finding *a = &list->items[i], *b = &list->items[i + 1];
+            if (a->risk || b->risk || strcmp(b->id, a->id) >= 0 ||
+                (double)b->saving_ns < (1 - TIE_SHARE) * (double)a->saving_ns)
+                continue;
+            struct an_finding t = *a;
+            *a = *b;
+            *b = t;
+            swapped = 1;
+        }
+        if (!swapped)
+            break;
+    }
 }
 
 void an_findings_rerank(struct an_findings *list, size_t from, const struct an_replay *r)

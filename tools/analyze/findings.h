@@ -73,7 +73,7 @@ void an_appendf(char *buf, size_t size, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 const struct an_finding *an_findings_find(const struct an_findings *list, const char *id);
 /* Risks first (soonest first: struck, then by strikes_s, unknown last), then savings
- * (largest first); ties by id. */
+ * (largest first; within 2 % of each other, by id); ties by id. */
 void an_findings_rank(struct an_findings *list);
 void an_findings_free(struct an_findings *list);
 

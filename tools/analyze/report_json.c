@@ -184,6 +184,11 @@ static void cpu(FILE *out, const struct an_model *m)
     num(out, c->train_wait);
     fputs(", \"training_waiting_on_cpu\": ", out);
     num(out, c->train_wait_cpu);
+    fputs(", \"training_preempted\": ", out);
+    if (c->runq_known)
+        num(out, c->train_runq);
+    else
+        fputs("null", out);
     fputs(", \"process_cpus\": ", out);
     num(out, c->process_cpus);
     fprintf(out, ", \"workers_running\": %" PRIu32 ", \"child_processes\": %" PRIu32

@@ -29,7 +29,15 @@ void an_rule_input_pipeline(const struct an_model *m, const struct an_rule_ctx *
     double pauses = (double)an_pause_steady_ns(m, NULL);
     steady_idle = steady_idle > pauses ? steady_idle - pauses : 0;
     double share = span ? steady_idle / (double)span : 0;
-    if (!an_whatif_worth(m, AN_WI_INPUT_WORKERS))
+    /* time the thread was preempted (CPU samples) is no batch load: workers cannot give it
+     * back, they would compete for the same CPUs (the contention rule's) */
+    uint64_t replayed = an_whatif_saving(m, AN_WI_INPUT_WORKERS);
+    uint64_t preempted = m->cpu.runq_known && span
+                             ? an_run_from_steady(m, m->cpu.train_runq * (double)span)
+                             : 0;
+    uint64_t saving = replayed > preempted ? replayed - preempted : 0;
+    if (!an_whatif_worth(m, AN_WI_INPUT_WORKERS) ||
+        (double)saving < m->th.min_share * (double)m->replay.wall_ns[0])
         return;
     struct an_finding *f = an_finding_add(out, "input_pipeline");
     if (!f)
@@ -77,6 +85,8 @@ void an_rule_input_pipeline(const struct an_model *m, const struct an_rule_ctx *
     else
         an_input_blind_advice(m, ctx, workers, replays ? graphs_per_step : 0, f);
     an_set_whatif_saving(m, f, AN_WI_INPUT_WORKERS);
+    if (preempted)
+        an_set_saving(m, f, saving);  /* (still the workers' change: whatif kept) */
     f->first_ts = m->steady_start;
     f->last_ts = m->steady_end;
     an_finding_fig(f, "idle_share_steady", share);

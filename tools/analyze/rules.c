@@ -4,6 +4,8 @@
 #include <stdio.h>
 
 const struct an_rule an_rules[] = {
+    {"contention", an_rule_contention,
+     "the training thread waited for a CPU (preempted): more runnable threads than CPUs"},
     {"input_pipeline", an_rule_input_pipeline,
      "GPU idle while the host made no CUDA call: the DataLoader is the bottleneck"},
     {"pageable_h2d", an_rule_pageable_h2d,

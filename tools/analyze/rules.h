@@ -46,6 +46,8 @@ void an_rule_shared_gpu(const struct an_model *m, const struct an_rule_ctx *ctx,
                         struct an_findings *out);
 void an_rule_leak(const struct an_model *m, const struct an_rule_ctx *ctx,
                   struct an_findings *out);
+void an_rule_contention(const struct an_model *m, const struct an_rule_ctx *ctx,
+                        struct an_findings *out);
 void an_rule_pauses(const struct an_model *m, const struct an_rule_ctx *ctx,
                     struct an_findings *out);
 
