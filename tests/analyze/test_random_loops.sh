@@ -7,8 +7,8 @@
 #   - the top finding's change, applied (--fix) and run, gains at least half the predicted
 #     (less 2 % of the wall time: the noise of one run here).
 # Then loops with two wastes: the top finding is the change whose fix gains most, measured.
-# Then one loop analyzed from 5 runs: the same top finding, savings within +-10 % of their
-# median.
+# Then a loop beside CPU hogs: contention, never the input pipeline. Then one loop analyzed
+# from 5 runs: the same top finding, savings within +-10 % of their median.
 #   test_random_loops.sh BUILD_DIR [SEEDS]
 set -u
 BUILD=${1:?usage: test_random_loops.sh BUILD_DIR [SEEDS]}
@@ -95,6 +95,33 @@ combo sync+launch no_sync cuda_graphs --load-us 0 --kernels 1500 --kernel-ns 200
     --copy-kb 0 --sync-every 1 --log-us 600 --streams 1 --churn 0
 combo pageable+launch pinned_async cuda_graphs --load-us 0 --kernels 1500 --kernel-ns 200 \
     --copy-kb 16384 --pageable 1 --sync-copy 0 --sync-every 0 --streams 1 --churn 0
+
+# Contention: the loop of input+sync, loaded only 3 ms a step without a sync, run beside as
+# many CPU hogs as there are CPUs plus one: the training thread is preempted; the top finding
+# is contention (never the input pipeline), and the run without the hogs gains at least
+# half what it predicts.
+hogs() {  # hogs N SECONDS: N busy loops for SECONDS
+    local i
+    for i in $(seq 1 "$1"); do timeout "$2" sh -c 'while :; do :; done' & done
+}
+cpus=$(nproc)
+for mode in host cupti; do
+    knobs=(--load-us 3000 --kernels 4 --kernel-ns 500000 --copy-kb 0 --sync-every 0
+           --streams 1 --churn 0 --nvtx 1)
+    hogs $((cpus + 1)) 4
+    sleep 0.3
+    ex_run "$WORK/busy-$mode" "$mode" random_loop "${knobs[@]}"
+    wait
+    ex_run "$WORK/quiet-$mode" "$mode" random_loop "${knobs[@]}"
+    read -r id pred <<<"$(ex_top "$WORK/busy-$mode.json")"
+    gain=$(($(ex_wall "$WORK/busy-$mode.json") - $(ex_wall "$WORK/quiet-$mode.json")))
+    echo "  contention ($mode): top ${id:-none} predicts $((${pred:-0} / 1000000)) ms, the quiet machine gains $((gain / 1000000)) ms"
+    [ "${id:-}" == contention ] || fail "contention ($mode): top finding ${id:-none}"
+    grep -q '"id": "input_pipeline"' "$WORK/busy-$mode.json" &&
+        fail "contention ($mode): preemption read as the input pipeline"
+    [ "$gain" -ge $((${pred:-0} / 2)) ] ||
+        fail "contention ($mode): the quiet run gained $gain ns, under half of ${pred:-0}"
+done
 
 # Stability: five runs of one loop.
 ids="" preds=""

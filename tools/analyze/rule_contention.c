@@ -4,7 +4,8 @@
  * state or more: more runnable threads than CPUs (DataLoader workers, intra-op threads,
  * other processes on the machine). Time off a CPU is then not the input pipeline's, and
  * more workers would make it worse. Saving (upper bound): that time, at most the GPU's idle
- * time (a preempted host costs nothing while the GPU has queued work).
+ * time (a preempted host costs nothing while the GPU has queued work); host-only, where
+ * that idle is not proven, the preempted time.
  */
 #include <stdio.h>
 
@@ -18,10 +19,15 @@ void an_rule_contention(const struct an_model *m, const struct an_rule_ctx *ctx,
     if (!c->known || !c->runq_known || !span || c->train_runq < m->th.min_share)
         return;
     double preempted = an_run_from_steady(m, c->train_runq * (double)span);
-    double idle = 0;
-    for (int cause = 0; cause < AN_CAUSE_COUNT; cause++)
-        idle += (double)an_run_idle(m, (enum an_cause)cause);
-    double saving = preempted < idle ? preempted : idle;
+    /* with GPU records, at most the GPU's idle time; host-only that idle is not proven
+     * where no sync waited, and the preempted time is the bound (said in the evidence) */
+    double saving = preempted;
+    if (m->gpu_timeline) {
+        double idle = 0;
+        for (int cause = 0; cause < AN_CAUSE_COUNT; cause++)
+            idle += (double)an_run_idle(m, (enum an_cause)cause);
+        saving = preempted < idle ? preempted : idle;
+    }
     if (!m->wall_ns || saving < m->th.min_share * (double)m->wall_ns)
         return;
     struct an_finding *f = an_finding_add(out, "contention");
@@ -44,6 +50,10 @@ void an_rule_contention(const struct an_model *m, const struct an_rule_ctx *ctx,
     if (ctx->cpus)
         an_appendf(f->evidence, sizeof f->evidence, " of the %u it could run on", ctx->cpus);
     an_appendf(f->evidence, sizeof f->evidence, ".");
+    if (!m->gpu_timeline)
+        an_appendf(f->evidence, sizeof f->evidence,
+                   " (Host-only trace: whether the GPU had work queued meanwhile is not "
+                   "known; the saving is the preempted time.)");
     unsigned local = ctx->local_world ? ctx->local_world : 1;
     an_appendf(f->change, sizeof f->change,
                "Run fewer threads than CPUs: cap intra-op threads (torch.set_num_threads(N), "
