@@ -3,6 +3,7 @@
  * the thread that made them. Each copy of the header-only nvtx3 finds us through
  * NVTX_INJECTION64_PATH, which we point at ourselves at load time. */
 #include <dlfcn.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <wchar.h>
@@ -236,6 +237,13 @@ __attribute__((constructor)) static void point_nvtx_at_us(void)
     if (getenv("NVTX_INJECTION64_PATH") || gw_config_disabled())
         return;
     Dl_info self;
-    if (dladdr((void *)point_nvtx_at_us, &self) && self.dli_fname && self.dli_fname[0] == '/')
-        setenv("NVTX_INJECTION64_PATH", self.dli_fname, 0);
+    if (!dladdr((void *)point_nvtx_at_us, &self) || !self.dli_fname || !self.dli_fname[0])
+        return;
+    /* LD_PRELOAD=build/libgpuwatch.so names us relative to the start directory, which the
+     * program may leave before its first NVTX call: NVTX gets the absolute path */
+    char absolute[PATH_MAX];
+    const char *path = self.dli_fname[0] == '/' ? self.dli_fname
+                                                 : realpath(self.dli_fname, absolute);
+    if (path)
+        setenv("NVTX_INJECTION64_PATH", path, 0);
 }

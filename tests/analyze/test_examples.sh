@@ -73,6 +73,14 @@ for mode in host cupti; do
     grep -q '"source": "nvtx", "marker": "NVTX train_step"' "$WORK/healthy-$mode.json" ||
         fail "healthy ($mode): steps not taken from its NVTX ranges"
 done
+# the shim preloaded by a relative path still takes the NVTX ranges (NVTX gets its absolute
+# path: the program may change directory before its first range)
+(cd "$(dirname "$SHIM")" && LD_LIBRARY_PATH="$FAKE" GPUWATCH_CUPTI=0 \
+    LD_PRELOAD="./$(basename "$SHIM")" GPUWATCH_OUTPUT="$WORK/relative" \
+    "$BUILD/examples/example_healthy" >/dev/null 2>&1) || fail "healthy (relative preload) did not run"
+"$GPUWATCH" analyze --json "$WORK/relative" 2>/dev/null |
+    grep -q '"source": "nvtx", "marker": "NVTX train_step"' ||
+    fail "healthy (relative preload): steps not taken from its NVTX ranges"
 grep -q '"suggested_workers"' "$WORK/dataloader_bound-host.json" ||
     fail "dataloader_bound: no suggested_workers figure"
 
