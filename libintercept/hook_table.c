@@ -7,7 +7,7 @@
 /* cuda.h (with __CUDA_API_VERSION_INTERNAL) declares every exact name; our definitions
  * of them live in hooks_*.c, so &name below is the wrapper. */
 const struct gw_hook gw_hooks[] = {
-#define GW_API(id, name, family, base, version, per_thread) {id, #name, (void *)&name},
+#define GW_API(id, name, family, base, version, per_thread, async) {id, #name, (void *)&name},
 #include "gpuwatch/api_list.h"
 #undef GW_API
 };

@@ -42,17 +42,17 @@ static int copy_may_wait(int async, uint64_t kind)
     return !async || host == GW_HOST_PAGEABLE;
 }
 
-/* Wrapper skeleton: `call` runs the real function; async says whether it is an *Async entry
- * point; the rest is what record_copy records, its kind found before the call (only the
- * program's memory is looked up) to know whether the call may wait. */
-#define COPY_HOOK(name, async, call, bytes, kind, stream, dst, src)                 \
+/* Wrapper skeleton: `call` runs the real function (whether it is an *Async entry point is
+ * api_list.h's async column); the rest is what record_copy records, its kind found before
+ * the call (only the program's memory is looked up) to know whether the call may wait. */
+#define COPY_HOOK(name, call, bytes, kind, stream, dst, src)                        \
     __typeof__(&name) real = GW_REAL(name);                                         \
     if (!real)                                                                      \
         return GW_NO_DRIVER;                                                        \
     if (!gw_enter())                                                                \
         return call;                                                                \
     uint64_t gw_kind = (kind);                                                      \
-    int gw_waits = copy_may_wait(async, gw_kind);                                   \
+    int gw_waits = copy_may_wait(GW_ASYNC_##name, gw_kind);                         \
     CUresult result;                                                                \
     GW_WAIT_BEGIN(gw_waits);                                                        \
     GW_TIMED_GPU(result, call);                                                     \
@@ -65,7 +65,7 @@ static int copy_may_wait(int async, uint64_t kind)
 #define COPY_UNIFIED(name)                                                          \
     GW_EXPORT CUresult name(CUdeviceptr dst, CUdeviceptr src, size_t bytes)         \
     {                                                                               \
-        COPY_HOOK(name, 0, real(dst, src, bytes), bytes, classify_unified(dst, src), NULL, \
+        COPY_HOOK(name, real(dst, src, bytes), bytes, classify_unified(dst, src), NULL, \
                   dst, src);                                                        \
     }
 COPY_UNIFIED(cuMemcpy)
@@ -74,7 +74,7 @@ COPY_UNIFIED(cuMemcpy_ptds)
 #define COPY_UNIFIED_ASYNC(name)                                                    \
     GW_EXPORT CUresult name(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream stream) \
     {                                                                               \
-        COPY_HOOK(name, 1, real(dst, src, bytes, stream), bytes, classify_unified(dst, src), \
+        COPY_HOOK(name, real(dst, src, bytes, stream), bytes, classify_unified(dst, src), \
                   stream, dst, src);                                                \
     }
 COPY_UNIFIED_ASYNC(cuMemcpyAsync)
@@ -83,7 +83,7 @@ COPY_UNIFIED_ASYNC(cuMemcpyAsync_ptsz)
 #define COPY_HTOD(name)                                                             \
     GW_EXPORT CUresult name(CUdeviceptr dst, const void *src, size_t bytes)         \
     {                                                                               \
-        COPY_HOOK(name, 0, real(dst, src, bytes), bytes,                            \
+        COPY_HOOK(name, real(dst, src, bytes), bytes,                            \
                   copy_kind(GW_COPY_HTOD, gw_host_kind(gw_u64(src))), NULL, dst, gw_u64(src)); \
     }
 COPY_HTOD(cuMemcpyHtoD_v2)
@@ -92,7 +92,7 @@ COPY_HTOD(cuMemcpyHtoD_v2_ptds)
 #define COPY_HTOD_ASYNC(name)                                                       \
     GW_EXPORT CUresult name(CUdeviceptr dst, const void *src, size_t bytes, CUstream stream) \
     {                                                                               \
-        COPY_HOOK(name, 1, real(dst, src, bytes, stream), bytes,                    \
+        COPY_HOOK(name, real(dst, src, bytes, stream), bytes,                    \
                   copy_kind(GW_COPY_HTOD, gw_host_kind(gw_u64(src))), stream, dst, gw_u64(src)); \
     }
 COPY_HTOD_ASYNC(cuMemcpyHtoDAsync_v2)
@@ -101,7 +101,7 @@ COPY_HTOD_ASYNC(cuMemcpyHtoDAsync_v2_ptsz)
 #define COPY_DTOH(name)                                                             \
     GW_EXPORT CUresult name(void *dst, CUdeviceptr src, size_t bytes)               \
     {                                                                               \
-        COPY_HOOK(name, 0, real(dst, src, bytes), bytes,                            \
+        COPY_HOOK(name, real(dst, src, bytes), bytes,                            \
                   copy_kind(GW_COPY_DTOH, gw_host_kind(gw_u64(dst))), NULL, gw_u64(dst), src); \
     }
 COPY_DTOH(cuMemcpyDtoH_v2)
@@ -110,7 +110,7 @@ COPY_DTOH(cuMemcpyDtoH_v2_ptds)
 #define COPY_DTOH_ASYNC(name)                                                       \
     GW_EXPORT CUresult name(void *dst, CUdeviceptr src, size_t bytes, CUstream stream) \
     {                                                                               \
-        COPY_HOOK(name, 1, real(dst, src, bytes, stream), bytes,                    \
+        COPY_HOOK(name, real(dst, src, bytes, stream), bytes,                    \
                   copy_kind(GW_COPY_DTOH, gw_host_kind(gw_u64(dst))), stream, gw_u64(dst), src); \
     }
 COPY_DTOH_ASYNC(cuMemcpyDtoHAsync_v2)
@@ -119,7 +119,7 @@ COPY_DTOH_ASYNC(cuMemcpyDtoHAsync_v2_ptsz)
 #define COPY_DTOD(name)                                                             \
     GW_EXPORT CUresult name(CUdeviceptr dst, CUdeviceptr src, size_t bytes)         \
     {                                                                               \
-        COPY_HOOK(name, 0, real(dst, src, bytes), bytes,                            \
+        COPY_HOOK(name, real(dst, src, bytes), bytes,                            \
                   copy_kind(GW_COPY_DTOD, GW_HOST_NONE), NULL, dst, src);           \
     }
 COPY_DTOD(cuMemcpyDtoD_v2)
@@ -128,7 +128,7 @@ COPY_DTOD(cuMemcpyDtoD_v2_ptds)
 #define COPY_DTOD_ASYNC(name)                                                       \
     GW_EXPORT CUresult name(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream stream) \
     {                                                                               \
-        COPY_HOOK(name, 1, real(dst, src, bytes, stream), bytes,                    \
+        COPY_HOOK(name, real(dst, src, bytes, stream), bytes,                    \
                   copy_kind(GW_COPY_DTOD, GW_HOST_NONE), stream, dst, src);         \
     }
 COPY_DTOD_ASYNC(cuMemcpyDtoDAsync_v2)
@@ -187,13 +187,13 @@ static struct copy_shape shape_3d(const CUDA_MEMCPY3D *p)
     GW_EXPORT CUresult name(const type *p)                                          \
     {                                                                               \
         struct copy_shape s = shaper(p);                                            \
-        COPY_HOOK(name, 0, real(p), s.bytes, s.kind, NULL, s.dst, s.src);           \
+        COPY_HOOK(name, real(p), s.bytes, s.kind, NULL, s.dst, s.src);           \
     }
 #define COPY_2D_ASYNC(name, type, shaper)                                           \
     GW_EXPORT CUresult name(const type *p, CUstream stream)                         \
     {                                                                               \
         struct copy_shape s = shaper(p);                                            \
-        COPY_HOOK(name, 1, real(p, stream), s.bytes, s.kind, stream, s.dst, s.src); \
+        COPY_HOOK(name, real(p, stream), s.bytes, s.kind, stream, s.dst, s.src); \
     }
 COPY_2D(cuMemcpy2D_v2, CUDA_MEMCPY2D, shape_2d)
 COPY_2D(cuMemcpy2D_v2_ptds, CUDA_MEMCPY2D, shape_2d)
@@ -208,7 +208,7 @@ COPY_2D_ASYNC(cuMemcpy3DAsync_v2_ptsz, CUDA_MEMCPY3D, shape_3d)
     GW_EXPORT CUresult name(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src,    \
                             CUcontext src_ctx, size_t bytes)                        \
     {                                                                               \
-        COPY_HOOK(name, 0, real(dst, dst_ctx, src, src_ctx, bytes), bytes,          \
+        COPY_HOOK(name, real(dst, dst_ctx, src, src_ctx, bytes), bytes,          \
                   copy_kind(GW_COPY_PEER, GW_HOST_NONE), NULL, dst, src);           \
     }
 COPY_PEER(cuMemcpyPeer)
@@ -218,7 +218,7 @@ COPY_PEER(cuMemcpyPeer_ptds)
     GW_EXPORT CUresult name(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src,    \
                             CUcontext src_ctx, size_t bytes, CUstream stream)       \
     {                                                                               \
-        COPY_HOOK(name, 1, real(dst, dst_ctx, src, src_ctx, bytes, stream), bytes,  \
+        COPY_HOOK(name, real(dst, dst_ctx, src, src_ctx, bytes, stream), bytes,  \
                   copy_kind(GW_COPY_PEER, GW_HOST_NONE), stream, dst, src);         \
     }
 COPY_PEER_ASYNC(cuMemcpyPeerAsync)
@@ -243,7 +243,7 @@ static struct copy_shape shape_batch(CUdeviceptr *dsts, CUdeviceptr *srcs, size_
                             size_t *fail_idx, CUstream stream)                      \
     {                                                                               \
         struct copy_shape s = shape_batch(dsts, srcs, sizes, count);                \
-        COPY_HOOK(name, 1,                                                          \
+        COPY_HOOK(name,                                                          \
                   real(dsts, srcs, sizes, count, attrs, attr_idxs, nattrs, fail_idx, stream), \
                   s.bytes, s.kind, stream, s.dst, 0);                               \
     }
@@ -256,7 +256,7 @@ COPY_BATCH_V1(cuMemcpyBatchAsync_ptsz)
                             CUstream stream)                                        \
     {                                                                               \
         struct copy_shape s = shape_batch(dsts, srcs, sizes, count);                \
-        COPY_HOOK(name, 1, real(dsts, srcs, sizes, count, attrs, attr_idxs, nattrs, stream), \
+        COPY_HOOK(name, real(dsts, srcs, sizes, count, attrs, attr_idxs, nattrs, stream), \
                   s.bytes, s.kind, stream, s.dst, 0);                               \
     }
 COPY_BATCH_V2(cuMemcpyBatchAsync_v2)

@@ -162,7 +162,7 @@ static const struct call_spec {
     uint8_t words;
     uint8_t fill;
 } call_specs[GW_API_ID_LIMIT] = {
-#define GW_API(id, name, family, base, version, per_thread)                               \
+#define GW_API(id, name, family, base, version, per_thread, async)                            \
     [id] = {(family) + 1, FAMILY_WORDS(family, id), FAMILY_FILL(family)},
 #include "gpuwatch/api_list.h"
 #undef GW_API

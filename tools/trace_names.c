@@ -6,10 +6,11 @@
 struct api_row {
     const char *name;
     int family;
+    int async;
 };
 
 static const struct api_row api_rows[GW_API_ID_LIMIT] = {
-#define GW_API(id, name, family, base, version, per_thread) [id] = {#name, family},
+#define GW_API(id, name, family, base, version, per_thread, async) [id] = {#name, family, async},
 #include "gpuwatch/api_list.h"
 #undef GW_API
 };
@@ -24,6 +25,11 @@ int gw_api_family(unsigned api_id)
     if (api_id >= GW_API_ID_LIMIT || !api_rows[api_id].name)
         return -1;
     return api_rows[api_id].family;
+}
+
+int gw_api_async(unsigned api_id)
+{
+    return api_id < GW_API_ID_LIMIT && api_rows[api_id].async;
 }
 
 const char *gw_family_name(int family)

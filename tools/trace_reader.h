@@ -289,6 +289,7 @@ const struct gw_stack *gw_reader_stack(const struct gw_reader *reader, uint64_t 
 /* Names (trace_names.c). Unknown values give NULL unless said otherwise. */
 const char *gw_api_name(unsigned api_id);          /* exact exported name */
 int gw_api_family(unsigned api_id);                /* enum gw_family, -1 unknown */
+int gw_api_async(unsigned api_id);                 /* api_list.h's async column (0 unknown) */
 const char *gw_family_name(int family);            /* "launch", "copy", ... */
 const char *gw_copy_dir_name(unsigned dir);        /* "HtoD", ...; "unknown" */
 const char *gw_host_kind_name(unsigned kind);      /* "pageable", ...; "none" */

@@ -273,10 +273,17 @@ enum gw_host_kind {
 
 /* Stable ids of the hooked entry points (written as api_id). */
 enum gw_api_id {
-#define GW_API(id, name, family, base, version, per_thread) GW_API_##name = id,
+#define GW_API(id, name, family, base, version, per_thread, async) GW_API_##name = id,
 #include "gpuwatch/api_list.h"
 #undef GW_API
     GW_API_ID_LIMIT = 128,    /* ids are < this; the tools size tables by it */
+};
+
+/* Per entry point, api_list.h's async column (GW_ASYNC_cuMemcpyHtoDAsync_v2 = 1). */
+enum gw_api_async {
+#define GW_API(id, name, family, base, version, per_thread, async) GW_ASYNC_##name = async,
+#include "gpuwatch/api_list.h"
+#undef GW_API
 };
 
 #endif

@@ -15,7 +15,7 @@
 
 unsigned api_id_of(const char *name)
 {
-#define GW_API(id, api, family, base, version, per_thread) if (strcmp(name, #api) == 0) return id;
+#define GW_API(id, api, family, base, version, per_thread, async) if (strcmp(name, #api) == 0) return id;
 #include "gpuwatch/api_list.h"
 #undef GW_API
     return 0;

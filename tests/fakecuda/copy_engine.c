@@ -29,6 +29,7 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t work_cv = PTHREAD_COND_INITIALIZER, idle_cv = PTHREAD_COND_INITIALIZER;
 static struct job *head, *tail;
 static int busy;
+static struct fc_move running;   /* the job the engine moves now (busy) */
 static _Atomic int pending;      /* jobs submitted and not done: the drain's fast path */
 static _Atomic int downloads;    /* ... of which write host memory */
 static pid_t engine_pid;         /* the process the thread runs in (0: none) */
@@ -53,6 +54,7 @@ static void *engine(void *arg)
         if (!head)
             tail = NULL;
         busy = 1;
+        running = j->move;
         pthread_mutex_unlock(&lock);
         fc_move_run(&j->move);
         int to_host = j->move.to_host;
@@ -123,6 +125,28 @@ void fc_copy_engine_submit(const struct fc_move *m)
     if (m->to_host)
         atomic_fetch_add(&downloads, 1);
     pthread_cond_signal(&work_cv);
+    pthread_mutex_unlock(&lock);
+}
+
+static int overlaps(const struct fc_move *m, uintptr_t base, size_t size)
+{
+    size_t dst_len = m->depth ? (m->depth - 1) * m->dst_slice + (m->height - 1) * m->dst_pitch + m->width : 0;
+    size_t src_len = m->depth ? (m->depth - 1) * m->src_slice + (m->height - 1) * m->src_pitch + m->width : 0;
+    return (m->dst < base + size && base < m->dst + dst_len) ||
+           (m->src < base + size && base < m->src + src_len);
+}
+
+void fc_copy_engine_drain_range(uintptr_t base, size_t size)
+{
+    if (!atomic_load(&pending))
+        return;
+    pthread_mutex_lock(&lock);
+    int hit = busy && overlaps(&running, base, size);
+    for (const struct job *j = head; j && !hit; j = j->next)
+        hit = overlaps(&j->move, base, size);
+    if (hit)
+        while (head || busy)
+            pthread_cond_wait(&idle_cv, &lock);
     pthread_mutex_unlock(&lock);
 }
 

@@ -103,6 +103,9 @@ void fc_copy_engine_drain(void);
  * for the GPU may read next. Moves into device memory are read only by later moves (in
  * order on the engine), memsets and frees (which drain). */
 void fc_copy_engine_drain_downloads(void);
+/* fc_copy_engine_drain when a pending move reads or writes [base, base + size): what a free
+ * of that range needs (waiting for unrelated uploads is a wait no GPU record shows). */
+void fc_copy_engine_drain_range(uintptr_t base, size_t size);
 /* Enqueue an op of dur_ns on s; returns its simulated end time (it starts at end - dur_ns),
  * or FC_CAPTURED when s is capturing (the op went into the graph and must not run; then
  * *captured, if given, is that graph). Lock-free. */

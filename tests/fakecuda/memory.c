@@ -195,7 +195,9 @@ CUresult CUDAAPI cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned 
 /* cuMemFree waits for the context's outstanding work, as cudaFree does on real hardware. */
 CUresult CUDAAPI cuMemFree_v2(CUdeviceptr dptr)
 {
-    fc_copy_engine_drain();  /* a pending copy may still move the bytes freed */
+    fc_range_info freed;  /* a pending copy may still move the bytes freed */
+    if (fc_classify((uintptr_t)dptr, 1, &freed) == 0)
+        fc_copy_engine_drain_range(freed.base, freed.size);
     fc_ctx *c;
     CUresult r = fc_need_ctx(&c);
     if (r != CUDA_SUCCESS)

@@ -10,21 +10,10 @@
 #include "event_convert.h"
 
 
-/* Per api id: 1 when the entry point is an *Async variant (copies, sets, allocs). The
- * table is filled as ids are met, by whichever analysis thread meets them first (every one
- * writes the same value; relaxed atomics keep that race-free). */
+/* The stream-ordered (*Async) twin of a copy, set, alloc or free: api_list.h says. */
 static int is_async_api(unsigned api)
 {
-    static signed char table[GW_API_ID_LIMIT];  /* 0 unknown yet, 1 async, -1 not */
-    if (api >= GW_API_ID_LIMIT)
-        return 0;
-    signed char known = __atomic_load_n(&table[api], __ATOMIC_RELAXED);
-    if (known == 0) {
-        const char *name = gw_api_name(api);
-        known = name && strstr(name, "Async") ? 1 : -1;
-        __atomic_store_n(&table[api], known, __ATOMIC_RELAXED);
-    }
-    return known > 0;
+    return gw_api_async(api);
 }
 
 static uint64_t fnv(uint64_t h, unsigned char c)
