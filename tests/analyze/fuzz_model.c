@@ -7,8 +7,8 @@
  * part of the default build: scripts/fuzz.sh builds and runs it (CI: 10 s). By hand:
  *
  *   clang -g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
- *     -Iinclude -Itools -Itools/analyze -Itests/analyze tests/analyze/fuzz_model.c \
- *     tools/analyze/[a-z]*.c tools/trace_*.c tools/gw_map.c tools/gw_busy.c tools/text_out.c -lm \
+ *     -Iinclude -Itools/reader -Itools/analyze -Itests/analyze tests/analyze/fuzz_model.c \
+ *     tools/analyze/[a-z]*.c tools/reader/[a-z]*.c -lm \
  *     -o fuzz_model
  *   mkdir -p corpus_model && ./fuzz_model -max_len=4096 corpus_model
  */

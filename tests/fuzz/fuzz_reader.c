@@ -5,7 +5,7 @@
  *
  *   clang -g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
  *     -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION \
- *     -Iinclude -Itools tests/fuzz/fuzz_reader.c tools/trace_*.c tools/gw_map.c \
+ *     -Iinclude -Itools/reader tests/fuzz/fuzz_reader.c tools/reader/trace_*.c tools/reader/gw_map.c \
  *     -o fuzz_reader
  *   mkdir -p fuzz-corpus && build/tests/make_sample_trace fuzz-corpus/sample.gwt
  *   ./fuzz_reader -max_len=65536 fuzz-corpus
