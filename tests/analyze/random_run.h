@@ -407,6 +407,33 @@ static inline void rr_op(struct rr *r, unsigned op, unsigned b)
     }
 }
 
+/* The writer's CPU samples every 25 ms over the run, when `which` says so (odd): the main
+ * thread (tid 100) on a CPU busy/255 of the time and, when `which` & 2, its run-queue time
+ * (runnable without a CPU) runq/255 of the rest; workers as many as which >> 5. */
+static inline void rr_cpu_samples(struct rr *r, unsigned which, unsigned busy, unsigned runq)
+{
+    if (!(which & 1))
+        return;
+    double on = busy / 255.0, waiting = (1 - on) * (runq / 255.0);
+    unsigned workers = which >> 5;
+    uint64_t start = 1000 * MS, end = r->now[0];
+    for (uint64_t t = start; t <= end; t += 25 * MS) {
+        uint64_t since = t - start;
+        struct an_ev thread = {.ts = t, .end = t, .tid = 99, .kind = AN_CPU_THREAD, .ptr = 100,
+                               .bytes = (uint64_t)((double)since * on)};
+        if (which & 2) {
+            thread.dir = 1;
+            thread.end = t + (uint64_t)((double)since * waiting);
+        }
+        synth_push(&r->s, &thread);
+        struct an_ev proc = {.ts = t, .end = t, .tid = 99, .kind = AN_CPU_PROC,
+                             .bytes = (uint64_t)((double)since * on),
+                             .ptr = (uint64_t)((double)since * 0.9 * workers), .key = workers,
+                             .stream = workers};
+        synth_push(&r->s, &proc);
+    }
+}
+
 /* The run the bytes describe: a template of 2..33 operations repeated 1..256 times, an
  * extra operation after a repetition when its byte says so, a final synchronize. */
 static inline void rr_generate(struct rr *r, struct rr_bytes *in, int gpu_records)
@@ -428,6 +455,7 @@ static inline void rr_generate(struct rr *r, struct rr_bytes *in, int gpu_record
     }
     rr_call(r, 0, AN_SYNC, GW_API_cuCtxSynchronize, rr_wait(r, 0, rr_done(r, 0), 2 * US),
             AN_F_DRAINS | AN_F_ALL_STREAMS);
+    rr_cpu_samples(r, rr_byte(in), rr_byte(in), rr_byte(in));
 }
 
 #endif
