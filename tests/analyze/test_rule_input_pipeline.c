@@ -183,28 +183,35 @@ static void gap_under_threshold(void **state)
 }
 
 /* 1.2 ms gaps: 2.3 % of a 51 ms step (no finding), 3.8 % of a 31 ms step (finding). */
+/* The rule fires exactly when the workers' replayed saving is min_share (thresholds.h)
+ * of the replayed run or more: a sweep of GPU work per step that crosses it, both sides
+ * seen; without the CPU count, the change gives the formula. */
 static void share_around_threshold(void **state)
 {
     (void)state;
-    for (int k = 0; k < 2; k++) {
+    int below = 0, above = 0;
+    for (unsigned kernels = 4; kernels <= 60; kernels += 2) {
         struct synth s = {0};
-        struct loop L = {.steps = 20, .input_ns = 1200 * US, .kernels = k ? 30 : 50,
+        struct loop L = {.steps = 20, .input_ns = 1200 * US, .kernels = kernels,
                          .kernel_ns = 1 * MS, .launch_ns = 5 * US, .item = 1};
         synth_loop(&s, &L);
         struct an_model *m;
         struct an_findings out = {0};
         const struct an_finding *f = run(&s, &m, &out, 0);
-        if (k) {
-            assert_non_null(f);
-            /* without the CPU count, the formula */
-            assert_non_null(strstr(f->change, "os.cpu_count() // local_world_size - 1"));
-        } else {
-            assert_null(f);
-        }
+        double share = an_whatif_share(m, an_replay_saving(&m->replay, AN_WI_INPUT_WORKERS));
+        int worth = share >= m->th.min_share;
+        if ((f != NULL) != worth)
+            fail_msg("%u kernels: saving share %.4f, min_share %.2f, finding %s", kernels,
+                     share, m->th.min_share, f ? "yes" : "no");
+        if (f && !strstr(f->change, "os.cpu_count() // local_world_size - 1"))
+            fail_msg("%u kernels: no formula in %s", kernels, f->change);
+        below += !worth;
+        above += worth;
         an_findings_free(&out);
         an_model_free(m);
         synth_free(&s);
     }
+    assert_true(below > 0 && above > 0);
 }
 
 /* The loop of loader_bound after a 3 s start (DataLoader workers starting, data loaded)

@@ -28,7 +28,7 @@ void an_rule_contention(const struct an_model *m, const struct an_rule_ctx *ctx,
             idle += (double)an_run_idle(m, (enum an_cause)cause);
         saving = preempted < idle ? preempted : idle;
     }
-    if (!m->wall_ns || saving < m->th.min_share * (double)m->wall_ns)
+    if (an_whatif_share(m, (uint64_t)saving) < m->th.min_share)
         return;
     struct an_finding *f = an_finding_add(out, "contention");
     if (!f)

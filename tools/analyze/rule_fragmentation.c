@@ -31,7 +31,7 @@ void an_rule_fragmentation(const struct an_model *m, const struct an_rule_ctx *c
     /* the run replayed without its device alloc/free calls (a warm caching allocator) */
     uint64_t saving = an_whatif_saving(m, AN_WI_NO_CHURN);
     int risk = !churning && !growing;
-    if (!risk && (!m->wall_ns || (double)saving / (double)m->wall_ns < m->th.min_share) &&
+    if (!risk && an_whatif_share(m, saving) < m->th.min_share &&
         !mem->ooms_fragmented)
         return;
     struct an_finding *f = an_finding_add(out, "fragmentation");

@@ -36,8 +36,7 @@ void an_rule_input_pipeline(const struct an_model *m, const struct an_rule_ctx *
                              ? an_run_from_steady(m, m->cpu.train_runq * (double)span)
                              : 0;
     uint64_t saving = replayed > preempted ? replayed - preempted : 0;
-    if (!an_whatif_worth(m, AN_WI_INPUT_WORKERS) ||
-        (double)saving < m->th.min_share * (double)m->replay.wall_ns[0])
+    if (!an_whatif_worth(m, AN_WI_INPUT_WORKERS) || an_whatif_share(m, saving) < m->th.min_share)
         return;
     struct an_finding *f = an_finding_add(out, "input_pipeline");
     if (!f)

@@ -71,10 +71,18 @@ uint64_t an_whatif_saving(const struct an_model *m, enum an_whatif w)
     return an_replay_saving(&m->replay, w);
 }
 
+double an_whatif_share(const struct an_model *m, uint64_t saving_ns)
+{
+    /* of the loop: a one-off start-up (seconds of imports, compiles, data set-up before the
+     * first step) would dilute any saving of a short profiled run */
+    uint64_t base = m->steps.steady && an_steady_span(m) ? an_steady_span(m)
+                                                         : m->replay.wall_ns[AN_WI_AS_MEASURED];
+    return base ? (double)saving_ns / (double)base : 0;
+}
+
 int an_whatif_worth(const struct an_model *m, enum an_whatif w)
 {
-    uint64_t base = m->replay.wall_ns[AN_WI_AS_MEASURED];
-    return base && (double)an_whatif_saving(m, w) >= m->th.min_share * (double)base;
+    return an_whatif_share(m, an_whatif_saving(m, w)) >= m->th.min_share;
 }
 
 void an_set_whatif_saving(const struct an_model *m, struct an_finding *f, enum an_whatif w)

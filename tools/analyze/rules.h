@@ -64,6 +64,9 @@ uint64_t an_run_from_steady(const struct an_model *m, double steady_ns);
  * least min_share of the replayed run. */
 uint64_t an_whatif_saving(const struct an_model *m, enum an_whatif w);
 int an_whatif_worth(const struct an_model *m, enum an_whatif w);
+/* A saving's share of the loop (the steady state; the replayed run without steps): what
+ * min_share is of. */
+double an_whatif_share(const struct an_model *m, uint64_t saving_ns);
 /* Sets saving_ns, saving_share (capped at the wall time) and step_share. */
 void an_set_saving(const struct an_model *m, struct an_finding *f, uint64_t saving_ns);
 /* an_set_saving of the replayed saving of w, and the finding is w's (re-ranking). */

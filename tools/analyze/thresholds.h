@@ -48,7 +48,9 @@ struct an_thresholds {
     double warmup_factor;         /* a step this many times the median is warm-up */
     double warmup_max_share;      /* warm-up is at most this share of the steps */
 
-    /* ---- findings: a time-saving finding needs at least this share of the steady state */
+    /* ---- findings: a time-saving finding needs at least this share of the loop (the steady
+     * state; the run without steps). 5 %: below, one run of the same program differs by as
+     * much on a busy machine, and a run whose GPU is 95 % busy has nothing to report */
     double min_share;
 
     /* pauses: an input-pipeline stretch this many median steps long, and at least
@@ -115,7 +117,7 @@ struct an_thresholds {
         .step_nest_share = 0.9,                                                           \
         .warmup_factor = 1.5,                                                             \
         .warmup_max_share = 0.34,                                                         \
-        .min_share = 0.03,                                                                \
+        .min_share = 0.05,                                                                \
         .pause_steps = 10,                                                                \
         .pause_min_ns = 100000000,                                                        \
         .pause_every_min = 20,                                                            \
