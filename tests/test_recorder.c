@@ -191,17 +191,37 @@ static void test_full_ring_counts_every_drop(void **state)
 
     struct gw_reader *reader = open_trace();
     struct gw_event ev;
-    uint64_t read = 0, lost_records = 0;
+    uint64_t read = 0, lost_records = 0, lost_calls = 0;
+    uint64_t first_id = 0, prev_id = 0, last_id = 0;
+    int jumps = 0;
     while (gw_reader_next(reader, &ev) > 0) {
-        read += ev.kind == GW_EV_CALL;
+        if (ev.kind == GW_EV_CALL) {
+            /* call ids number every call, dropped ones too: a GPU record's correlation
+             * names the right call after a drop */
+            if (!read)
+                first_id = ev.call_id;
+            else if (ev.call_id != prev_id + 1) {
+                jumps++;
+                assert_int_equal(ev.call_id, prev_id + 1 + lost_calls);
+            }
+            assert_int_equal(ev.call_id_unsure, 0);
+            prev_id = last_id = ev.call_id;
+            read++;
+        }
         if (ev.kind == GW_EV_LOST) {
             lost_records++;
+            lost_calls += ev.u.lost.calls;
+            assert_int_equal(ev.u.lost.calls, ev.u.lost.count);  /* only calls were dropped */
             assert_int_equal(ev.ts_ns, 900000); /* reported where tracing resumed */
         }
     }
     const struct gw_reader_stats *stats = gw_reader_stats(reader);
     assert_true(rec.lost > 0);
     assert_int_equal(lost_records, 1);
+    assert_int_equal(lost_calls, rec.lost);
+    assert_int_equal(jumps, 1);
+    assert_int_equal(last_id - first_id, burst + 1);  /* burst + 2 calls, numbered in a row */
+    assert_int_equal(first_id >> 32, last_id >> 32);  /* one thread */
     assert_int_equal(stats->lost_events, rec.lost);
     assert_int_equal(read + stats->lost_events, burst + 2);
     assert_int_equal(stats->damage_reports, 0);
