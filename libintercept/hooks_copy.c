@@ -4,7 +4,7 @@
 #include "hooks.h"
 #include "ranges.h"
 
-static uint64_t copy_kind(unsigned dir, unsigned host) { return dir | (uint64_t)host << 4; }
+static uint64_t copy_kind(unsigned dir, unsigned host) { return gw_copy_kind(dir, host); }
 
 /* Direction and host kind of a copy, given which side is device memory. */
 static uint64_t classify_sides(int dst_dev, uint64_t dst, int src_dev, uint64_t src)
@@ -36,7 +36,7 @@ static void record_copy(unsigned api, uint64_t t0, uint64_t t1, CUresult result,
  * through the driver's pinned buffers, after the stream's earlier work). */
 static int copy_may_wait(int async, uint64_t kind)
 {
-    unsigned dir = kind & 0xF, host = (kind >> 4) & 0xF;
+    unsigned dir = gw_copy_kind_dir(kind), host = gw_copy_kind_host(kind);
     if (dir != GW_COPY_HTOD && dir != GW_COPY_DTOH)
         return 0;
     return !async || host == GW_HOST_PAGEABLE;

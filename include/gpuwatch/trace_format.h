@@ -271,6 +271,14 @@ enum gw_host_kind {
     GW_HOST_NONE = 0, GW_HOST_PAGEABLE = 1, GW_HOST_PINNED = 2, GW_HOST_MANAGED = 3,
 };
 
+/* A COPY record's kind word: direction | host_kind << 4. The one pack and unpack. */
+static inline uint64_t gw_copy_kind(unsigned dir, unsigned host_kind)
+{
+    return (uint64_t)(dir & 0xF) | (uint64_t)(host_kind & 0xF) << 4;
+}
+static inline unsigned gw_copy_kind_dir(uint64_t kind) { return (unsigned)(kind & 0xF); }
+static inline unsigned gw_copy_kind_host(uint64_t kind) { return (unsigned)((kind >> 4) & 0xF); }
+
 /* Stable ids of the hooked entry points (written as api_id). */
 enum gw_api_id {
 #define GW_API(id, name, family, base, version, per_thread, async) GW_API_##name = id,

@@ -220,8 +220,8 @@ static void fill_family(struct gw_event *ev)
         break;
     case GW_FAM_COPY:
         ev->u.copy.bytes = w[0];
-        ev->u.copy.dir = (unsigned)(w[1] & 0xF);
-        ev->u.copy.host_kind = (unsigned)((w[1] >> 4) & 0xF);
+        ev->u.copy.dir = gw_copy_kind_dir(w[1]);
+        ev->u.copy.host_kind = gw_copy_kind_host(w[1]);
         ev->u.copy.stream_id = w[2];
         if (ev->api_id >= GW_API_cuMemcpyBatchAsync &&
             ev->api_id <= GW_API_cuMemcpyBatchAsync_v2_ptsz) {
