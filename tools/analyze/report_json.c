@@ -216,6 +216,21 @@ static void replay(FILE *out, const struct an_model *m)
         fprintf(out, "%s\"%s\": {\"wall_ns\": %" PRIu64 ", \"saving_ns\": %" PRIu64 "}",
                 w > AN_WI_AS_MEASURED + 1 ? ", " : "", an_whatif_name(w),
                 r->wall_ns[an_world_of(1u << w)], an_replay_saving(r, w));
+    /* each pair of changes made together: what "after" figures are read from */
+    fputs("}, \"pairs\": {", out);
+    int listed = 0;
+    for (int world = 1 + AN_CHANGES; world < AN_WORLDS; world++) {
+        unsigned changes = an_world_changes(world);
+        const char *names[2];
+        int n = 0;
+        for (int w = AN_WI_AS_MEASURED + 1; w < AN_WI_COUNT && n < 2; w++)
+            if (changes & 1u << w)
+                names[n++] = an_whatif_name(w);
+        if (n != 2)
+            continue;
+        fprintf(out, "%s\"%s+%s\": %" PRIu64, listed++ ? ", " : "", names[0], names[1],
+                r->wall_ns[world]);
+    }
     fputs("}}", out);
 }
 
