@@ -134,6 +134,27 @@ static int collect_object(struct dl_phdr_info *object, size_t size, void *data)
     return 0;
 }
 
+/* a starts with prefix b (whole: b and a end together); by hand, since a sanitizer runtime
+ * resolving its interceptors may call in before its strcmp interceptor can serve */
+static int starts_with(const char *a, const char *b, int whole)
+{
+    while (*b && *a == *b)
+        a++, b++;
+    return !*b && (!whole || !*a);
+}
+
+/* The names the shim itself exports (resolve.c's dlsym, the hooked driver functions,
+ * NVTX's injection entry point). */
+static int shim_defines(const char *name)
+{
+    if (starts_with(name, "dlsym", 1) || starts_with(name, "InitializeInjection", 0))
+        return 1;
+    for (size_t i = 0; i < gw_hook_count; i++)
+        if (starts_with(name, gw_hooks[i].name, 1))
+            return 1;
+    return 0;
+}
+
 static void *next_definition(const char *name, const void *caller)
 {
     struct loaded_objects *objects = calloc(1, sizeof *objects);
@@ -143,6 +164,20 @@ static void *next_definition(const char *name, const void *caller)
     objects->caller_index = (size_t)-1;
     dl_iterate_phdr(collect_object, objects);
     void *found = NULL;
+    /* A caller loaded just before the shim (a sanitizer runtime first in LD_PRELOAD, which
+     * calls dlsym(RTLD_NEXT) from its initializer, when its own dlopen interceptor cannot
+     * serve yet): what follows it follows the shim too, unless the shim defines the name.
+     * Asked from here, RTLD_NEXT means exactly that, and needs no dlopen. */
+    size_t self = objects->count;
+    Dl_info me;
+    if (dladdr((void *)next_definition, &me))
+        for (size_t i = 0; i < objects->count; i++)
+            if (objects->starts[i] == (uintptr_t)me.dli_fbase)
+                self = i;
+    if (self < objects->count && objects->caller_index + 1 == self && !shim_defines(name)) {
+        free(objects);
+        return real_dlsym(RTLD_NEXT, name);
+    }
     for (size_t i = objects->caller_index + 1; i < objects->count && !found; i++) {
         const char *path = objects->names[i];
         void *handle = dlopen(path && *path ? path : NULL, RTLD_LAZY | RTLD_NOLOAD);

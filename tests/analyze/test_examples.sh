@@ -81,6 +81,21 @@ done
 "$GPUWATCH" analyze --json "$WORK/relative" 2>/dev/null |
     grep -q '"source": "nvtx", "marker": "NVTX train_step"' ||
     fail "healthy (relative preload): steps not taken from its NVTX ranges"
+# a sanitizer runtime first in LD_PRELOAD calls dlsym(RTLD_NEXT) from its initializer,
+# before its own interceptors can serve: the shim answers without them, and traces
+asan=$(cc -print-file-name=libasan.so 2>/dev/null)
+if [ -n "$asan" ] && [ -e "$asan" ]; then
+    ASAN_OPTIONS=verify_asan_link_order=0,detect_leaks=0 LD_PRELOAD="$asan:$SHIM" /bin/true ||
+        fail "libasan first in LD_PRELOAD: /bin/true exited $?"
+    ASAN_OPTIONS=verify_asan_link_order=0,detect_leaks=0 LD_LIBRARY_PATH="$FAKE" \
+        GPUWATCH_CUPTI=0 LD_PRELOAD="$asan:$SHIM" GPUWATCH_OUTPUT="$WORK/asan" \
+        "$BUILD/examples/example_per_step_sync" --steps 5 >/dev/null 2>&1 ||
+        fail "libasan first in LD_PRELOAD: the example failed"
+    "$GPUWATCH" stats "$WORK"/asan/*.gwt 2>/dev/null | grep -q '^cuLaunchKernel  *50 ' ||
+        fail "libasan first in LD_PRELOAD: 50 launches not traced"
+else
+    echo "  (no libasan.so here: the sanitizer-first preload not tried)"
+fi
 grep -q '"suggested_workers"' "$WORK/dataloader_bound-host.json" ||
     fail "dataloader_bound: no suggested_workers figure"
 
