@@ -158,8 +158,10 @@ static enum fix parse(int argc, char **argv, struct knobs *k)
         default: usage(stderr, argv[0]); exit(2);
         }
     }
-    if (!k->steps || !k->streams)
-        k->steps = k->steps ? k->steps : 1, k->streams = k->streams ? k->streams : 1;
+    if (!k->steps)
+        k->steps = 1;
+    if (!k->streams)
+        k->streams = 1;
     printf("random_loop: steps %ld load %llu us, %u kernels x %llu ns, copy %llu KiB %s %s, "
            "sync every %u + log %llu us, %u stream%s, churn %d, nvtx %d; fix %s\n",
            k->steps, (unsigned long long)(k->load_ns / 1000), k->kernels,

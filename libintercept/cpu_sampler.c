@@ -27,18 +27,26 @@ void gw_cpu_sampler_reset(void)
     nprevious = 0;
 }
 
-/* utime + stime of a /proc stat file, in ns: 0, or -1 when it cannot be read. */
-static int stat_cpu_ns(const char *path, uint64_t *ns)
+/* A small /proc file, NUL-terminated, into buf: 0, or -1 when it cannot be read. */
+static int read_proc(const char *path, char *buf, size_t size)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return -1;
-    char buf[1024];
-    ssize_t n = read(fd, buf, sizeof buf - 1);
+    ssize_t n = read(fd, buf, size - 1);
     close(fd);
     if (n <= 0)
         return -1;
     buf[n] = '\0';
+    return 0;
+}
+
+/* utime + stime of a /proc stat file, in ns: 0, or -1 when it cannot be read. */
+static int stat_cpu_ns(const char *path, uint64_t *ns)
+{
+    char buf[1024];
+    if (read_proc(path, buf, sizeof buf) != 0)
+        return -1;
     /* the command name (field 2) may hold spaces and parentheses: count from its end */
     const char *p = strrchr(buf, ')');
     unsigned long long utime, stime;
@@ -54,15 +62,9 @@ static int stat_cpu_ns(const char *path, uint64_t *ns)
  * scheduler's run_delay); 0, or -1 when it cannot be read (no CONFIG_SCHED_INFO). */
 static int schedstat_runq_ns(const char *path, uint64_t *ns)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
     char buf[128];
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0)
+    if (read_proc(path, buf, sizeof buf) != 0)
         return -1;
-    buf[n] = '\0';
     unsigned long long on_cpu, waiting;
     if (sscanf(buf, "%llu %llu", &on_cpu, &waiting) != 2)
         return -1;

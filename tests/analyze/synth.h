@@ -248,4 +248,15 @@ static inline const struct an_figure *synth_fig(const struct an_finding *f, cons
     return NULL;
 }
 
+/* A rule's threshold check, for sweeps across min_share (thresholds.h): the share of the
+ * loop the replay of w saves (*share), whether it reaches min_share (*worth); returns 1 when
+ * the rule's finding f (NULL: none) fired exactly then. */
+static inline int synth_fires_at_min_share(const struct an_model *m, const struct an_finding *f,
+                                           enum an_whatif w, double *share, int *worth)
+{
+    *share = an_whatif_share(m, an_replay_saving(&m->replay, w));
+    *worth = *share >= m->th.min_share;
+    return (f != NULL) == *worth;
+}
+
 #endif

@@ -198,9 +198,9 @@ static void share_around_threshold(void **state)
         struct an_model *m;
         struct an_findings out = {0};
         const struct an_finding *f = run(&s, &m, &out, 0);
-        double share = an_whatif_share(m, an_replay_saving(&m->replay, AN_WI_INPUT_WORKERS));
-        int worth = share >= m->th.min_share;
-        if ((f != NULL) != worth)
+        double share;
+        int worth;
+        if (!synth_fires_at_min_share(m, f, AN_WI_INPUT_WORKERS, &share, &worth))
             fail_msg("%u kernels: saving share %.4f, min_share %.2f, finding %s", kernels,
                      share, m->th.min_share, f ? "yes" : "no");
         if (f && !strstr(f->change, "os.cpu_count() // local_world_size - 1"))

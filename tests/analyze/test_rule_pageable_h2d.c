@@ -73,9 +73,9 @@ static void share_around_threshold(void **state)
         struct an_findings out = {0};
         struct an_model *m;
         const struct an_finding *f = with(1u << 20, copy, 1, 0, &out, &m);
-        double share = an_whatif_share(m, an_replay_saving(&m->replay, AN_WI_PINNED_ASYNC));
-        int worth = share >= m->th.min_share;
-        if ((f != NULL) != worth)
+        double share;
+        int worth;
+        if (!synth_fires_at_min_share(m, f, AN_WI_PINNED_ASYNC, &share, &worth))
             fail_msg("copy %llu ns: saving share %.4f, min_share %.2f, finding %s",
                      (unsigned long long)copy, share, m->th.min_share, f ? "yes" : "no");
         below += !worth;

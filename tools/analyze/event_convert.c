@@ -10,12 +10,6 @@
 #include "event_convert.h"
 
 
-/* The stream-ordered (*Async) twin of a copy, set, alloc or free: api_list.h says. */
-static int is_async_api(unsigned api)
-{
-    return gw_api_async(api);
-}
-
 static uint64_t fnv(uint64_t h, unsigned char c)
 {
     return (h ^ c) * 0x100000001b3ull;
@@ -52,7 +46,7 @@ static void convert_copy(const struct gw_event *ev, struct an_ev *o)
     o->stream = ev->u.copy.stream_id;
     o->dir = (uint8_t)ev->u.copy.dir;
     o->host_kind = (uint8_t)ev->u.copy.host_kind;
-    int async = is_async_api(ev->api_id);
+    int async = gw_api_async(ev->api_id);
     int touches_host = o->dir == GW_COPY_HTOD || o->dir == GW_COPY_DTOH ||
                        o->dir == GW_COPY_HTOH ||
                        (o->dir == GW_COPY_UNKNOWN && o->host_kind != GW_HOST_NONE);
@@ -108,16 +102,16 @@ static void convert_call(const struct gw_event *ev, struct an_ev *o)
         o->stream = ev->u.alloc.stream_id;
         o->key = ev->u.alloc.stack_id;
         o->host_kind = ev->api_id == GW_API_cuMemAllocManaged ? AN_MEM_MANAGED
-                       : is_async_api(ev->api_id)             ? AN_MEM_POOL
+                       : gw_api_async(ev->api_id)             ? AN_MEM_POOL
                                                               : AN_MEM_PLAIN;
-        if (is_async_api(ev->api_id))
+        if (gw_api_async(ev->api_id))
             o->flags |= AN_F_ASYNC_API;
         break;
     case GW_FAM_FREE:
         o->kind = AN_FREE;
         o->ptr = ev->u.memfree.ptr;
         o->stream = ev->u.memfree.stream_id;
-        if (is_async_api(ev->api_id)) {
+        if (gw_api_async(ev->api_id)) {
             o->flags |= AN_F_ASYNC_API;
             o->host_kind = AN_MEM_POOL;
         } else {
@@ -144,7 +138,7 @@ static void convert_call(const struct gw_event *ev, struct an_ev *o)
         o->kind = AN_SET;
         o->bytes = ev->u.set.bytes;
         o->stream = ev->u.set.stream_id;
-        if (is_async_api(ev->api_id))
+        if (gw_api_async(ev->api_id))
             o->flags |= AN_F_ASYNC_API;
         break;
     case GW_FAM_SYNC:

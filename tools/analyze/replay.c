@@ -88,7 +88,7 @@ void an_replay_init(struct an_replay_state *st, const struct an_thresholds *th, 
     st->th = *th;
     st->expect_gpu = expect_gpu;
     st->nworkers = cpus > 2 ? cpus - 1 : 1;
-    st->ntaken = st->nworkers * 2;
+    st->ntaken = st->nworkers * AN_PREFETCH_FACTOR;
     st->worker_free = calloc(st->nworkers * AN_WORLDS, sizeof *st->worker_free);
     st->taken = calloc(st->ntaken * AN_WORLDS, sizeof *st->taken);
     for (int w = 0; w < AN_WORLDS; w++)

@@ -83,9 +83,8 @@ void an_rule_input_pipeline(const struct an_model *m, const struct an_rule_ctx *
         an_input_cpu_advice(m, ctx, workers, f);
     else
         an_input_blind_advice(m, ctx, workers, replays ? graphs_per_step : 0, f);
-    an_set_whatif_saving(m, f, AN_WI_INPUT_WORKERS);
-    if (preempted)
-        an_set_saving(m, f, saving);  /* (still the workers' change: whatif kept) */
+    an_set_saving(m, f, saving);  /* the workers' replay, less the preempted time */
+    f->whatif = AN_WI_INPUT_WORKERS;
     f->first_ts = m->steady_start;
     f->last_ts = m->steady_end;
     an_finding_fig(f, "idle_share_steady", share);

@@ -57,13 +57,12 @@ static int kernel_launch(const struct an_ev *ev)
 /*
  * DataLoader workers: a stretch with no call of input_gap_ns or more (thresholds.h) is the
  * training thread loading a batch itself. The workers start with the first such stretch
- * (iter(loader)), so the first batch is never ready early. With N workers, batch k is loaded by worker
- * k mod N as soon as it is free and the loop has taken batch k - N x prefetch (PyTorch's
- * prefetch_factor, 2), and takes as long as it took the thread; the loop waits only for
- * what is not ready yet. Stretches of pause_min_ns or more are not batch loads
+ * (iter(loader)), so the first batch is never ready early. With N workers, batch k is
+ * loaded by worker k mod N as soon as it is free and the loop has taken batch
+ * k - N x AN_PREFETCH_FACTOR, and takes as long as it took the thread; the loop waits only
+ * for what is not ready yet. Stretches of pause_min_ns or more are not batch loads
  * (evaluation, checkpoints: the pauses advice's) and stay.
  */
-#define PREFETCH_FACTOR 2
 
 static uint64_t worker_gap(struct an_replay_state *st, int world, uint64_t gap, uint64_t h)
 {
@@ -138,8 +137,6 @@ void an_wi_transform(struct an_replay_state *st, const unsigned *c, const struct
                      uint64_t *cost)
 {
     int overhead = launch_overhead(st, ev, gap), load = batch_load(st, gap);
-    int free_call = kernel_launch(ev) || allocator_call(ev);
-    unsigned free_with = kernel_launch(ev) ? AN_WI_BIT(AN_WI_GRAPHS) : AN_WI_BIT(AN_WI_NO_CHURN);
     for (int w = 0; w < AN_WORLDS; w++) {
         if (!c[w])
             continue;
@@ -149,7 +146,7 @@ void an_wi_transform(struct an_replay_state *st, const unsigned *c, const struct
         else if ((c[w] & AN_WI_BIT(AN_WI_INPUT_WORKERS)) && load)
             g = worker_gap(st, w, gap, h[w]);
         start[w] = h[w] + g;
-        cost[w] = free_call && (c[w] & free_with) ? 0 : dur;
+        cost[w] = an_wi_cost(c[w], ev, dur);
     }
 }
 

@@ -16,6 +16,9 @@
 
 #define AN_WI_BIT(w) (1u << (w))
 
+/* DataLoader batches each worker keeps ready at most (PyTorch's prefetch_factor default). */
+#define AN_PREFETCH_FACTOR 2
+
 /* Calls that put an operation on a stream that CUPTI records (host functions, failed
  * calls and host-to-host copies put none). */
 int an_wi_issues(const struct an_ev *ev);
