@@ -64,7 +64,7 @@ struct an_rp_stream {
     uint64_t latency;                /* call start to operation start, when not queued */
     uint64_t issued;                 /* operations issued on it so far */
     /* when its latest DONE_KEEP operations ended, by seq: what an event sync waits for */
-    struct {
+    struct an_rp_done {
         uint64_t seq, meas, sim[AN_WORLDS];
     } done[DONE_KEEP];
 };
@@ -242,6 +242,15 @@ static int ring_room(void **buf, size_t *head, size_t n, size_t *cap, size_t siz
     return 0;
 }
 
+/* When s's first `upto` operations were done (what an event recorded after them waits
+ * for); NULL when there were none, or that was too long ago to be kept. */
+static const struct an_rp_done *done_after(const struct an_rp_stream *s, uint64_t upto)
+{
+    if (!upto || s->done[(upto - 1) % DONE_KEEP].seq != upto - 1)
+        return NULL;
+    return &s->done[(upto - 1) % DONE_KEEP];
+}
+
 static void mark_done(struct an_rp_stream *s, uint64_t seq)
 {
     s->done[seq % DONE_KEEP].seq = seq;
@@ -266,11 +275,12 @@ static uint64_t pass_barriers(struct an_replay_state *st, struct an_rp_stream *s
         struct an_rp_stream *o = &st->streams[b.other];
         if (drain && depth < 4)
             run_virtual(st, o, drain, waited, b.upto, depth + 1);
-        if (!b.upto || o->done[(b.upto - 1) % DONE_KEEP].seq != b.upto - 1)
-            continue;  /* nothing before the record, or done long ago */
-        meas = max64(meas, o->done[(b.upto - 1) % DONE_KEEP].meas);
+        const struct an_rp_done *d = done_after(o, b.upto);
+        if (!d)
+            continue;
+        meas = max64(meas, d->meas);
         for (int w = 0; w < AN_WORLDS; w++)
-            sim[w] = max64(sim[w], o->done[(b.upto - 1) % DONE_KEEP].sim[w]);
+            sim[w] = max64(sim[w], d->sim[w]);
     }
     return meas;
 }
@@ -506,10 +516,11 @@ static uint64_t event_drained(struct an_replay_state *st, const struct an_ev *ev
     struct an_rp_stream *s = &st->streams[*at >> 40];
     uint64_t upto = *at & ((1ull << 40) - 1);
     run_virtual(st, s, ev, waited_long, upto, 0);
-    if (!upto || s->done[(upto - 1) % DONE_KEEP].seq != upto - 1)
-        return 0;  /* nothing before it, or done long ago */
-    memcpy(ready_sim, s->done[(upto - 1) % DONE_KEEP].sim, AN_WORLDS * sizeof *ready_sim);
-    return s->done[(upto - 1) % DONE_KEEP].meas;
+    const struct an_rp_done *d = done_after(s, upto);
+    if (!d)
+        return 0;
+    memcpy(ready_sim, d->sim, AN_WORLDS * sizeof *ready_sim);
+    return d->meas;
 }
 
 /* The streams a waiting call waited for: its own, all (context syncs, synchronous copies,
