@@ -59,7 +59,7 @@ static CUresult run_copy(fc_stream *s, const fc_range_info *di, const fc_range_i
     if (end == FC_CAPTURED)
         return CUDA_SUCCESS;
     struct fc_move m = {d.base, sr.base, d.pitch, d.slice, sr.pitch, sr.slice,
-                        width, height, depth, di->kind != FC_MEM_DEVICE};
+                        width, height, depth, di->kind != FC_MEM_DEVICE, end};
     if (blocks) {
         fc_copy_engine_drain();
         fc_move_run(&m);

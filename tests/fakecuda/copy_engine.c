@@ -7,9 +7,9 @@
  *
  * Order: jobs run one at a time in submission order. Whatever may touch what a pending job
  * moves waits for the engine first (fc_copy_engine_drain): blocking copies, memsets, frees;
- * a host that waited for the GPU (fc_sleep_until: syncs; queries that find work done) when
- * a pending job writes host memory. The engine's memcpy may be slower than the simulated
- * transfer; uploads then finish late without anyone waiting for them, as no GPU record
+ * a host that waited for the GPU (fc_sleep_until: syncs; queries that find work done) until
+ * a pending job's transfer into host memory ended. The engine's memcpy may be slower than
+ * the simulated transfer; uploads then finish late without anyone waiting for them, as no GPU record
  * would show such a wait.
  * Without the thread (it could not start, or in a forked child) jobs run on the caller.
  */
@@ -64,8 +64,7 @@ static void *engine(void *arg)
         atomic_fetch_sub(&pending, 1);
         if (to_host)
             atomic_fetch_sub(&downloads, 1);
-        if (!head)
-            pthread_cond_broadcast(&idle_cv);
+        pthread_cond_broadcast(&idle_cv);  /* (a download drain waits for one job) */
     }
     return NULL;
 }
@@ -150,10 +149,25 @@ void fc_copy_engine_drain_range(uintptr_t base, size_t size)
     pthread_mutex_unlock(&lock);
 }
 
-void fc_copy_engine_drain_downloads(void)
+static int download_due(const struct fc_move *m, int64_t t)
 {
-    if (atomic_load(&downloads))
-        fc_copy_engine_drain();
+    return m->to_host && m->end <= t;
+}
+
+void fc_copy_engine_drain_downloads(int64_t t)
+{
+    if (!atomic_load(&downloads))
+        return;
+    pthread_mutex_lock(&lock);
+    for (;;) {
+        int due = busy && download_due(&running, t);
+        for (const struct job *j = head; j && !due; j = j->next)
+            due = download_due(&j->move, t);
+        if (!due)
+            break;
+        pthread_cond_wait(&idle_cv, &lock);
+    }
+    pthread_mutex_unlock(&lock);
 }
 
 void fc_copy_engine_drain(void)

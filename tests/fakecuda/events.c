@@ -111,7 +111,7 @@ CUresult CUDAAPI cuEventQuery(CUevent hEvent)
         return CUDA_ERROR_INVALID_HANDLE;
     if (fc_now() < t)
         return CUDA_ERROR_NOT_READY;
-    fc_copy_engine_drain_downloads();  /* done means its downloads' bytes are there */
+    fc_copy_engine_drain_downloads(t);  /* done means its downloads' bytes are there */
     return CUDA_SUCCESS;
 }
 

@@ -93,16 +93,18 @@ struct fc_move {                 /* depth slices of height rows of width bytes *
     size_t dst_pitch, dst_slice, src_pitch, src_slice;
     size_t width, height, depth;
     int to_host;                 /* the destination is host memory (a download) */
+    int64_t end;                 /* when the simulated transfer ends */
 };
 void fc_move_run(const struct fc_move *m);
 /* Moves m's bytes on the copy engine's thread, after those submitted before. */
 void fc_copy_engine_submit(const struct fc_move *m);
 /* Returns when every submitted move is done. */
 void fc_copy_engine_drain(void);
-/* fc_copy_engine_drain when a pending move writes host memory: what a host that waited
- * for the GPU may read next. Moves into device memory are read only by later moves (in
- * order on the engine), memsets and frees (which drain). */
-void fc_copy_engine_drain_downloads(void);
+/* Returns when every pending move into host memory whose simulated transfer ended by t is
+ * done: what a host that waited for the GPU until t may read next (waiting for a later
+ * download too is a wait no GPU would make). Moves into device memory are read only by
+ * later moves (in order on the engine), memsets and frees (which drain). */
+void fc_copy_engine_drain_downloads(int64_t t);
 /* fc_copy_engine_drain when a pending move reads or writes [base, base + size): what a free
  * of that range needs (waiting for unrelated uploads is a wait no GPU record shows). */
 void fc_copy_engine_drain_range(uintptr_t base, size_t size);

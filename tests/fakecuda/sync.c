@@ -35,9 +35,10 @@ static CUresult stream_query(CUstream h, int per_thread)
         return r;
     if (atomic_load_explicit(&s->capture, memory_order_acquire))
         return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
-    if (fc_now() < stream_target(s))
+    int64_t t = stream_target(s);
+    if (fc_now() < t)
         return CUDA_ERROR_NOT_READY;
-    fc_copy_engine_drain_downloads();  /* done means its downloads' bytes are there */
+    fc_copy_engine_drain_downloads(t);  /* done means its downloads' bytes are there */
     return CUDA_SUCCESS;
 }
 

@@ -24,7 +24,7 @@ int64_t fc_now(void)
 
 void fc_sleep_until(int64_t t)
 {
-    fc_copy_engine_drain_downloads();  /* the host may read what the GPU wrote */
+    fc_copy_engine_drain_downloads(t);  /* the host may read what the GPU wrote */
     if (t <= 0)
         return;
     if (fc_cfg.spin_wait) {  /* CUDA's default scheduling: the waiting thread stays on a CPU */

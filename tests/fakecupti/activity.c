@@ -83,6 +83,9 @@ typedef struct fk_thread {
 
 static __thread fk_thread *tls_thread;
 static __thread uint32_t tls_correlation; /* of this thread's last driver API call */
+static __thread int64_t tls_offset;       /* ... its records' clock shift */
+static __thread const char *tls_name_in;  /* ... its last kernel name, and that interned */
+static __thread const char *tls_name;
 static pthread_key_t thread_key;
 static pthread_once_t thread_key_once = PTHREAD_ONCE_INIT;
 
@@ -333,9 +336,16 @@ static void on_activity(const struct fakecuda_activity *a)
     if (!want && !ext)
         return;
 
-    int64_t mono = fk_mono_ns();
-    CUpti_TimestampCallbackFunc ts = atomic_load_explicit(&fk_timestamp_cb, memory_order_acquire);
-    int64_t offset = (ts ? (int64_t)ts() : fk_realtime_ns()) - mono;
+    /* a call's further ops (a graph's nodes) share its first op's clock offset and name
+     * lookups: a real CUPTI stamps graph nodes on the GPU, at no cost to the launching
+     * thread, so the fake keeps its own per-record cost there low */
+    int64_t offset = tls_offset;
+    if (new_call) {
+        int64_t mono = fk_mono_ns();
+        CUpti_TimestampCallbackFunc ts =
+            atomic_load_explicit(&fk_timestamp_cb, memory_order_acquire);
+        offset = tls_offset = (ts ? (int64_t)ts() : fk_realtime_ns()) - mono;
+    }
     uint64_t start = (uint64_t)(a->start_ns + offset), end = (uint64_t)(a->end_ns + offset);
 
     union {
@@ -368,7 +378,11 @@ static void on_activity(const struct fakecuda_activity *a)
         k->dynamicSharedMemory = (int32_t)a->dynamic_smem;
         k->correlationId = corr;
         k->gridId = atomic_fetch_add_explicit(&next_grid, 1, memory_order_relaxed);
-        k->name = intern(a->name);
+        if (new_call || a->name != tls_name_in) {  /* (a name is valid during one call) */
+            tls_name_in = a->name;
+            tls_name = intern(a->name);
+        }
+        k->name = tls_name;
         k->queued = CUPTI_TIMESTAMP_UNKNOWN;
         k->submitted = CUPTI_TIMESTAMP_UNKNOWN;
         k->launchType = a->cooperative ? CUPTI_ACTIVITY_LAUNCH_TYPE_COOPERATIVE_SINGLE_DEVICE
