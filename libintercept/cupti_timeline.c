@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 #include <link.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -134,11 +135,35 @@ static uint64_t trace_time(uint64_t cupti_ns)
 
 static uint64_t CUPTIAPI trace_clock(void) { return gw_now(); }
 
+/* Drained buffers are kept for reuse, a few: a fresh 4 MiB buffer is mapped anew by malloc
+ * and CUPTI's first writes to each of its pages fault, a cost paid on the thread whose
+ * launch fills it (a graph launch of thousands of kernels fills a buffer in a few calls). */
+#define SPARE_BUFFERS 4
+static pthread_mutex_t spare_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint8_t *spare[SPARE_BUFFERS];
+static size_t nspare;
+
 static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
 {
-    *buffer = aligned_alloc(8, ACTIVITY_BUFFER_BYTES);
+    uint8_t *b = NULL;
+    pthread_mutex_lock(&spare_lock);
+    if (nspare)
+        b = spare[--nspare];
+    pthread_mutex_unlock(&spare_lock);
+    *buffer = b ? b : aligned_alloc(8, ACTIVITY_BUFFER_BYTES);
     *size = *buffer ? ACTIVITY_BUFFER_BYTES : 0;
     *max_records = 0;
+}
+
+static void buffer_release(uint8_t *buffer)
+{
+    pthread_mutex_lock(&spare_lock);
+    if (nspare < SPARE_BUFFERS) {
+        spare[nspare++] = buffer;
+        buffer = NULL;
+    }
+    pthread_mutex_unlock(&spare_lock);
+    free(buffer);
 }
 
 /* CUPTI shares one name string among all records of a kernel, so the pointer and launch
@@ -261,7 +286,7 @@ static void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream_id, uin
         uint64_t words[1] = {dropped};
         gw_rec_timed(GW_REC_GPU_LOST, gw_now(), words, 1);
     }
-    free(buffer);
+    buffer_release(buffer);
     gw_in_hook = was_in_hook;
 }
 
@@ -356,4 +381,5 @@ void gw_cupti_after_fork_child(void)
 {
     /* CUPTI's state belongs to the parent's CUDA session, which the child cannot use. */
     __atomic_store_n(&gw_cupti_on, 0, __ATOMIC_RELAXED);
+    pthread_mutex_init(&spare_lock, NULL);  /* (another thread may have held it at fork) */
 }

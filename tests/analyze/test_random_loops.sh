@@ -71,34 +71,6 @@ for seed in $(seq 1 "$SEEDS"); do
 done
 echo "  $checked draws checked, $fixes fixes applied"
 
-# Two wastes in one loop: the ranking follows the fixes' measured gains.
-combo() {  # combo NAME FIX_A FIX_B KNOBS...
-    local name=$1 a=$2 b=$3 mode
-    shift 3
-    for mode in host cupti; do
-        local p="$WORK/$name-$mode" ga gb id pred
-        ex_run "$p" "$mode" random_loop "$@"
-        ex_run "$p-a" "$mode" random_loop "$@" --fix "$a"
-        ex_run "$p-b" "$mode" random_loop "$@" --fix "$b"
-        ga=$(($(ex_wall "$p.json") - $(ex_wall "$p-a.json")))
-        gb=$(($(ex_wall "$p.json") - $(ex_wall "$p-b.json")))
-        read -r id pred <<<"$(ex_top "$p.json")"
-        local want=$a
-        [ "$gb" -gt "$ga" ] && want=$b
-        echo "  $name ($mode): $a gains $((ga / 1000000)) ms, $b $((gb / 1000000)) ms; top ${id:-none} predicts $((${pred:-0} / 1000000)) ms"
-        [ "$(ex_fix "${id:-}")" == "$want" ] ||
-            fail "$name ($mode): top finding ${id:-none}, but $want's fix gains most"
-    done
-}
-# (the step's NVTX range parts the logging after the sync from the next batch's loading;
-# without it the two are one no-call stretch, which the model takes as loading whole)
-combo input+sync input_workers no_sync --load-us 3000 --kernels 4 --kernel-ns 500000 \
-    --copy-kb 0 --sync-every 1 --log-us 800 --streams 1 --churn 0 --nvtx 1
-combo sync+launch no_sync cuda_graphs --load-us 0 --kernels 1500 --kernel-ns 200 \
-    --copy-kb 0 --sync-every 1 --log-us 600 --streams 1 --churn 0
-combo pageable+launch pinned_async cuda_graphs --load-us 0 --kernels 1500 --kernel-ns 200 \
-    --copy-kb 16384 --pageable 1 --sync-copy 0 --sync-every 0 --streams 1 --churn 0
-
 # Contention: the loop of input+sync, loaded only 3 ms a step without a sync, run beside as
 # many CPU hogs as there are CPUs plus one: the training thread is preempted; the top finding
 # is contention (never the input pipeline), and the run without the hogs gains at least
