@@ -17,7 +17,10 @@ ex_run() {
     # The simulated GPU spins in its synchronising calls, as CUDA's default schedule does when
     # a process has fewer contexts than CPUs; sleeping there adds a timer wake-up (~80 us here)
     # to each sync that a host-only trace cannot tell from GPU time (docs/analyze.md, limits).
-    FAKECUDA_SPIN_WAIT=1 LD_LIBRARY_PATH="$FAKE" GPUWATCH_CUPTI="$cupti" LD_PRELOAD="$SHIM" \
+    # Its copies move no bytes: a GPU's DMA costs the host no CPU, the fake's memcpy of 16 MiB
+    # a step would take a core from the program on this 2-core machine (no example reads its
+    # data back).
+    FAKECUDA_SPIN_WAIT=1 FAKECUDA_MOVE_BYTES=0 LD_LIBRARY_PATH="$FAKE" GPUWATCH_CUPTI="$cupti" LD_PRELOAD="$SHIM" \
         GPUWATCH_OUTPUT="$out" "$BUILD/examples/example_$name" "$@" >"$out.log" 2>&1 ||
         fail "$name $* ($mode) did not run: $(tail -2 "$out.log")"
     "$GPUWATCH" analyze --json "$out" >"$out.json" 2>"$out.err" ||

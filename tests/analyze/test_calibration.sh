@@ -109,7 +109,7 @@ calibrate_pair input_and_sync input_workers no_sync random_loop --load-us 2500 -
 # a loss read every step on a loop of 1500 short kernels (launch-bound where each launch
 # costs more than its kernel runs: with the timeline's per-launch cost, not without it)
 calibrate_pair sync_and_launch no_sync cuda_graphs random_loop --load-us 0 --kernels 1500 \
-    --kernel-ns 200 --copy-kb 0 --sync-every 1 --log-us 600 --streams 1 --churn 0
+    --kernel-ns 230 --copy-kb 0 --sync-every 1 --log-us 600 --streams 1 --churn 0
 # a 16 MiB pageable upload each step, as async as pageable memory allows, and 1500 kernels
 calibrate_pair pageable_and_launch pinned_async cuda_graphs random_loop --load-us 0 \
     --kernels 1500 --kernel-ns 200 --copy-kb 16384 --pageable 1 --sync-copy 0 --sync-every 0 \

@@ -36,6 +36,8 @@ static pid_t engine_pid;         /* the process the thread runs in (0: none) */
 
 void fc_move_run(const struct fc_move *m)
 {
+    if (!fc_cfg.move_bytes)
+        return;
     for (size_t z = 0; z < m->depth; z++)
         for (size_t y = 0; y < m->height; y++)
             memmove((void *)(m->dst + z * m->dst_slice + y * m->dst_pitch),

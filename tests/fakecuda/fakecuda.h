@@ -35,6 +35,7 @@ struct fc_config {
     CUresult probe_result;     /* FAKECUDA_PROBE_RESULT: answer to cuGetProcAddress("") */
     int verbose;               /* FAKECUDA_VERBOSE */
     int spin_wait;             /* FAKECUDA_SPIN_WAIT */
+    int move_bytes;            /* FAKECUDA_MOVE_BYTES */
 };
 extern struct fc_config fc_cfg;
 extern atomic_int fc_initialized;

@@ -406,6 +406,8 @@ static void run_virtual(struct an_replay_state *st, struct an_rp_stream *s,
      * staging, is host time, not the GPU's) */
     uint64_t from = max64(max64(first->issued_meas, s->g_meas), other_meas);
     uint64_t work = waited && drain->end > from ? drain->end - from : 0;
+    if (!work)
+        st->drained_unknown = 1;
     for (int w = 0; w < AN_WORLDS; w++)
         s->g[w] = max64(max64(s->g[w], other[w]),
                         work ? first->issued_sim[w] : last->issued_sim[w]) +
@@ -594,13 +596,16 @@ static void replay_call(struct an_replay_state *st, const struct an_ev *ev)
     } else {
         uint64_t ready_sim[AN_WORLDS];
         int waited_long = dur > nowait + st->th.drain_slack_ns;
+        st->drained_unknown = 0;
         uint64_t ready = drained(st, ev, waited_long, ready_sim);
         /* as measured: the call's own time, or its own cost, the wait, and what came after
          * the GPU was done (the copy back, the driver's return) */
         int waited = ready > ev->ts;
         uint64_t after = waited && ev->end > ready ? ev->end - ready : 0;
         uint64_t before = !waited ? dur : nowait < ready - ev->ts ? nowait : ready - ev->ts;
-        if (!waited && st->nowait_ns && ev->api < GW_API_ID_LIMIT &&
+        /* (learnt only where nothing was pending: a call that drained work of unknown
+         * length may have waited for it) */
+        if (!waited && !st->drained_unknown && st->nowait_ns && ev->api < GW_API_ID_LIMIT &&
             (st->nowait_ns[ev->api] == UINT64_MAX || dur < st->nowait_ns[ev->api]))
             st->nowait_ns[ev->api] = dur;
         for (int w = 0; w < AN_WORLDS; w++) {

@@ -100,6 +100,8 @@ struct an_replay_state {
     uint64_t best_pinned_bw;     /* best pinned H2D bytes/s seen on the GPU */
     double best_blocking_bps;    /* host-only: the fastest blocking upload so far, bytes/s */
     uint64_t *nowait_ns;         /* per api id: the shortest call, its cost without a wait */
+    int drained_unknown;         /* the last drain took work of unknown length (host-only, no
+                                    wait proven): it may have waited, its time is no cost */
     uint64_t matched, virtual_ops, unmatched, forced;
 };
 
