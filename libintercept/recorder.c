@@ -283,9 +283,7 @@ void gw_recorder_after_fork_child(void)
     __atomic_store_n(&recorder_active, 0, __ATOMIC_RELAXED);
     pthread_mutex_init(&gw_rec.rings_lock, NULL);
     pthread_mutex_init(&gw_rec.file_lock, NULL);
-    if (gw_rec.fd >= 0)
-        close(gw_rec.fd);
-    gw_rec.fd = -1;
+    gw_trace_file_forget();
     gw_rec.path[0] = '\0';
     gw_rec.rings = NULL;
     gw_recorder_generation_now++;

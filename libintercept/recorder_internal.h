@@ -3,6 +3,7 @@
 #define GW_RECORDER_INTERNAL_H
 
 #include <pthread.h>
+#include <sys/types.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -32,7 +33,9 @@ struct gw_ring {
 };
 
 struct gw_recorder {
-    int fd;
+    int fd;                        /* kept high, checked before each write (trace_file.c) */
+    dev_t dev;                     /* the trace file's identity, to tell it from a file the */
+    ino_t ino;                     /* program opened on the same descriptor number */
     char path[1200];
     int failed;                    /* a write failed: tracing stopped */
     unsigned flush_ms;
@@ -58,6 +61,8 @@ int gw_trace_file_write_chunk(uint16_t kind, uint32_t tid, uint64_t base_ts, uin
                               const uint8_t *payload, size_t len);
 void gw_trace_file_patch_header(void);
 void gw_trace_file_close(void);
+/* A forked child: closes its copy of the parent's descriptor, if it still is the trace. */
+void gw_trace_file_forget(void);
 
 /* writer.c */
 int gw_writer_start(void);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -143,6 +144,67 @@ static int write_parts(int fd, struct iovec parts[2], size_t total)
     return 0;
 }
 
+/* The trace's descriptor is moved high, out of the way of a program that closes
+ * descriptors and opens its own: the lowest free number goes to the program, not onto ours. */
+#define HIGH_FD_FLOOR 900
+
+static int move_high(int fd)
+{
+    int floor = HIGH_FD_FLOOR;
+    struct rlimit lim;
+    if (getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY &&
+        lim.rlim_cur < (rlim_t)HIGH_FD_FLOOR + 64)
+        floor = lim.rlim_cur > 128 ? (int)lim.rlim_cur - 64 : fd;
+    int high = floor > fd ? fcntl(fd, F_DUPFD_CLOEXEC, floor) : -1;
+    if (high < 0)
+        return fd;
+    close(fd);
+    return high;
+}
+
+static int remember(int fd)
+{
+    struct stat st;
+    if (fstat(fd, &st) != 0)
+        return -1;
+    gw_rec.fd = fd;
+    gw_rec.dev = st.st_dev;
+    gw_rec.ino = st.st_ino;
+    return 0;
+}
+
+/* Under file_lock, before each write: 1 when gw_rec.fd is still the trace file. A program
+ * may have closed it (closefrom(3) in a daemon) and opened its own file on the number: that
+ * descriptor is the program's and is never written, closed or moved; the trace is reopened
+ * by its path and written on from its end. 0 when it cannot be (tracing then stops). */
+static int is_ours(int fd)
+{
+    struct stat st;
+    return fstat(fd, &st) == 0 && st.st_dev == gw_rec.dev && st.st_ino == gw_rec.ino;
+}
+
+static int still_ours(void)
+{
+    if (is_ours(gw_rec.fd))
+        return 1;
+    gw_rec.fd = -1;
+    struct stat st;
+    int fd = open(gw_rec.path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd >= 0 && (fstat(fd, &st) != 0 || st.st_dev != gw_rec.dev || st.st_ino != gw_rec.ino ||
+                    lseek(fd, 0, SEEK_END) < 0)) {
+        close(fd);
+        fd = -1;
+    }
+    if (fd < 0) {
+        gw_rec.failed = 1;
+        gw_warn_once(GW_WARN_WRITE, "the program closed the trace's descriptor and %s cannot "
+                     "be reopened; tracing stopped, the program continues", gw_rec.path);
+        return 0;
+    }
+    gw_rec.fd = move_high(fd);
+    return 1;
+}
+
 int gw_trace_file_open(const char *dir)
 {
     fill_header(&gw_rec.header);
@@ -179,7 +241,13 @@ int gw_trace_file_open(const char *dir)
         gw_rec.path[0] = '\0';
         return -1;
     }
-    gw_rec.fd = fd;
+    fd = move_high(fd);
+    if (remember(fd) != 0) {
+        close(fd);
+        unlink(gw_rec.path);
+        gw_rec.path[0] = '\0';
+        return -1;
+    }
     gw_rec.bytes = sizeof gw_rec.header;
     return 0;
 }
@@ -198,7 +266,7 @@ int gw_trace_file_write_chunk(uint16_t kind, uint32_t tid, uint64_t base_ts, uin
     chunk.crc32 = gw_chunk_crc(&chunk, payload, len, GW_FORMAT_VERSION);
     pthread_mutex_lock(&gw_rec.file_lock);
     int rc = -1;
-    if (gw_rec.fd >= 0 && !gw_rec.failed) {
+    if (gw_rec.fd >= 0 && !gw_rec.failed && still_ours()) {
         /* Header and payload in one writev, so a crash never leaves a header without its
          * payload in the middle of the file. */
         struct iovec parts[2] = {{&chunk, sizeof chunk}, {(void *)payload, len}};
@@ -219,7 +287,7 @@ int gw_trace_file_write_chunk(uint16_t kind, uint32_t tid, uint64_t base_ts, uin
 void gw_trace_file_patch_header(void)
 {
     pthread_mutex_lock(&gw_rec.file_lock);
-    if (gw_rec.fd >= 0 && !gw_rec.failed) {
+    if (gw_rec.fd >= 0 && !gw_rec.failed && still_ours()) {
         ssize_t n = pwrite(gw_rec.fd, &gw_rec.header, sizeof gw_rec.header, 0);
         (void)n; /* a failed patch leaves the first header, which is still valid */
     }
@@ -229,11 +297,20 @@ void gw_trace_file_patch_header(void)
 void gw_trace_file_close(void)
 {
     pthread_mutex_lock(&gw_rec.file_lock);
-    if (gw_rec.fd >= 0) {
-        ssize_t n = pwrite(gw_rec.fd, &gw_rec.header, sizeof gw_rec.header, 0);
-        (void)n;
+    if (gw_rec.fd >= 0 && (gw_rec.failed ? is_ours(gw_rec.fd) : still_ours())) {
+        if (!gw_rec.failed) {
+            ssize_t n = pwrite(gw_rec.fd, &gw_rec.header, sizeof gw_rec.header, 0);
+            (void)n;
+        }
         close(gw_rec.fd);
-        gw_rec.fd = -1;
     }
+    gw_rec.fd = -1;
     pthread_mutex_unlock(&gw_rec.file_lock);
+}
+
+void gw_trace_file_forget(void)
+{
+    if (gw_rec.fd >= 0 && is_ours(gw_rec.fd))
+        close(gw_rec.fd);
+    gw_rec.fd = -1;
 }

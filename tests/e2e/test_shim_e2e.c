@@ -156,6 +156,39 @@ static void test_fork_children(void **state)
     finish();
 }
 
+/* A program that closes every descriptor from 3 up and opens its own file gets its file
+ * untouched (byte for byte what it wrote) and the trace whole: the shim's descriptor sat
+ * high, and once closed the trace was reopened by path, never written through the
+ * program's descriptor. */
+static void test_program_closing_descriptors_keeps_its_file(void **state)
+{
+    (void)state;
+    char own[] = "/tmp/gw_own_file.XXXXXX";
+    int fd = mkstemp(own);
+    assert_true(fd >= 0);
+    close(fd);
+    char env[64];
+    snprintf(env, sizeof env, "WORKLOAD_OWN_FILE=%s", own);
+    run((const char *[]){"--mode", "closefrom", "--launches", "30", NULL},
+        (const char *[]){env, NULL});
+    assert_int_equal(result.status, 0);
+    const struct file_tally *f = only_file();
+    assert_int_equal(f->calls[API(cuLaunchKernel)], 150);
+    assert_int_equal(f->calls[API(cuCtxSynchronize)], 5);
+    char expected[256] = "", got[512];
+    for (int round = 0; round < 4; round++)
+        snprintf(expected + strlen(expected), sizeof expected - strlen(expected),
+                 "the program's own line %d\n", round);
+    FILE *in = fopen(own, "rb");
+    assert_non_null(in);
+    size_t n = fread(got, 1, sizeof got, in);
+    fclose(in);
+    unlink(own);
+    assert_int_equal(n, strlen(expected));
+    assert_memory_equal(got, expected, n);
+    finish();
+}
+
 /* The writer samples CPU time every 50 ms: the three descendants (a grandchild too), the two
  * of them at work and the 1 s of CPU they spin, while the traced thread, mostly asleep, uses
  * little. */
@@ -462,6 +495,7 @@ int main(void)
         cmocka_unit_test(test_full_disk_mid_run_changes_nothing),
         cmocka_unit_test(test_exec_child_gets_own_file),
         cmocka_unit_test(test_disabled_leaves_no_trace),
+        cmocka_unit_test(test_program_closing_descriptors_keeps_its_file),
         cmocka_unit_test(test_every_copy_shape_classified),
         cmocka_unit_test(test_bad_settings_warn_and_fall_back),
         cmocka_unit_test(test_header_identifies_process),

@@ -5,6 +5,7 @@
  * the tests see both "the program got real results" and "the trace holds the calls".
  */
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <pthread.h>
 #include <signal.h>
@@ -302,6 +303,32 @@ static void run_fork(void)
     if (!WIFEXITED(status_a) || WEXITSTATUS(status_a) || !WIFEXITED(status_b) || WEXITSTATUS(status_b))
         fail("a child failed");
     launch_some(kernel, launches);
+}
+
+/* A daemon's start: closes every descriptor from 3 up, then writes its own file (the path
+ * in WORKLOAD_OWN_FILE) between launches, across several of the shim's flushes. The file
+ * must hold exactly what the program wrote. */
+static void run_closefrom(void)
+{
+    CUfunction kernel;
+    setup_direct(&kernel);
+    launch_some(kernel, launches);
+    for (int fd = 3; fd < 4096; fd++)
+        close(fd);
+    const char *path = getenv("WORKLOAD_OWN_FILE");
+    int own = path ? open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644) : -1;
+    if (own < 0)
+        fail("open WORKLOAD_OWN_FILE");
+    for (int round = 0; round < 4; round++) {
+        char line[64];
+        int n = snprintf(line, sizeof line, "the program's own line %d\n", round);
+        if (write(own, line, (size_t)n) != n)
+            fail("write own file");
+        launch_some(kernel, launches);
+        struct timespec pause = {0, 80 * 1000000L};  /* past a flush of the shim */
+        nanosleep(&pause, NULL);
+    }
+    close(own);
 }
 
 /* Spins on the CPU for ms milliseconds of wall time. */
@@ -699,6 +726,8 @@ int main(int argc, char **argv)
         run_threads();
     } else if (strcmp(mode, "fork") == 0) {
         run_fork();
+    } else if (strcmp(mode, "closefrom") == 0) {
+        run_closefrom();
     } else if (strcmp(mode, "cpu-workers") == 0) {
         run_cpu_workers();
     } else if (strcmp(mode, "wait-for-kill") == 0) {
