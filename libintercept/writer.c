@@ -1,11 +1,11 @@
 /* The writer thread: every flush interval (or when a ring passes half full) it moves what
  * each thread committed into chunks of the trace file, definitions first. */
 #include <errno.h>
-#include <poll.h>
+#include <linux/futex.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -20,7 +20,10 @@
 
 static pthread_t writer_thread;
 static int writer_running;
-static int wake_fd = -1;
+/* Bumped by gw_writer_wake; the writer sleeps on it between rounds. A futex, not a
+ * descriptor: a program that closes descriptors and opens its own file must never get the
+ * wake-up's 8 bytes written into it. */
+static uint32_t wake_word;
 static int stop_requested;
 static unsigned flush_requests, flush_done;
 static pthread_mutex_t drain_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -34,11 +37,10 @@ void gw_writer_set_round_hook(void (*hook)(int urgent)) { round_hook = hook; }  
 
 void gw_writer_wake(void)
 {
-    if (wake_fd >= 0) {
-        uint64_t one = 1;
-        ssize_t n = write(wake_fd, &one, sizeof one);
-        (void)n;
-    }
+    int saved = errno;  /* (called from the program's calls and signal handlers) */
+    __atomic_add_fetch(&wake_word, 1, __ATOMIC_RELEASE);
+    syscall(SYS_futex, &wake_word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+    errno = saved;
 }
 
 static void append_clock_point(void)
@@ -175,16 +177,17 @@ void gw_writer_drain_all(void)
     pthread_mutex_unlock(&drain_lock);
 }
 
-static void *writer_main(void *unused)
+static void *writer_main(void *start_word)
 {
-    struct pollfd wake = {.fd = wake_fd, .events = POLLIN};
+    /* the word as it was before the thread was created: a wake sent before the thread first
+     * runs is not missed */
+    uint32_t seen = (uint32_t)(uintptr_t)start_word;
     while (!__atomic_load_n(&stop_requested, __ATOMIC_ACQUIRE)) {
-        int ready = poll(&wake, 1, (int)gw_rec.flush_ms);
-        if (ready > 0) {
-            uint64_t drained;
-            ssize_t n = read(wake_fd, &drained, sizeof drained);
-            (void)n;
-        }
+        struct timespec round = {(time_t)(gw_rec.flush_ms / 1000),
+                                 (long)(gw_rec.flush_ms % 1000) * 1000000L};
+        /* returns at once if woken since `seen`, else when woken or after the interval */
+        syscall(SYS_futex, &wake_word, FUTEX_WAIT_PRIVATE, seen, &round, NULL, 0);
+        seen = __atomic_load_n(&wake_word, __ATOMIC_ACQUIRE);
         unsigned requested = __atomic_load_n(&flush_requests, __ATOMIC_ACQUIRE);
         /* Other sources (CUPTI) hand over what they hold first, so it goes out now. */
         if (round_hook)
@@ -198,9 +201,6 @@ static void *writer_main(void *unused)
 
 int gw_writer_start(void)
 {
-    wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    if (wake_fd < 0)
-        return -1;
     stop_requested = 0;
     last_clock_point_ns = 0;
     gw_cpu_sampler_reset();
@@ -209,13 +209,11 @@ int gw_writer_start(void)
     sigset_t all, previous;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &previous);
-    int rc = pthread_create(&writer_thread, NULL, writer_main, NULL);
+    uintptr_t start_word = __atomic_load_n(&wake_word, __ATOMIC_ACQUIRE);
+    int rc = pthread_create(&writer_thread, NULL, writer_main, (void *)start_word);
     pthread_sigmask(SIG_SETMASK, &previous, NULL);
-    if (rc != 0) {
-        close(wake_fd);
-        wake_fd = -1;
+    if (rc != 0)
         return -1;
-    }
     writer_running = 1;
     return 0;
 }
@@ -228,8 +226,6 @@ void gw_writer_stop(void)
     gw_writer_wake();
     pthread_join(writer_thread, NULL);
     writer_running = 0;
-    close(wake_fd);
-    wake_fd = -1;
     last_clock_point_ns = 0; /* the final drain writes one more calibration point */
 }
 
@@ -249,12 +245,9 @@ void gw_writer_request_flush(unsigned timeout_ms)
 
 void gw_writer_after_fork_child(void)
 {
-    /* The parent's writer thread does not exist here; its eventfd is the parent's. */
+    /* The parent's writer thread does not exist here. */
     writer_running = 0;
     round_hook = NULL;
-    if (wake_fd >= 0)
-        close(wake_fd);
-    wake_fd = -1;
     flush_requests = flush_done = 0;
     pthread_mutex_init(&drain_lock, NULL);
 }
