@@ -2,7 +2,6 @@
 
 #include <errno.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -15,6 +14,7 @@
 #include "recorder.h"
 #include "ranges.h"
 #include "resolve.h"
+#include "signals.h"
 #include "stack_capture.h"
 
 int gw_state = GW_STATE_UNINIT;
@@ -26,8 +26,6 @@ static int signal_handlers_installed;
 
 #define SIGNAL_FLUSH_TIMEOUT_MS 500
 
-static const int flush_signals[] = {SIGINT, SIGTERM};
-static struct sigaction previous_actions[2];
 
 static void at_exit(void)
 {
@@ -52,53 +50,6 @@ static _Noreturn void exit_now(int status)
 GW_EXPORT void _exit(int status) { exit_now(status); }
 
 GW_EXPORT void _Exit(int status) { exit_now(status); }
-
-/* Flush what we have, then let the program's own disposition decide what happens. */
-static void on_signal(int sig, siginfo_t *info, void *context)
-{
-    int saved_errno = errno;
-    gw_recorder_flush_now(SIGNAL_FLUSH_TIMEOUT_MS);
-    int slot = sig == SIGINT ? 0 : 1;
-    struct sigaction *previous = &previous_actions[slot];
-    errno = saved_errno;
-    if (previous->sa_flags & SA_SIGINFO) {
-        if (previous->sa_sigaction)
-            previous->sa_sigaction(sig, info, context);
-        return;
-    }
-    if (previous->sa_handler == SIG_IGN)
-        return;
-    if (previous->sa_handler == SIG_DFL) {
-        /* Default action: die of the same signal, so the parent sees the right status. */
-        signal(sig, SIG_DFL);
-        sigset_t unblock;
-        sigemptyset(&unblock);
-        sigaddset(&unblock, sig);
-        pthread_sigmask(SIG_UNBLOCK, &unblock, NULL);
-        raise(sig);
-        return;
-    }
-    previous->sa_handler(sig);
-}
-
-static void install_signal_handlers(void)
-{
-    for (int i = 0; i < 2; i++) {
-        struct sigaction current;
-        if (sigaction(flush_signals[i], NULL, &current) != 0)
-            continue;
-        /* An ignored signal stays ignored: we must not make it deliverable. */
-        if (!(current.sa_flags & SA_SIGINFO) && current.sa_handler == SIG_IGN)
-            continue;
-        struct sigaction ours;
-        memset(&ours, 0, sizeof ours);
-        ours.sa_sigaction = on_signal;
-        ours.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
-        sigemptyset(&ours.sa_mask);
-        previous_actions[i] = current;
-        sigaction(flush_signals[i], &ours, NULL);
-    }
-}
 
 static void before_fork(void) { pthread_mutex_lock(&start_lock); }
 
@@ -151,7 +102,7 @@ int gw_tracing_start(void)
         if (next == GW_STATE_READY && !signal_handlers_installed) {
             /* Once per process image: a forked child keeps ours, chained as before. */
             signal_handlers_installed = 1;
-            install_signal_handlers();
+            gw_signals_install();
         }
         __atomic_store_n(&gw_state, next, __ATOMIC_RELEASE);
         starting_here = 0;

@@ -291,6 +291,50 @@ static void test_sigterm_flushes_and_dies_of_it(void **state)
     finish();
 }
 
+/* The program's signal handling, with and without the shim: the same output, line for
+ * line, the same death, and every call made before it in the trace. */
+static void same_as_without_shim(const char *mode, int dies_of, uint64_t launches)
+{
+    static struct run_result control;
+    struct run_options options = {
+        .args = (const char *[]){"--mode", mode, "--launches", "25", NULL},
+        .preload = 0,
+    };
+    run_workload(&options, &control);
+    remove_dir(control.trace_dir);
+    assert_false(control.exited);
+    assert_int_equal(control.status, dies_of);
+    options.preload = 1;
+    run_workload(&options, &result);
+    assert_string_equal(result.out, control.out);
+    assert_int_equal(result.exited, control.exited);
+    assert_int_equal(result.status, control.status);
+    tally_traces(result.trace_dir, &traces);
+    const struct file_tally *f = only_file();
+    assert_int_equal(f->calls[API(cuLaunchKernel)], launches);
+    finish();
+}
+
+static void test_one_shot_sigterm_handler_runs_once(void **state)
+{
+    (void)state;
+    same_as_without_shim("signal-one-shot", SIGTERM, 50);
+    assert_string_equal(result.out, "mine, one-shot\n"
+                                    "one-shot handler ran\n"
+                                    "SIG_DFL\n"
+                                    "SIGINT was SIG_DFL\n"
+                                    "SIG_IGN\n");
+}
+
+static void test_reraising_sigint_handler_dies_of_it(void **state)
+{
+    (void)state;
+    same_as_without_shim("signal-reraise", SIGINT, 50);
+    assert_string_equal(result.out, "SIGINT was SIG_DFL\n"
+                                    "mine\n"
+                                    "cleaning up, then dying of it\n");
+}
+
 static void test_out_of_memory_passes_through(void **state)
 {
     (void)state;
@@ -496,6 +540,8 @@ int main(void)
         cmocka_unit_test(test_exec_child_gets_own_file),
         cmocka_unit_test(test_disabled_leaves_no_trace),
         cmocka_unit_test(test_program_closing_descriptors_keeps_its_file),
+        cmocka_unit_test(test_one_shot_sigterm_handler_runs_once),
+        cmocka_unit_test(test_reraising_sigint_handler_dies_of_it),
         cmocka_unit_test(test_every_copy_shape_classified),
         cmocka_unit_test(test_bad_settings_warn_and_fall_back),
         cmocka_unit_test(test_header_identifies_process),

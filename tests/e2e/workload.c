@@ -391,6 +391,77 @@ static void run_wait_for_kill(void)
         pause();
 }
 
+/* Handlers the way programs write them, each line written at once (stdout is a pipe). */
+static void say(const char *line)
+{
+    ssize_t n = write(1, line, strlen(line));
+    (void)n;
+}
+
+static void one_shot(int sig)
+{
+    (void)sig;
+    say("one-shot handler ran\n");
+}
+
+static void reraise(int sig)
+{
+    say("cleaning up, then dying of it\n");
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static const char *describe(int sig, void (*mine)(int))
+{
+    struct sigaction now;
+    if (sigaction(sig, NULL, &now) != 0)
+        return "query failed\n";
+    if (now.sa_handler == mine)
+        return (now.sa_flags & SA_RESETHAND) ? "mine, one-shot\n" : "mine\n";
+    return now.sa_handler == SIG_DFL ? "SIG_DFL\n" : now.sa_handler == SIG_IGN ? "SIG_IGN\n"
+                                                                            : "another\n";
+}
+
+/* SIGTERM with a one-shot handler set before the first CUDA call: the first SIGTERM runs
+ * it once, the second kills. Queries and what signal() hands back, in between. */
+static void run_signal_one_shot(void)
+{
+    struct sigaction a;
+    memset(&a, 0, sizeof a);
+    a.sa_handler = one_shot;
+    a.sa_flags = SA_RESETHAND;
+    sigemptyset(&a.sa_mask);
+    sigaction(SIGTERM, &a, NULL);
+    CUfunction kernel;
+    setup_direct(&kernel);
+    launch_some(kernel, launches);
+    say(describe(SIGTERM, one_shot));
+    raise(SIGTERM);
+    say(describe(SIGTERM, one_shot));
+    void (*before)(int) = signal(SIGINT, SIG_IGN);
+    say(before == SIG_DFL ? "SIGINT was SIG_DFL\n" : "SIGINT was something else\n");
+    say(describe(SIGINT, one_shot));
+    raise(SIGINT);  /* ignored */
+    launch_some(kernel, launches);
+    raise(SIGTERM);
+    say("still alive after the second SIGTERM\n");
+}
+
+/* SIGINT's handler set after the first CUDA call, with signal(): it cleans up, restores
+ * the default and re-raises. */
+static void run_signal_reraise(void)
+{
+    CUfunction kernel;
+    setup_direct(&kernel);
+    launch_some(kernel, launches);
+    void (*before)(int) = signal(SIGINT, reraise);
+    say(before == SIG_DFL ? "SIGINT was SIG_DFL\n" : "SIGINT was something else\n");
+    say(describe(SIGINT, reraise));
+    launch_some(kernel, launches);
+    raise(SIGINT);
+    say("still alive after SIGINT\n");
+}
+
 static void run_oom(void)
 {
     CUfunction kernel;
@@ -726,6 +797,10 @@ int main(int argc, char **argv)
         run_threads();
     } else if (strcmp(mode, "fork") == 0) {
         run_fork();
+    } else if (strcmp(mode, "signal-one-shot") == 0) {
+        run_signal_one_shot();
+    } else if (strcmp(mode, "signal-reraise") == 0) {
+        run_signal_reraise();
     } else if (strcmp(mode, "closefrom") == 0) {
         run_closefrom();
     } else if (strcmp(mode, "cpu-workers") == 0) {
