@@ -5,8 +5,9 @@
  * save. The analysis is in tools/analyze/ (docs/analyze.md); the JSON layout in
  * docs/analyze-json.md.
  *
- * Exit status: 0 analyzed; 1 a trace could not be read or was damaged (what was intact is
- * analyzed); 2 usage error; 3 a --fail-if condition holds (takes precedence over 1).
+ * Exit status: 0 analyzed (a trace that ended abruptly, as a killed run's does, included);
+ * 1 a trace could not be read or was damaged (what was intact is analyzed); 2 usage error;
+ * 3 a --fail-if condition holds (takes precedence over 1).
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -39,7 +40,9 @@ static void help(FILE *out)
             "  -J, --jobs N             files read at once, one thread each (default: one per\n"
             "                           CPU); the result is the same for any N\n"
             "  -h, --help               this text\n"
-            "Exit status: 0; 1 a trace was unreadable or damaged (the rest is analyzed);\n"
+            "Exit status: 0 (a trace that ends inside a chunk, as a killed run's does, is\n"
+            "said on stderr: \"ended abruptly at offset N\"); 1 a trace was unreadable,\n"
+            "damaged or had a second trace appended (the rest is analyzed);\n"
             "2 usage error; 3 a --fail-if condition holds.\n",
             an_condition_metrics());
 }

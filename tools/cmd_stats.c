@@ -767,7 +767,9 @@ static void help(FILE *out)
             "  -j, --json      print one JSON object (keys in docs/stats-json.md)\n"
             "  -t, --top N     kernels to list (default 10)\n"
             "  -h, --help      this text\n"
-            "Exit status 1 when a trace could not be read or was damaged.\n");
+            "Exit status 1 when a trace could not be read or was damaged, or holds a second\n"
+            "trace appended to it. A file that ends inside a chunk, as a killed or crashed\n"
+            "run's does, is not damage: \"ended abruptly at offset N\" on stderr, status 0.\n");
 }
 
 int gw_cmd_stats(int argc, char **argv)

@@ -112,8 +112,24 @@ if [ "$(hostname)" != samplehost ]; then
 fi
 (cd "$WORK" && "$GPUWATCH" dump cpus.gwt) | grep -q "^# cpus online 24 usable 12$" ||
     fail "dump: no '# cpus online 24 usable 12' line"
+# a killed run's file ends inside a chunk: expected, not damage (status 0, said on stderr)
 head -c 3000 "$WORK/input.gwt" >"$WORK/truncated.gwt"
-expect_rc "truncated: status 1" 1 truncated.gwt
+expect_rc "killed tail: status 0" 0 truncated.gwt
+grep -q "truncated.gwt: offset [0-9]*: ended abruptly" "$WORK/rc.err" ||
+    fail "killed tail: no 'ended abruptly' on stderr: $(head -2 "$WORK/rc.err")"
+(cd "$WORK" && "$GPUWATCH" analyze --json truncated.gwt 2>/dev/null) |
+    grep -q '"ended_abruptly_at": [0-9]' || fail "killed tail: JSON has no ended_abruptly_at offset"
+# two traces joined (cat a.gwt b.gwt): the second is never read as the first's process
+cat "$WORK/input.gwt" "$WORK/input-gpu.gwt" >"$WORK/joined.gwt"
+joined_at=$(stat -c %s "$WORK/input.gwt")
+expect_rc "joined traces: status 1" 1 joined.gwt
+grep -q "joined.gwt: offset $joined_at: expected a chunk, found another trace's file header" \
+    "$WORK/rc.err" || fail "joined traces: no second-header error at $joined_at: $(head -2 "$WORK/rc.err")"
+(cd "$WORK" && "$GPUWATCH" analyze --json joined.gwt 2>/dev/null) >"$WORK/joined.json"
+(cd "$WORK" && "$GPUWATCH" analyze --json input.gwt 2>/dev/null) >"$WORK/alone.json"
+[ "$(grep -o '"events": [0-9]*' "$WORK/joined.json" | head -1)" == \
+  "$(grep -o '"events": [0-9]*' "$WORK/alone.json" | head -1)" ] ||
+    fail "joined traces: the first process's calls changed (the second one's merged in)"
 head -c 100 "$WORK/input.gwt" >"$WORK/short.gwt"
 expect_rc "no header: status 1" 1 short.gwt
 

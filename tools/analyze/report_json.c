@@ -353,9 +353,15 @@ static void trace(FILE *out, const struct an_trace *t)
             ", \"ppid\": %" PRIu32 ", ", t->bytes, t->hdr.pid, t->hdr.ppid);
     field_str(out, "host", t->hdr.hostname, an_field_len(t->hdr.hostname, sizeof t->hdr.hostname));
     fprintf(out, ", \"active\": %s, \"events\": %" PRIu64 ", \"lost_events\": %" PRIu64
-            ", \"lost_chunks\": %" PRIu64 ", \"damaged_bytes\": %" PRIu64 ", \"damage\": [",
+            ", \"lost_chunks\": %" PRIu64 ", \"damaged_bytes\": %" PRIu64
+            ", \"ended_abruptly_at\": ",
             t->active ? "true" : "false", t->rs.calls, t->rs.lost_events, t->rs.lost_chunks,
             t->rs.damaged_bytes);
+    if (t->rs.ended_abruptly)  /* (a killed run's file: not damage) */
+        fprintf(out, "%" PRIu64, t->rs.ended_at);
+    else
+        fputs("null", out);
+    fputs(", \"damage\": [", out);
     for (size_t k = 0; k < t->ndamage; k++) {
         const struct gw_damage *d = &t->damage[k];
         fprintf(out, "%s{\"kind\": \"%s\", \"offset\": %" PRIu64 ", \"end\": %" PRIu64

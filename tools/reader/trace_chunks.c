@@ -98,7 +98,12 @@ void gw_reader_report(struct gw_reader *r, enum gw_damage_kind kind, uint64_t of
     va_end(ap);
     if (kind == GW_DAMAGE_LOST_CHUNKS)
         d.lost_chunks = (uint32_t)lost_bytes, d.lost_bytes = 0;
-    r->stats.damage_reports++;
+    if (kind == GW_DAMAGE_TRUNCATED) {  /* a killed run is expected, not damage */
+        r->stats.ended_abruptly = 1;
+        r->stats.ended_at = offset;
+    } else {
+        r->stats.damage_reports++;
+    }
     r->stats.damaged_bytes += d.lost_bytes;
     if (r->ndamage < GW_READER_KEEP_DAMAGE)
         r->damage[r->ndamage++] = d;
@@ -148,6 +153,9 @@ static uint64_t find_next_chunk(struct gw_reader *r, uint64_t from)
         if (gw_reader_read_at(r, p, window, n) != 0)
             break;
         for (size_t i = 0; i + 4 <= n; i++) {
+            if (window[i] == (uint8_t)GW_FILE_MAGIC[0] && i + 8 <= n &&
+                memcmp(window + i, GW_FILE_MAGIC, 8) == 0)
+                return p + i;  /* another trace's header: the caller stops there */
             if (window[i] != chunk_magic_bytes[0] ||
                 memcmp(window + i, chunk_magic_bytes, 4) != 0)
                 continue;
@@ -169,9 +177,9 @@ static uint64_t find_next_chunk(struct gw_reader *r, uint64_t from)
             if (c == CHUNK_IO)
                 return r->file_size;
         }
-        if (n < 4)
+        if (n < 8)
             break;
-        p += n - 3;
+        p += n - 7;  /* (a magic across the window's end is found in the next one) */
     }
     return r->file_size;
 }
@@ -209,7 +217,7 @@ static void report_bad_chunk(struct gw_reader *r, enum chunk_check problem, uint
     case CHUNK_BAD_MAGIC:
         if (at_end && all_zero(r, at, r->file_size))
             gw_reader_report(r, GW_DAMAGE_TRUNCATED, at, lost, next, 0,
-                             "offset %" PRIu64 ": truncated: expected chunk magic 0x%08X, "
+                             "offset %" PRIu64 ": ended abruptly (truncated): expected chunk magic 0x%08X, "
                              "found zeros to the end of the file (%" PRIu64
                              " bytes; the writer stopped before filling its space)",
                              at, GW_CHUNK_MAGIC, lost);
@@ -227,7 +235,7 @@ static void report_bad_chunk(struct gw_reader *r, enum chunk_check problem, uint
     case CHUNK_PAST_EOF:
         if (at_end)
             gw_reader_report(r, GW_DAMAGE_TRUNCATED, at, lost, next, h->tid,
-                             "offset %" PRIu64 ": truncated chunk (tid %" PRIu32
+                             "offset %" PRIu64 ": ended abruptly (truncated chunk, tid %" PRIu32
                              ", seq %" PRIu32 "): expected %" PRIu32
                              " payload bytes, the file ends after %" PRIu64 "; %" PRIu64
                              " bytes lost",
@@ -243,9 +251,11 @@ static void report_bad_chunk(struct gw_reader *r, enum chunk_check problem, uint
         uint64_t end = at + GW_CHUNK_HEADER_SIZE + h->payload_len;
         /* (from v2 on, any of the fields printed may be the damaged one) */
         const char *covers = r->hdr.version >= 2 ? "header and payload" : "payload";
-        if (at_end && all_zero(r, end, r->file_size))
+        /* zeros after it: space the writer had claimed and not filled (a full-length chunk
+         * with nothing after it was written whole and then damaged) */
+        if (at_end && end < r->file_size && all_zero(r, end, r->file_size))
             gw_reader_report(r, GW_DAMAGE_TRUNCATED, at, lost, next, h->tid,
-                             "offset %" PRIu64 ": truncated: the last chunk (tid %" PRIu32
+                             "offset %" PRIu64 ": ended abruptly (truncated): the last chunk (tid %" PRIu32
                              ", seq %" PRIu32 ", %" PRIu32 " payload bytes) expected crc32 "
                              "0x%08X of its %s, computed 0x%08X (the writer stopped "
                              "mid-chunk); %" PRIu64 " bytes lost",
@@ -319,6 +329,25 @@ void gw_calls_end(struct gw_reader *r)
                (r->call_next & ~CALLS_UNSURE) | (r->call_unsure ? CALLS_UNSURE : 0));
 }
 
+/* Two traces joined into one file (cat a.gwt b.gwt): the second one's events are another
+ * process's and are never read as this one's. */
+static void second_header(struct gw_reader *r, uint64_t at)
+{
+    struct gw_file_header other;
+    memset(&other, 0, sizeof other);
+    uint64_t left = r->file_size - at;
+    size_t n = left < sizeof other ? (size_t)left : sizeof other;
+    if (gw_reader_read_at(r, at, &other, n) != 0)
+        n = 0;
+    r->pos = r->file_size;
+    gw_reader_report(r, GW_DAMAGE_SECOND_HEADER, at, left, r->file_size, 0,
+                     "offset %" PRIu64 ": expected a chunk, found another trace's file "
+                     "header (pid %" PRIu32 "): a second trace was appended to this one; "
+                     "reading stops there (%" PRIu64 " bytes of the other process not read: "
+                     "split the file at this offset to read them)",
+                     at, n >= sizeof other ? other.pid : 0, left);
+}
+
 /* Advances to the next intact chunk of a kind we read; its payload is in r->buf.
  * Returns 1, or 0 at the end of the file. */
 int gw_chunks_next(struct gw_reader *r)
@@ -336,13 +365,17 @@ int gw_chunks_next(struct gw_reader *r)
             for (uint64_t i = 0; i < left; i++)
                 zeros &= tail[i] == 0;
             gw_reader_report(r, GW_DAMAGE_TRUNCATED, at, left, r->file_size, 0,
-                             "offset %" PRIu64 ": truncated: expected a %u-byte chunk "
+                             "offset %" PRIu64 ": ended abruptly (truncated): expected a %u-byte chunk "
                              "header, the file ends after %" PRIu64 " %sbytes",
                              at, (unsigned)GW_CHUNK_HEADER_SIZE, left, zeros ? "zero " : "");
             return 0;
         }
         if (gw_reader_read_at(r, at, &h, sizeof h) != 0)
             return 0;
+        if (memcmp(&h, GW_FILE_MAGIC, 8) == 0) {
+            second_header(r, at);
+            return 0;
+        }
         /* The definitions pass skips event chunks whose framing is evidently intact
          * without reading their payload. */
         if (r->defs_only && h.magic == GW_CHUNK_MAGIC && h.kind != GW_CHUNK_DEFS &&

@@ -163,6 +163,7 @@ const char *gw_damage_kind_name(enum gw_damage_kind kind)
     case GW_DAMAGE_TRUNCATED: return "truncated";
     case GW_DAMAGE_LOST_CHUNKS: return "lost_chunks";
     case GW_DAMAGE_IO: return "io";
+    case GW_DAMAGE_SECOND_HEADER: return "second_header";
     }
     return "unknown";
 }

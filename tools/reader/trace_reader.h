@@ -189,9 +189,12 @@ enum gw_damage_kind {
                                    (v1 files: the payload) */
     GW_DAMAGE_CHUNK_KIND,       /* unknown chunk kind in a file of our version or older */
     GW_DAMAGE_RECORD,           /* record framing or body inconsistent inside a good chunk */
-    GW_DAMAGE_TRUNCATED,        /* the file ends inside a chunk (writer killed) */
+    GW_DAMAGE_TRUNCATED,        /* the file ends inside a chunk (writer killed): an abrupt
+                                   end, counted in ended_abruptly, not in damage_reports */
     GW_DAMAGE_LOST_CHUNKS,      /* a thread's chunk sequence skips numbers */
     GW_DAMAGE_IO,               /* read error; reading stops */
+    GW_DAMAGE_SECOND_HEADER,    /* another trace's file header where a chunk was expected
+                                   (two files joined); reading stops there */
 };
 
 struct gw_damage {
@@ -213,8 +216,10 @@ struct gw_reader_stats {
     uint64_t lost_chunks;     /* chunks missing from per-thread sequences */
     uint64_t definitions;     /* definition records */
     uint64_t unknown_records; /* records of types this reader does not know (skipped) */
-    uint64_t damage_reports;
+    uint64_t damage_reports;  /* damage in the file (an abrupt end is not) */
     uint64_t damaged_bytes;   /* bytes skipped because of damage or truncation */
+    uint64_t ended_abruptly;  /* 1: the file ends inside a chunk, as a killed writer's does */
+    uint64_t ended_at;        /* ... at this offset */
     uint64_t first_ts_ns;     /* earliest timed record (host or GPU), 0 when none */
     uint64_t last_ts_ns;      /* latest timed record end (ts + dur) */
     /* issue 3 */
