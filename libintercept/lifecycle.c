@@ -39,7 +39,7 @@ static void at_exit(void)
  * interrupted us holding a lock, so only ask the writer for a bounded flush (as the signal
  * handler does) rather than shutting down. A vfork child shares the parent's memory and must
  * not touch the parent's recorder, hence the pid check. */
-static _Noreturn void exit_now(int status)
+_Noreturn void gw_exit_now(int status)
 {
     if (gw_recorder_active() && (uint32_t)getpid() == gw_recorder_pid())
         gw_recorder_flush_now(SIGNAL_FLUSH_TIMEOUT_MS);
@@ -47,9 +47,9 @@ static _Noreturn void exit_now(int status)
     __builtin_unreachable();
 }
 
-GW_EXPORT void _exit(int status) { exit_now(status); }
+GW_EXPORT void _exit(int status) { gw_exit_now(status); }
 
-GW_EXPORT void _Exit(int status) { exit_now(status); }
+GW_EXPORT void _Exit(int status) { gw_exit_now(status); }
 
 static void before_fork(void) { pthread_mutex_lock(&start_lock); }
 

@@ -30,4 +30,8 @@ static inline void gw_leave(void) { gw_in_hook = 0; }
 /* Starts tracing if it has not started; 1 when tracing is on. Safe to call anywhere. */
 int gw_tracing_start(void);
 
+/* _exit and _Exit: a bounded flush, then the exit (the shim's own, handed out by resolve.c
+ * under those names). */
+_Noreturn void gw_exit_now(int status);
+
 #endif

@@ -9,6 +9,7 @@
 #include "config.h"
 #include "lifecycle.h"
 #include "log.h"
+#include "signals.h"
 
 #define DRIVER_SONAME "libcuda.so.1"
 
@@ -18,7 +19,7 @@ static const void *libcuda_base;
 static int resolved;
 static pthread_mutex_t resolve_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static void find_real_dlsym(void)
+GW_NO_SANITIZE static void find_real_dlsym(void)
 {
     /* dlsym moved into libc.so.6 at 2.34; older glibc exports it from libdl. */
     static const char *const versions[] = {"GLIBC_2.34", "GLIBC_2.2.5", "GLIBC_2.17"};
@@ -113,7 +114,7 @@ struct loaded_objects {
     size_t caller_index;
 };
 
-static int collect_object(struct dl_phdr_info *object, size_t size, void *data)
+GW_NO_SANITIZE static int collect_object(struct dl_phdr_info *object, size_t size, void *data)
 {
     struct loaded_objects *objects = data;
     if (objects->count == sizeof objects->names / sizeof objects->names[0])
@@ -136,18 +137,40 @@ static int collect_object(struct dl_phdr_info *object, size_t size, void *data)
 
 /* a starts with prefix b (whole: b and a end together); by hand, since a sanitizer runtime
  * resolving its interceptors may call in before its strcmp interceptor can serve */
-static int starts_with(const char *a, const char *b, int whole)
+GW_NO_SANITIZE static int starts_with(const char *a, const char *b, int whole)
 {
     while (*b && *a == *b)
         a++, b++;
     return !*b && (!whole || !*a);
 }
 
-/* The names the shim itself exports (resolve.c's dlsym, the hooked driver functions,
- * NVTX's injection entry point). */
-static int shim_defines(const char *name)
+/* The shim's own definitions of the libc functions it interposes (by their internal names:
+ * never interposed themselves). A sanitizer runtime first in LD_PRELOAD that
+ * resolves its sigaction or _exit interceptor's "real" one gets the shim's, which passes
+ * on to libc's, rather than bypassing it. */
+static void *own_dlsym(void *handle, const char *name);
+
+GW_NO_SANITIZE static void *own_libc_definition(const char *name)
 {
-    if (starts_with(name, "dlsym", 1) || starts_with(name, "InitializeInjection", 0))
+    static const struct {
+        const char *name;
+        void *definition;
+    } own[] = {
+        {"dlsym", (void *)own_dlsym},  {"_exit", (void *)gw_exit_now},
+        {"_Exit", (void *)gw_exit_now},     {"sigaction", (void *)gw_sigaction},
+        {"signal", (void *)gw_signal},
+    };
+    for (size_t i = 0; i < sizeof own / sizeof own[0]; i++)
+        if (starts_with(name, own[i].name, 1))
+            return own[i].definition;
+    return NULL;
+}
+
+/* The other names the shim exports: the hooked driver functions, NVTX's injection entry
+ * point. */
+GW_NO_SANITIZE static int shim_defines(const char *name)
+{
+    if (starts_with(name, "InitializeInjection", 0))
         return 1;
     for (size_t i = 0; i < gw_hook_count; i++)
         if (starts_with(name, gw_hooks[i].name, 1))
@@ -155,7 +178,7 @@ static int shim_defines(const char *name)
     return 0;
 }
 
-static void *next_definition(const char *name, const void *caller)
+GW_NO_SANITIZE static void *next_definition(const char *name, const void *caller)
 {
     struct loaded_objects *objects = calloc(1, sizeof *objects);
     if (!objects)
@@ -174,9 +197,12 @@ static void *next_definition(const char *name, const void *caller)
         for (size_t i = 0; i < objects->count; i++)
             if (objects->starts[i] == (uintptr_t)me.dli_fbase)
                 self = i;
-    if (self < objects->count && objects->caller_index + 1 == self && !shim_defines(name)) {
-        free(objects);
-        return real_dlsym(RTLD_NEXT, name);
+    if (self < objects->count && objects->caller_index + 1 == self) {
+        void *own = own_libc_definition(name);
+        if (own || !shim_defines(name)) {
+            free(objects);
+            return own ? own : real_dlsym(RTLD_NEXT, name);
+        }
     }
     for (size_t i = objects->caller_index + 1; i < objects->count && !found; i++) {
         const char *path = objects->names[i];
@@ -196,14 +222,13 @@ static void *next_definition(const char *name, const void *caller)
     return found;
 }
 
-GW_EXPORT void *dlsym(void *handle, const char *name)
+GW_NO_SANITIZE static void *shim_dlsym(void *handle, const char *name, const void *caller)
 {
     if (GW_UNLIKELY(!real_dlsym)) {
         find_real_dlsym();
         if (!real_dlsym)
             return NULL;
     }
-    const void *caller = __builtin_return_address(0);
     if (handle == RTLD_NEXT)
         return next_definition(name, caller);
     void *found = real_dlsym(handle, name);
@@ -217,4 +242,15 @@ GW_EXPORT void *dlsym(void *handle, const char *name)
     if (gw_caller_is_private(caller))
         return found;
     return hook->wrapper;
+}
+
+GW_EXPORT GW_NO_SANITIZE void *dlsym(void *handle, const char *name)
+{
+    return shim_dlsym(handle, name, __builtin_return_address(0));
+}
+
+/* (the same, by an internal name: what own_libc_definition hands out) */
+GW_NO_SANITIZE __attribute__((noinline)) static void *own_dlsym(void *handle, const char *name)
+{
+    return shim_dlsym(handle, name, __builtin_return_address(0));
 }

@@ -13,6 +13,8 @@
  *   delivery, the program's view becomes SIG_DFL with it, and the shim's handler goes back
  *   in front of that default;
  * - SIG_DFL: after the flush the process dies of the same signal (the parent's status).
+ * A sanitizer runtime first in LD_PRELOAD calls sigaction through these before it is
+ * initialized: they are built without instrumentation (GW_NO_SANITIZE).
  */
 #include "signals.h"
 
@@ -36,7 +38,7 @@ static pthread_mutex_t signals_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* Under the lock with every signal blocked: a handler that changes its own disposition
  * (signal(sig, SIG_DFL) before re-raising) never interrupts this thread inside the lock. */
-static void lock_blocking(sigset_t *saved)
+GW_NO_SANITIZE static void lock_blocking(sigset_t *saved)
 {
     sigset_t all;
     sigfillset(&all);
@@ -44,7 +46,7 @@ static void lock_blocking(sigset_t *saved)
     pthread_mutex_lock(&signals_lock);
 }
 
-static void unlock_restoring(const sigset_t *saved)
+GW_NO_SANITIZE static void unlock_restoring(const sigset_t *saved)
 {
     pthread_mutex_unlock(&signals_lock);
     pthread_sigmask(SIG_SETMASK, saved, NULL);
@@ -53,7 +55,7 @@ static void unlock_restoring(const sigset_t *saved)
 typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
 typedef __sighandler_t (*signal_fn)(int, __sighandler_t);
 
-static void *next_libc(const char *name)
+GW_NO_SANITIZE static void *next_libc(const char *name)
 {
     /* dlvsym: the shim's own dlsym is interposed; these names are not versioned twice */
     static const char *const versions[] = {"GLIBC_2.2.5", "GLIBC_2.17", "GLIBC_2.0"};
@@ -63,7 +65,7 @@ static void *next_libc(const char *name)
     return fn;
 }
 
-static int real_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+GW_NO_SANITIZE static int real_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
     static sigaction_fn real;
     if (!real)
@@ -75,7 +77,7 @@ static int real_sigaction(int sig, const struct sigaction *act, struct sigaction
     return real(sig, act, old);
 }
 
-static int slot_of(int sig)
+GW_NO_SANITIZE static int slot_of(int sig)
 {
     for (int i = 0; i < FLUSH_SIGNALS; i++)
         if (flush_signals[i] == sig)
@@ -83,7 +85,7 @@ static int slot_of(int sig)
     return -1;
 }
 
-static int ignores(const struct sigaction *a)
+GW_NO_SANITIZE static int ignores(const struct sigaction *a)
 {
     return !(a->sa_flags & SA_SIGINFO) && a->sa_handler == SIG_IGN;
 }
@@ -91,7 +93,7 @@ static int ignores(const struct sigaction *a)
 static void on_signal(int sig, siginfo_t *info, void *context);
 
 /* The shim's handler in the kernel, behaving as the program's action asked. */
-static int put_ours(int sig, const struct sigaction *program)
+GW_NO_SANITIZE static int put_ours(int sig, const struct sigaction *program)
 {
     struct sigaction ours;
     memset(&ours, 0, sizeof ours);
@@ -157,7 +159,7 @@ void gw_signals_install(void)
     unlock_restoring(&saved);
 }
 
-GW_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+GW_NO_SANITIZE int gw_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
     int slot = slot_of(sig);
     if (slot < 0)
@@ -190,7 +192,7 @@ GW_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *
 }
 
 /* glibc's signal(): BSD semantics, the signal blocked in its handler, calls restarted. */
-GW_EXPORT __sighandler_t signal(int sig, __sighandler_t handler)
+GW_NO_SANITIZE __sighandler_t gw_signal(int sig, __sighandler_t handler)
 {
     int slot = slot_of(sig);
     if (slot < 0) {
@@ -209,7 +211,18 @@ GW_EXPORT __sighandler_t signal(int sig, __sighandler_t handler)
     sigemptyset(&act.sa_mask);
     sigaddset(&act.sa_mask, sig);
     act.sa_flags = SA_RESTART;
-    if (sigaction(sig, &act, &old) != 0)
+    if (gw_sigaction(sig, &act, &old) != 0)
         return SIG_ERR;
     return old.sa_handler;  /* (one union with sa_sigaction: an SA_SIGINFO one comes back too) */
+}
+
+GW_EXPORT GW_NO_SANITIZE int sigaction(int sig, const struct sigaction *act,
+                                       struct sigaction *old)
+{
+    return gw_sigaction(sig, act, old);
+}
+
+GW_EXPORT GW_NO_SANITIZE __sighandler_t signal(int sig, __sighandler_t handler)
+{
+    return gw_signal(sig, handler);
 }

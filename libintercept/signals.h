@@ -6,4 +6,10 @@
  * (none for an ignored signal). Once per process image, after tracing started. */
 void gw_signals_install(void);
 
+/* The program's sigaction() and signal() (exported under those names; resolve.c hands
+ * these out to a sanitizer runtime asking for the next definition). */
+#include <signal.h>
+int gw_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
+__sighandler_t gw_signal(int sig, __sighandler_t handler);
+
 #endif

@@ -7,5 +7,9 @@ bash scripts/build.sh
 cd "${BUILD_DIR:-build}"
 ctest --output-on-failure -j2
 cd - >/dev/null
+# the shim and the tools built with AddressSanitizer + UBSan, their tests run with the
+# sanitizer runtime first in LD_PRELOAD as a sanitized program's must be (the timing-sensitive
+# analysis suites are left to the build above)
+bash scripts/sanitize.sh
 # the fuzz harnesses, built and run briefly (scripts/fuzz.sh says how, and how to run longer)
 bash scripts/fuzz.sh 10

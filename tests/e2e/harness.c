@@ -54,8 +54,16 @@ void run_workload(const struct run_options *options, struct run_result *result)
         setenv("GPUWATCH_CUPTI", GW_FAKE_CUPTI, 1);
         unsetenv("NVTX_INJECTION64_PATH");
         unsetenv("GPUWATCH_DISABLE");
+        /* A sanitizer build of the shim runs with its runtime first in LD_PRELOAD, as a
+         * user's sanitized program must (scripts/test.sh names it) */
+        const char *first = getenv("GW_TEST_PRELOAD_FIRST");
+        char preload[1024];
+        if (first && *first)
+            snprintf(preload, sizeof preload, "%s:%s", first, GW_SHIM_PATH);
+        else
+            snprintf(preload, sizeof preload, "%s", GW_SHIM_PATH);
         if (options->preload)
-            setenv("LD_PRELOAD", GW_SHIM_PATH, 1);
+            setenv("LD_PRELOAD", preload, 1);
         else
             unsetenv("LD_PRELOAD");
         for (const char *const *kv = options->env; kv && *kv; kv++)
@@ -149,8 +157,10 @@ static int by_correlation(const void *a, const void *b)
 
 static void finish_join(struct join *join, struct file_tally *file)
 {
-    qsort(join->launches, join->nlaunches, sizeof *join->launches, by_call);
-    qsort(join->links, join->nlinks, sizeof *join->links, by_correlation);
+    if (join->nlaunches)  /* (qsort of a NULL array, even empty, is undefined) */
+        qsort(join->launches, join->nlaunches, sizeof *join->launches, by_call);
+    if (join->nlinks)
+        qsort(join->links, join->nlinks, sizeof *join->links, by_correlation);
     for (size_t i = 0; i < join->nkernels; i++) {
         struct link key = {join->kernels[i].correlation_id, 0};
         struct link *link = bsearch(&key, join->links, join->nlinks, sizeof key, by_correlation);
