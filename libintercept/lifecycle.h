@@ -1,5 +1,5 @@
 /* When tracing starts and stops: lazily on the first driver call, never in a constructor;
- * at exit, on SIGINT/SIGTERM (then the program's own handling), and anew after fork. */
+ * at exit, on SIGINT/SIGTERM and crashes (then the program's own handling), and anew after fork. */
 #ifndef GW_LIFECYCLE_H
 #define GW_LIFECYCLE_H
 

@@ -1,8 +1,10 @@
 /*
- * SIGINT and SIGTERM: the shim's handler flushes the trace, then does what the program's
- * disposition says. The program must see exactly what it would see without the shim:
+ * The signals that end a program and that a handler can see: SIGINT and SIGTERM, and the
+ * crashes (SIGSEGV, SIGBUS, SIGFPE, SIGILL, abort()'s SIGABRT). The shim's handler flushes
+ * the trace (bounded: a crash inside a lock the writer needs costs half a second, never a
+ * hang), then does what the program's disposition says. The program must see exactly what it would see without the shim:
  *
- * - sigaction() and signal() are interposed for these two signals while the shim's handler
+ * - sigaction() and signal() are interposed for these signals while the shim's handler
  *   is in the kernel: a query answers the program's disposition, a change is kept as the
  *   program's and the kernel gets the shim's handler with the program's mask and flags
  *   (SA_RESETHAND, SA_NODEFER, SA_RESTART, SA_ONSTACK), so what is blocked during the
@@ -28,9 +30,10 @@
 #include "recorder.h"
 
 #define SIGNAL_FLUSH_TIMEOUT_MS 500
-#define FLUSH_SIGNALS 2
+#define FLUSH_SIGNALS 7
 
-static const int flush_signals[FLUSH_SIGNALS] = {SIGINT, SIGTERM};
+static const int flush_signals[FLUSH_SIGNALS] = {SIGINT, SIGTERM, SIGSEGV, SIGBUS,
+                                                 SIGFPE, SIGILL, SIGABRT};
 /* what the program set, and whether the kernel holds the shim's handler in its place */
 static struct sigaction program_action[FLUSH_SIGNALS];
 static int ours_installed[FLUSH_SIGNALS];

@@ -1,9 +1,10 @@
-/* Flushing the trace when SIGINT or SIGTERM ends the program, invisibly to the program. */
+/* Flushing the trace when a signal ends the program (SIGINT, SIGTERM, a crash), invisibly
+ * to the program. */
 #ifndef GW_SIGNALS_H
 #define GW_SIGNALS_H
 
-/* Puts the flushing handler in front of the program's disposition of SIGINT and SIGTERM
- * (none for an ignored signal). Once per process image, after tracing started. */
+/* Puts the flushing handler in front of the program's disposition of each such signal
+ * (none for an ignored one). Once per process image, after tracing started. */
 void gw_signals_install(void);
 
 /* The program's sigaction() and signal() (exported under those names; resolve.c hands

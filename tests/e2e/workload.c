@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -462,6 +463,22 @@ static void run_signal_reraise(void)
     say("still alive after SIGINT\n");
 }
 
+/* A burst of calls, then a crash right after the last one: a write to a page with no
+ * access (SIGSEGV) or abort() (SIGABRT). */
+static void run_crash(int how)
+{
+    CUfunction kernel;
+    setup_direct(&kernel);
+    launch_some(kernel, launches);
+    for (int i = 0; i < launches; i++)
+        CHECK(cuLaunchKernel(kernel, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL));
+    if (how == SIGABRT)
+        abort();
+    /* a page with no access: a fault a sanitizer does not see coming */
+    volatile int *page = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    *page = 1;
+}
+
 static void run_oom(void)
 {
     CUfunction kernel;
@@ -801,6 +818,10 @@ int main(int argc, char **argv)
         run_signal_one_shot();
     } else if (strcmp(mode, "signal-reraise") == 0) {
         run_signal_reraise();
+    } else if (strcmp(mode, "segv-after-burst") == 0) {
+        run_crash(SIGSEGV);
+    } else if (strcmp(mode, "abort-after-burst") == 0) {
+        run_crash(SIGABRT);
     } else if (strcmp(mode, "closefrom") == 0) {
         run_closefrom();
     } else if (strcmp(mode, "cpu-workers") == 0) {
