@@ -9,6 +9,7 @@ enum gw_warn_once {
     GW_WARN_CONFIG,
     GW_WARN_DRIVER,
     GW_WARN_CUPTI,
+    GW_WARN_RINGS,
     GW_WARN_COUNT
 };
 

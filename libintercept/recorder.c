@@ -12,6 +12,7 @@
 #include "log.h"
 #include "record_encode.h"
 #include "recorder_internal.h"
+#include "ring_file.h"
 
 struct gw_recorder gw_rec = {
     .fd = -1,
@@ -57,18 +58,20 @@ static struct gw_ring *ring_create(void)
     struct gw_ring *ring = calloc(1, sizeof *ring);
     if (!ring)
         return NULL;
-    ring->data = malloc(gw_rec.ring_bytes);
-    if (!ring->data) {
-        free(ring);
-        return NULL;
-    }
-    ring->mask = gw_rec.ring_bytes - 1;
-    ring->generation = gw_recorder_generation_now;
     ring->tid = (uint32_t)syscall(SYS_gettid);
     static uint32_t serials;
     ring->serial = __atomic_add_fetch(&serials, 1, __ATOMIC_RELAXED);
+    ring->slot = gw_ring_slot_new(ring->tid, ring->serial, gw_rec.ring_bytes, &ring->shared);
+    if (!ring->slot) {
+        free(ring);
+        return NULL;
+    }
+    ring->data = (uint8_t *)ring->slot + GW_RING_SLOT_HEADER;
+    ring->mask = gw_rec.ring_bytes - 1;
+    ring->generation = gw_recorder_generation_now;
     ring->producer_last_ts = gw_now();
     ring->writer_last_ts = ring->producer_last_ts;
+    ring->slot->last_ts = ring->writer_last_ts;
     emit_thread_definition(ring->tid);
     pthread_once(&ring_key_once, make_ring_key);
     pthread_setspecific(ring_key, ring);
@@ -146,6 +149,7 @@ static inline int ring_commit(struct gw_ring *ring, const uint8_t *record, size_
     ring_put(ring, head, record, len);
     ring->lost = ring->lost_calls = 0;
     __atomic_store_n(&ring->head, head + len, __ATOMIC_RELEASE);
+    __atomic_store_n(&ring->slot->head, head + len, __ATOMIC_RELEASE);
     wake_writer_past_half(ring, used + len);
     return 1;
 }
@@ -168,6 +172,7 @@ void gw_rec_call(unsigned api_id, uint64_t start_ns, uint64_t end_ns, int result
                                     api_id, end_ns - start_ns, result, words, nwords);
         ring->producer_last_ts = start_ns;
         __atomic_store_n(&ring->head, head + len, __ATOMIC_RELEASE);
+        __atomic_store_n(&ring->slot->head, head + len, __ATOMIC_RELEASE);
         wake_writer_past_half(ring, used + len);
         return;
     }
@@ -230,7 +235,7 @@ static void forget_previous_trace(void)
     pthread_mutex_lock(&gw_rec.rings_lock);
     for (struct gw_ring *ring = gw_rec.rings, *next; ring; ring = next) {
         next = ring->next;
-        free(ring->data);
+        gw_ring_slot_release(ring->slot, ring->shared, 0);
         free(ring);
     }
     gw_rec.rings = NULL;
@@ -267,6 +272,7 @@ void gw_recorder_stop(void)
         return;
     gw_writer_stop();
     gw_writer_drain_all();
+    gw_ring_file_remove();  /* (everything is in the trace now) */
     gw_trace_file_close();
 }
 
@@ -284,6 +290,7 @@ void gw_recorder_after_fork_child(void)
     pthread_mutex_init(&gw_rec.rings_lock, NULL);
     pthread_mutex_init(&gw_rec.file_lock, NULL);
     gw_trace_file_forget();
+    gw_ring_file_forget();
     gw_rec.path[0] = '\0';
     gw_rec.rings = NULL;
     gw_recorder_generation_now++;

@@ -10,7 +10,10 @@
 #include "gpuwatch/trace_format.h"
 
 struct gw_ring {
-    uint8_t *data;
+    uint8_t *data;                 /* the slot's ring bytes */
+    struct gw_ring_slot *slot;     /* ring_file.c: what outlives the process (head, and the
+                                      writer's committed state) */
+    int shared;                    /* the slot is in the rings file */
     uint64_t mask;                 /* capacity - 1 (capacity is a power of two) */
     uint64_t head;                 /* producer position; published with release */
     uint64_t tail;                 /* writer position; published with release */

@@ -15,6 +15,7 @@
 #include "gpuwatch/varint.h"
 #include "record_encode.h"
 #include "recorder_internal.h"
+#include "ring_file.h"
 
 #define CLOCK_POINT_INTERVAL_NS 1000000000ull
 
@@ -111,18 +112,34 @@ static void drain_ring(struct gw_ring *ring, uint64_t head)
         memcpy(records, ring->data + offset, first);
         memcpy(records + first, ring->data, len - first);
     }
-    __atomic_store_n(&ring->tail, head, __ATOMIC_RELEASE);
     uint64_t base = ring->writer_last_ts;
     struct chunk_walk walk = walk_chunk(records, len, base);
     uint8_t call_base[CALL_BASE_ROOM];
     uint64_t words[2] = {ring->serial, ring->writer_calls};
     size_t base_len = gw_encode_record(call_base, GW_REC_CALL_BASE, words, 2, NULL, 0);
     memcpy(records - base_len, call_base, base_len);
+    uint32_t seq = ring->writer_seq++;
     ring->writer_last_ts = walk.last_ts;
     ring->writer_calls += walk.calls;
+    /* what the ring will be once the chunk is in the file: a reader of a killed process's
+     * rings takes it if the chunk is there, the state before it if not (trace_format.h) */
+    struct gw_ring_slot *slot = ring->slot;
+    slot->pending_tail = head;
+    slot->pending_last_ts = ring->writer_last_ts;
+    slot->pending_calls = ring->writer_calls;
+    slot->pending_seq = seq;
+    __atomic_store_n(&slot->pending, 1, __ATOMIC_RELEASE);
     __atomic_fetch_add(&gw_rec.events, walk.records, __ATOMIC_RELAXED);
-    gw_trace_file_write_chunk(GW_CHUNK_EVENTS, ring->tid, base, ring->writer_seq++,
-                              records - base_len, base_len + len);
+    gw_trace_file_write_chunk(GW_CHUNK_EVENTS, ring->tid, base, seq, records - base_len,
+                              base_len + len);
+    slot->tail = head;
+    slot->last_ts = ring->writer_last_ts;
+    slot->calls = ring->writer_calls;
+    slot->seq = ring->writer_seq;
+    __atomic_store_n(&slot->pending, 0, __ATOMIC_RELEASE);
+    /* the producer reuses the space only now: until the chunk is written, the ring is
+     * where those records survive a kill */
+    __atomic_store_n(&ring->tail, head, __ATOMIC_RELEASE);
 }
 
 void gw_writer_drain_all(void)
@@ -167,7 +184,7 @@ void gw_writer_drain_all(void)
         if (__atomic_load_n(&ring->dead, __ATOMIC_ACQUIRE) &&
             __atomic_load_n(&ring->head, __ATOMIC_ACQUIRE) == ring->tail) {
             *link = ring->next;
-            free(ring->data);
+            gw_ring_slot_release(ring->slot, ring->shared, 1);
             free(ring);
         } else {
             link = &ring->next;

@@ -693,6 +693,11 @@ static void print_text(FILE *out, const struct stats *st, size_t top)
                 (double)h->device_total_mem / (1u << 30),
                 (double)h->device_free_at_start / (1u << 30), tr->rs.calls,
                 (double)span_of(tr) / 1e9);
+        if (tr->rs.salvaged_chunks)
+            fprintf(out, "  the process did not end cleanly: %" PRIu64 " bytes of %" PRIu64
+                    " thread%s last records read from %s%s\n",
+                    tr->rs.salvaged_bytes, tr->rs.salvaged_chunks,
+                    tr->rs.salvaged_chunks == 1 ? "'s" : "s'", tr->path, GW_RINGS_SUFFIX);
         print_text_gpu(out, tr);
     }
     fprintf(out, "\n%-32s %10s %8s %14s %12s\n", "entry point", "count", "errors",

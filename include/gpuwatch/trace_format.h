@@ -27,6 +27,45 @@
 #define GW_CHUNK_MAGIC 0x4B435747u      /* "GWCK" as little-endian bytes */
 #define GW_TRACE_SUFFIX ".gwt"
 
+/*
+ * The rings file, TRACE.gwt.rings beside the trace: each thread's ring of records not yet
+ * written as a chunk lives in a MAP_SHARED slot of it, so what a process recorded survives
+ * SIGKILL, a crash or the out-of-memory killer in the page cache. A clean exit removes the
+ * file; a reader that finds it reads, after the trace's chunks, each slot's records that
+ * the trace does not hold, as one more EVENTS chunk of that thread (GW_REC_CALL_BASE
+ * first, as the writer would have written it).
+ *
+ * A slot is GW_RING_SLOT_HEADER bytes of struct gw_ring_slot, then `capacity` (a power of
+ * two) bytes of ring: the records at positions [tail, head) are at data[pos % capacity].
+ * The writer, before writing the chunk of [tail, pending_tail), stores the state the ring
+ * will have once it is in the file (pending_*) and sets pending; after the write it stores
+ * that state as tail/last_ts/calls/seq and clears pending. A reader that read the chunk of
+ * the thread's seq `pending_seq` takes the pending state, else the committed one: the
+ * records of a chunk cut by the kill are then read from the ring.
+ */
+#define GW_RINGS_SUFFIX ".rings"
+#define GW_RING_MAGIC "GWRING01"           /* 8 bytes, no terminator */
+#define GW_RING_SLOT_HEADER 4096u
+
+struct gw_ring_slot {
+    char magic[8];                 /* GW_RING_MAGIC */
+    uint64_t capacity;             /* ring bytes after the header */
+    uint32_t pid;                  /* the process (the trace header's pid) */
+    uint32_t tid;
+    uint32_t serial;               /* the thread's CALL_BASE serial */
+    uint32_t in_use;               /* 0: a free slot (its thread's records all written) */
+    uint64_t head;                 /* end of the last whole record (producer, release) */
+    uint64_t tail;                 /* the records before it are in the trace file */
+    uint64_t last_ts;              /* the dt chain's time at tail */
+    uint64_t calls;                /* the thread's call number at tail */
+    uint32_t seq;                  /* the seq of the thread's next chunk */
+    uint32_t pending;              /* 1: the chunk of seq pending_seq is being written */
+    uint64_t pending_tail, pending_last_ts, pending_calls;
+    uint32_t pending_seq;
+    uint32_t reserved;
+};
+_Static_assert(sizeof(struct gw_ring_slot) <= GW_RING_SLOT_HEADER, "slot header fits");
+
 enum gw_clock_source {
     GW_CLOCK_MONOTONIC = 1,  /* clock_gettime(CLOCK_MONOTONIC) ns */
     GW_CLOCK_TSC = 2,        /* TSC scaled to CLOCK_MONOTONIC ns at start (see CLOCK records) */

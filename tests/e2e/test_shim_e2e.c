@@ -6,11 +6,13 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <inttypes.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -244,6 +246,57 @@ static void wait_then_kill(pid_t pid)
     struct timespec pause = {0, 300 * 1000 * 1000}; /* 15 flush intervals of 20 ms */
     nanosleep(&pause, NULL);
     kill(pid, SIGKILL);
+}
+
+static unsigned kill_after_us;
+
+static void kill_after(pid_t pid)
+{
+    struct timespec pause = {0, (long)kill_after_us * 1000};
+    nanosleep(&pause, NULL);
+    kill(pid, SIGKILL);
+}
+
+/* SIGKILL at 20 moments drawn from a fixed seed, under a 1 s flush interval: every launch
+ * that returned before the kill is in the trace (the one under way may be too), read from
+ * the rings file the process left beside its trace. */
+static void test_sigkill_anywhere_loses_nothing(void **state)
+{
+    (void)state;
+    char counter[] = "/tmp/gw_counter.XXXXXX";
+    int fd = mkstemp(counter);
+    assert_true(fd >= 0);
+    assert_int_equal(ftruncate(fd, sizeof(uint64_t)), 0);
+    uint64_t *done = mmap(NULL, sizeof *done, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    assert_true(done != MAP_FAILED);
+    char env[64];
+    snprintf(env, sizeof env, "WORKLOAD_COUNTER=%s", counter);
+    unsigned seed = 20261125;
+    for (int round = 0; round < 20; round++) {
+        *done = 0;
+        seed = seed * 1103515245u + 12345u;
+        kill_after_us = (seed >> 8) % 150000;  /* 0 to 150 ms after "ready" */
+        struct run_options options = {
+            .args = (const char *[]){"--mode", "launch-until-killed", NULL},
+            .env = (const char *[]){env, "GPUWATCH_FLUSH_MS=1000", "GPUWATCH_CUPTI=0", NULL},
+            .preload = 1,
+            .ready_text = "ready",
+            .after_ready = kill_after,
+        };
+        run_workload(&options, &result);
+        assert_false(result.exited);
+        assert_int_equal(result.status, SIGKILL);
+        tally_traces(result.trace_dir, &traces);
+        const struct file_tally *f = only_file();
+        uint64_t traced = f->calls[API(cuLaunchKernel)], returned = *done;
+        if (traced < returned || traced > returned + 1)
+            fail_msg("round %d (kill %u us after ready): %" PRIu64 " launches returned, %"
+                     PRIu64 " in the trace", round, kill_after_us, returned, traced);
+        finish();
+    }
+    munmap(done, sizeof *done);
+    unlink(counter);
 }
 
 static void test_sigkill_keeps_flushed_events(void **state)
@@ -566,6 +619,7 @@ int main(void)
         cmocka_unit_test(test_one_shot_sigterm_handler_runs_once),
         cmocka_unit_test(test_reraising_sigint_handler_dies_of_it),
         cmocka_unit_test(test_segv_after_burst_keeps_every_call),
+        cmocka_unit_test(test_sigkill_anywhere_loses_nothing),
         cmocka_unit_test(test_abort_after_burst_keeps_every_call),
         cmocka_unit_test(test_every_copy_shape_classified),
         cmocka_unit_test(test_bad_settings_warn_and_fall_back),

@@ -9,6 +9,7 @@
 #include <getopt.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -479,6 +480,27 @@ static void run_crash(int how)
     *page = 1;
 }
 
+/* Launches until killed; after each launch returns, the count goes to the file named by
+ * WORKLOAD_COUNTER (shared memory: it outlives the process as the shim's rings do). */
+static void run_launch_until_killed(void)
+{
+    const char *path = getenv("WORKLOAD_COUNTER");
+    int fd = path ? open(path, O_RDWR) : -1;
+    volatile uint64_t *done = fd < 0 ? MAP_FAILED
+                                     : mmap(NULL, sizeof *done, PROT_READ | PROT_WRITE,
+                                            MAP_SHARED, fd, 0);
+    if (done == MAP_FAILED)
+        fail("map WORKLOAD_COUNTER");
+    CUfunction kernel;
+    setup_direct(&kernel);
+    printf("ready\n");
+    fflush(stdout);
+    for (;;) {
+        CHECK(cuLaunchKernel(kernel, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL));
+        *done = *done + 1;
+    }
+}
+
 static void run_oom(void)
 {
     CUfunction kernel;
@@ -818,6 +840,8 @@ int main(int argc, char **argv)
         run_signal_one_shot();
     } else if (strcmp(mode, "signal-reraise") == 0) {
         run_signal_reraise();
+    } else if (strcmp(mode, "launch-until-killed") == 0) {
+        run_launch_until_killed();
     } else if (strcmp(mode, "segv-after-burst") == 0) {
         run_crash(SIGSEGV);
     } else if (strcmp(mode, "abort-after-burst") == 0) {

@@ -361,7 +361,7 @@ static void trace(FILE *out, const struct an_trace *t)
         fprintf(out, "%" PRIu64, t->rs.ended_at);
     else
         fputs("null", out);
-    fputs(", \"damage\": [", out);
+    fprintf(out, ", \"salvaged_bytes\": %" PRIu64 ", \"damage\": [", t->rs.salvaged_bytes);
     for (size_t k = 0; k < t->ndamage; k++) {
         const struct gw_damage *d = &t->damage[k];
         fprintf(out, "%s{\"kind\": \"%s\", \"offset\": %" PRIu64 ", \"end\": %" PRIu64

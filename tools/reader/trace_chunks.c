@@ -45,27 +45,32 @@ int gw_reader_read_at(struct gw_reader *r, uint64_t off, void *dst, size_t len)
     return 0;
 }
 
+int gw_reader_buf_reserve(struct gw_reader *r, uint64_t at, size_t len)
+{
+    if (r->buf && len <= r->buf_cap)
+        return 0;
+    size_t cap = r->buf_cap ? r->buf_cap : 4096;
+    while (cap < len)
+        cap *= 2;
+    uint8_t *buf = realloc(r->buf, cap + GW_VARINT_PAD);
+    if (!buf) {
+        gw_reader_report(r, GW_DAMAGE_IO, at, 0, r->file_size, 0,
+                         "offset %" PRIu64 ": out of memory for a %zu-byte chunk", at, len);
+        r->stopped = 1;
+        return -1;
+    }
+    r->buf = buf;
+    r->buf_cap = cap;
+    return 0;
+}
+
 /* Loads the payload of the chunk at chunk_off into r->buf. */
 static int load_payload(struct gw_reader *r, uint64_t chunk_off, uint32_t len)
 {
     if (r->buf_offset == chunk_off && r->buf_len == len)
         return 0;
-    if (!r->buf || len > r->buf_cap) {
-        size_t cap = r->buf_cap ? r->buf_cap : 4096;
-        while (cap < len)
-            cap *= 2;
-        uint8_t *buf = realloc(r->buf, cap + GW_VARINT_PAD);
-        if (!buf) {
-            gw_reader_report(r, GW_DAMAGE_IO, chunk_off, 0, r->file_size, 0,
-                             "offset %" PRIu64 ": out of memory for a %" PRIu32
-                             "-byte chunk",
-                             chunk_off, len);
-            r->stopped = 1;
-            return -1;
-        }
-        r->buf = buf;
-        r->buf_cap = cap;
-    }
+    if (gw_reader_buf_reserve(r, chunk_off, len) != 0)
+        return -1;
     r->buf_offset = GW_NO_OFFSET;
     if (gw_reader_read_at(r, chunk_off + GW_CHUNK_HEADER_SIZE, r->buf, len) != 0)
         return -1;
@@ -340,6 +345,7 @@ static void second_header(struct gw_reader *r, uint64_t at)
     if (gw_reader_read_at(r, at, &other, n) != 0)
         n = 0;
     r->pos = r->file_size;
+    r->second_header = 1;  /* (nor are the rings beside this file read) */
     gw_reader_report(r, GW_DAMAGE_SECOND_HEADER, at, left, r->file_size, 0,
                      "offset %" PRIu64 ": expected a chunk, found another trace's file "
                      "header (pid %" PRIu32 "): a second trace was appended to this one; "
@@ -368,7 +374,7 @@ int gw_chunks_next(struct gw_reader *r)
                              "offset %" PRIu64 ": ended abruptly (truncated): expected a %u-byte chunk "
                              "header, the file ends after %" PRIu64 " %sbytes",
                              at, (unsigned)GW_CHUNK_HEADER_SIZE, left, zeros ? "zero " : "");
-            return 0;
+            continue;
         }
         if (gw_reader_read_at(r, at, &h, sizeof h) != 0)
             return 0;
@@ -414,13 +420,19 @@ int gw_chunks_next(struct gw_reader *r)
         }
         if (r->defs_only && h.kind != GW_CHUNK_DEFS)
             continue;
-        enum seq_state seq = track_seq(r, at, &h);
-        if (!r->defs_only)
-            calls_begin(r, &h, seq);
-        r->stats.chunks++;
-        r->ch = h;
-        r->ch_off = at;
+        gw_chunk_accept(r, &h, at);
         return 1;
     }
-    return 0;
+    /* the end of the file: then what a killed process left in its rings */
+    return r->second_header ? 0 : gw_salvage_next(r);
+}
+
+void gw_chunk_accept(struct gw_reader *r, const struct gw_chunk_header *h, uint64_t at)
+{
+    enum seq_state seq = track_seq(r, at, h);
+    if (!r->defs_only)
+        calls_begin(r, h, seq);
+    r->stats.chunks++;
+    r->ch = *h;
+    r->ch_off = at;
 }

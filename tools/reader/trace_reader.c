@@ -98,6 +98,7 @@ int gw_reader_open_fd(int fd, const char *name, struct gw_reader **out, char *er
     r->name = strdup(name);
     r->file_size = (uint64_t)st.st_size;
     r->buf_offset = GW_NO_OFFSET;
+    r->salvage_fd = -1;
     if (r->fd < 0 || !r->name) {
         fail(err, errlen, "%s: %s", name, r->fd < 0 ? strerror(errno) : "out of memory");
         gw_reader_close(r);
@@ -149,6 +150,8 @@ void gw_reader_rewind(struct gw_reader *r)
     gw_map_clear(&r->calls);
     r->call_key = r->call_next = 0;
     r->call_unsure = 0;
+    r->second_header = 0;
+    r->salvage_pos = 0;  /* (the rings file, once open, is read again from its start) */
 }
 
 void gw_reader_load_defs(struct gw_reader *r)
@@ -170,6 +173,7 @@ void gw_reader_close(struct gw_reader *r)
         return;
     if (r->fd >= 0)
         close(r->fd);
+    gw_salvage_close(r);
     free(r->name);
     free(r->buf);
     gw_map_free(&r->seq);

@@ -220,6 +220,8 @@ struct gw_reader_stats {
     uint64_t damaged_bytes;   /* bytes skipped because of damage or truncation */
     uint64_t ended_abruptly;  /* 1: the file ends inside a chunk, as a killed writer's does */
     uint64_t ended_at;        /* ... at this offset */
+    uint64_t salvaged_chunks; /* threads whose last records came from the rings file */
+    uint64_t salvaged_bytes;  /* ... and their bytes (trace_format.h: the rings file) */
     uint64_t first_ts_ns;     /* earliest timed record (host or GPU), 0 when none */
     uint64_t last_ts_ns;      /* latest timed record end (ts + dur) */
     /* issue 3 */

@@ -29,6 +29,10 @@ struct gw_reader {
     uint64_t ts;                /* time of the last timed record */
 
     int defs_only;              /* gw_reader_load_defs pass */
+    int second_header;          /* reading stopped at another trace's header */
+    /* trace_salvage.c: the rings file beside the trace, once looked for */
+    int salvage_tried, salvage_fd;
+    uint64_t salvage_size, salvage_pos;
     int quiet;                  /* no damage reports */
     int stopped;                /* after an I/O error */
 
@@ -80,6 +84,17 @@ int gw_reader_read_at(struct gw_reader *r, uint64_t off, void *dst, size_t len);
 /* trace_chunks.c: advances to the next intact chunk of a kind being read; its payload is
  * in r->buf and its header in r->ch. 1, or 0 at the end of the file. */
 int gw_chunks_next(struct gw_reader *r);
+/* trace_chunks.c: takes h (read at offset at, its payload in r->buf) as the current chunk:
+ * its thread's chunk sequence and call numbering go on from it. */
+void gw_chunk_accept(struct gw_reader *r, const struct gw_chunk_header *h, uint64_t at);
+/* trace_chunks.c: r->buf holds at least len bytes (and the decoder's padding after them);
+ * -1 when memory runs out (reported at offset at; the reader stops). */
+int gw_reader_buf_reserve(struct gw_reader *r, uint64_t at, size_t len);
+/* trace_salvage.c: after the file's last chunk, the next chunk of records a killed process
+ * left in its rings file, made as the writer would have made it: 1, or 0 when none is left.
+ * gw_salvage_close when the reader closes. */
+int gw_salvage_next(struct gw_reader *r);
+void gw_salvage_close(struct gw_reader *r);
 /* trace_chunks.c: keeps the numbering of the current chunk's thread for its next chunk. */
 void gw_calls_end(struct gw_reader *r);
 
