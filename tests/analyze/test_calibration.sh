@@ -50,14 +50,15 @@ calibrate() {  # calibrate LABEL EXPECTED_ID EXAMPLE FIX_ARG [ARGS...]
     done
 }
 
-# Two wastes in one program: each fix applied alone, the median of 3 runs each way; the top
-# finding must be the one whose fix gained most, its saving within +-20 % of that gain.
+# Two wastes in one program: each fix applied alone, the median of 5 runs each way (two
+# gains to tell apart, each noisier than one); the top finding must be the one whose fix
+# gained most, its saving within +-20 % of that gain.
 calibrate_pair() {  # calibrate_pair LABEL FIX_A FIX_B EXAMPLE [ARGS...] (random_loop's --fix)
     local name=$1 a=$2 b=$3 example=$4 mode i
     shift 4
     for mode in host cupti; do
         local walls_p="" walls_a="" walls_b="" preds="" ids=""
-        for i in 1 2 3; do
+        for i in 1 2 3 4 5; do
             run "$name" "$mode" "planted$i" "$example" "$@"
             run "$name" "$mode" "fixa$i" "$example" "$@" --fix="$a"
             run "$name" "$mode" "fixb$i" "$example" "$@" --fix="$b"
