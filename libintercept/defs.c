@@ -9,6 +9,7 @@
 #include "record_encode.h"
 #include "recorder.h"
 #include "recorder_internal.h"
+#include "ring_file.h"
 
 static pthread_mutex_t defs_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint8_t *defs_buf;
@@ -112,9 +113,63 @@ static struct stack_key *stacks;           /* index id - 1 */
 static size_t stacks_count, stacks_cap;
 static struct u64_map stack_by_hash;
 
+/* The definitions not yet written, mirrored into a slot of the rings file (ring_file.c,
+ * trace_format.h) so that the records salvaged from a killed process keep their names.
+ * Best effort: what does not fit before the next DEFS chunk is not mirrored. */
+static struct gw_ring_slot *defs_slot;
+static uint64_t defs_mirrored;             /* the slot's head */
+static int defs_slot_tried;
+
+static void mirror(const uint8_t *record, size_t len)
+{
+    if (!defs_slot && !defs_slot_tried && gw_rec.path[0]) {  /* (once the trace is open) */
+        defs_slot_tried = 1;
+        int shared = 0;
+        defs_slot = gw_ring_slot_new(0, 0, gw_rec.ring_bytes, &shared);
+        if (defs_slot && !shared) {  /* (no file to outlive the process: no use) */
+            gw_ring_slot_release(defs_slot, 0, 0);
+            defs_slot = NULL;
+        }
+        if (defs_slot)
+            defs_slot->kind = GW_RING_DEFS;
+    }
+    if (!defs_slot || defs_mirrored - defs_slot->tail + len > defs_slot->capacity)
+        return;
+    uint8_t *data = (uint8_t *)defs_slot + GW_RING_SLOT_HEADER;
+    uint64_t offset = defs_mirrored & (defs_slot->capacity - 1);
+    uint64_t first = defs_slot->capacity - offset < len ? defs_slot->capacity - offset : len;
+    memcpy(data + offset, record, first);
+    memcpy(data, record + first, len - first);
+    defs_mirrored += len;
+    __atomic_store_n(&defs_slot->head, defs_mirrored, __ATOMIC_RELEASE);
+}
+
+void gw_defs_writing(uint64_t mirrored, uint32_t seq)
+{
+    pthread_mutex_lock(&defs_lock);
+    if (defs_slot) {
+        defs_slot->pending_tail = mirrored;
+        defs_slot->pending_seq = seq;
+        __atomic_store_n(&defs_slot->pending, 1, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&defs_lock);
+}
+
+void gw_defs_written(uint64_t mirrored, uint32_t next_seq)
+{
+    pthread_mutex_lock(&defs_lock);
+    if (defs_slot) {
+        defs_slot->tail = mirrored;
+        defs_slot->seq = next_seq;
+        __atomic_store_n(&defs_slot->pending, 0, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&defs_lock);
+}
+
 /* Appends to the definitions buffer; the caller holds defs_lock. */
 static void buffer_append(const uint8_t *record, size_t len)
 {
+    mirror(record, len);
     if (defs_len + len > defs_cap) {
         size_t cap = defs_cap ? defs_cap * 2 : 4096;
         while (cap < defs_len + len)
@@ -136,9 +191,10 @@ void gw_defs_append(const uint8_t *record, size_t len)
     pthread_mutex_unlock(&defs_lock);
 }
 
-size_t gw_defs_take(uint8_t **out)
+size_t gw_defs_take(uint8_t **out, uint64_t *mirrored)
 {
     pthread_mutex_lock(&defs_lock);
+    *mirrored = defs_mirrored;
     size_t len = defs_len;
     *out = defs_buf;
     defs_buf = NULL;
@@ -430,6 +486,11 @@ void gw_defs_reset(void)
 {
     /* After fork: the child writes a new file, so every definition must be written anew. */
     pthread_mutex_init(&defs_lock, NULL);
+    if (defs_slot)  /* (the parent's, or an ended trace's: not this trace's) */
+        gw_ring_slot_release(defs_slot, 1, 0);
+    defs_slot = NULL;
+    defs_slot_tried = 0;
+    defs_mirrored = 0;
     free(defs_buf);
     defs_buf = NULL;
     defs_len = defs_cap = 0;

@@ -54,8 +54,13 @@ extern struct gw_recorder gw_rec;
 
 /* defs.c: the definitions buffer the writer drains before any ring. */
 void gw_defs_append(const uint8_t *record, size_t len);
-/* Moves the pending definitions into *out (caller frees); returns their length. */
-size_t gw_defs_take(uint8_t **out);
+/* Moves the pending definitions into *out (caller frees); returns their length, and in
+ * *mirrored how far the rings file's copy of them reaches. Around writing them as a DEFS
+ * chunk of seq `seq`: gw_defs_writing before, gw_defs_written after (trace_format.h: the
+ * rings file's commit). */
+size_t gw_defs_take(uint8_t **out, uint64_t *mirrored);
+void gw_defs_writing(uint64_t mirrored, uint32_t seq);
+void gw_defs_written(uint64_t mirrored, uint32_t next_seq);
 void gw_defs_reset(void);
 
 /* trace_file.c */

@@ -168,9 +168,13 @@ void gw_writer_drain_all(void)
     pthread_mutex_unlock(&gw_rec.rings_lock);
 
     uint8_t *defs;
-    size_t defs_len = gw_defs_take(&defs);
-    if (defs_len)
-        gw_trace_file_write_chunk(GW_CHUNK_DEFS, 0, 0, defs_seq++, defs, defs_len);
+    uint64_t mirrored;
+    size_t defs_len = gw_defs_take(&defs, &mirrored);
+    if (defs_len) {
+        gw_defs_writing(mirrored, defs_seq);
+        gw_trace_file_write_chunk(GW_CHUNK_DEFS, 0, 0, defs_seq, defs, defs_len);
+        gw_defs_written(mirrored, ++defs_seq);
+    }
     free(defs);
 
     for (size_t i = 0; i < count; i++)

@@ -35,8 +35,9 @@
  * the trace does not hold, as one more EVENTS chunk of that thread (GW_REC_CALL_BASE
  * first, as the writer would have written it).
  *
- * A slot is GW_RING_SLOT_HEADER bytes of struct gw_ring_slot, then `capacity` (a power of
- * two) bytes of ring: the records at positions [tail, head) are at data[pos % capacity].
+ * One slot holds the definitions appended since the last DEFS chunk (kind GW_RING_DEFS:
+ * what the salvaged records' names need). A slot is GW_RING_SLOT_HEADER bytes of struct
+ * gw_ring_slot, then `capacity` (a power of two) bytes of ring: the records at positions [tail, head) are at data[pos % capacity].
  * The writer, before writing the chunk of [tail, pending_tail), stores the state the ring
  * will have once it is in the file (pending_*) and sets pending; after the write it stores
  * that state as tail/last_ts/calls/seq and clears pending. A reader that read the chunk of
@@ -62,7 +63,12 @@ struct gw_ring_slot {
     uint32_t pending;              /* 1: the chunk of seq pending_seq is being written */
     uint64_t pending_tail, pending_last_ts, pending_calls;
     uint32_t pending_seq;
-    uint32_t reserved;
+    uint32_t kind;                 /* enum gw_ring_kind */
+};
+
+enum gw_ring_kind {
+    GW_RING_EVENTS = 0,            /* a thread's records: salvaged as its EVENTS chunk */
+    GW_RING_DEFS = 1,              /* definitions not yet written (tid 0): a DEFS chunk */
 };
 _Static_assert(sizeof(struct gw_ring_slot) <= GW_RING_SLOT_HEADER, "slot header fits");
 

@@ -1,7 +1,8 @@
 /*
  * After a trace's last chunk: the records a killed process left in its rings file
  * (TRACE.gwt.rings, trace_format.h), those the trace does not hold, as one EVENTS chunk per
- * thread made as the writer would have made it (GW_REC_CALL_BASE first). A clean exit
+ * thread made as the writer would have made it (GW_REC_CALL_BASE first), and the
+ * definitions not yet written as one DEFS chunk (read in the definitions pass). A clean exit
  * removes the file; one left behind is read whatever the reason (SIGKILL, the out-of-memory
  * killer, a crash the flush could not outrun).
  *
@@ -50,10 +51,10 @@ static int read_exact(int fd, void *dst, size_t len, uint64_t at)
     return 0;
 }
 
-/* The thread's next chunk seq as read so far (0: none of its chunks). */
-static uint64_t next_seq_read(struct gw_reader *r, uint32_t tid)
+/* The next chunk seq of a thread (or of the definitions) as read so far (0: none). */
+static uint64_t next_seq_read(struct gw_reader *r, uint32_t tid, uint16_t kind)
 {
-    uint64_t *next = gw_map_get(&r->seq, (uint64_t)tid | (uint64_t)GW_CHUNK_EVENTS << 32);
+    uint64_t *next = gw_map_get(&r->seq, (uint64_t)tid | (uint64_t)kind << 32);
     return next ? *next : 0;
 }
 
@@ -62,9 +63,10 @@ static uint64_t next_seq_read(struct gw_reader *r, uint32_t tid)
 static int make_chunk(struct gw_reader *r, const struct gw_ring_slot *s, uint64_t at,
                       struct gw_chunk_header *h)
 {
+    uint16_t kind = s->kind == GW_RING_DEFS ? GW_CHUNK_DEFS : GW_CHUNK_EVENTS;
     uint64_t tail = s->tail, last_ts = s->last_ts, calls = s->calls;
     uint32_t seq = s->seq;
-    if (s->pending && next_seq_read(r, s->tid) > s->pending_seq) {
+    if (s->pending && next_seq_read(r, s->tid, kind) > s->pending_seq) {
         tail = s->pending_tail;
         last_ts = s->pending_last_ts;
         calls = s->pending_calls;
@@ -73,12 +75,15 @@ static int make_chunk(struct gw_reader *r, const struct gw_ring_slot *s, uint64_
     uint64_t len = s->head - tail;
     if (s->head <= tail || len > s->capacity)
         return 0;
-    uint8_t call_base[1 + 3 * GW_VARINT_MAX];
-    size_t body = gw_put_uvarint(call_base + 2, s->serial);
-    body += gw_put_uvarint(call_base + 2 + body, calls);
-    call_base[0] = GW_REC_CALL_BASE;
-    call_base[1] = (uint8_t)body;  /* (two varints: under 128 bytes, one length byte) */
-    size_t base_len = 2 + body;
+    uint8_t call_base[2 + 2 * GW_VARINT_MAX];
+    size_t base_len = 0;
+    if (kind == GW_CHUNK_EVENTS) {  /* (definitions number no calls) */
+        size_t body = gw_put_uvarint(call_base + 2, s->serial);
+        body += gw_put_uvarint(call_base + 2 + body, calls);
+        call_base[0] = GW_REC_CALL_BASE;
+        call_base[1] = (uint8_t)body;  /* (two varints: under 128 bytes, one length byte) */
+        base_len = 2 + body;
+    }
     if (gw_reader_buf_reserve(r, r->file_size, base_len + len) != 0)
         return 0;
     memcpy(r->buf, call_base, base_len);
@@ -92,7 +97,7 @@ static int make_chunk(struct gw_reader *r, const struct gw_ring_slot *s, uint64_
     r->buf_len = base_len + len;
     *h = (struct gw_chunk_header){
         .magic = GW_CHUNK_MAGIC, .payload_len = (uint32_t)(base_len + len), .tid = s->tid,
-        .kind = GW_CHUNK_EVENTS, .base_ts_ns = last_ts, .seq = seq,
+        .kind = kind, .base_ts_ns = kind == GW_CHUNK_EVENTS ? last_ts : 0, .seq = seq,
     };
     r->stats.salvaged_chunks++;
     r->stats.salvaged_bytes += len;
@@ -101,7 +106,7 @@ static int make_chunk(struct gw_reader *r, const struct gw_ring_slot *s, uint64_
 
 int gw_salvage_next(struct gw_reader *r)
 {
-    if (r->defs_only || r->stopped)
+    if (r->stopped)
         return 0;
     if (!r->salvage_tried)
         open_rings(r);
@@ -114,7 +119,9 @@ int gw_salvage_next(struct gw_reader *r)
             break;  /* not a slot: nothing after it can be found either */
         r->salvage_pos = at + GW_RING_SLOT_HEADER + s.capacity;
         struct gw_chunk_header h;
-        if (s.pid == r->hdr.pid && make_chunk(r, &s, at, &h)) {
+        /* the definitions in the definitions pass, the threads' records after it */
+        int wanted = r->defs_only ? s.kind == GW_RING_DEFS : s.kind == GW_RING_EVENTS;
+        if (wanted && s.pid == r->hdr.pid && make_chunk(r, &s, at, &h)) {
             gw_chunk_accept(r, &h, r->file_size);
             return 1;
         }
