@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "recorder.h"
 #include "recorder_internal.h"
 
@@ -20,7 +21,7 @@ static int sampled_once;
 static struct { pid_t pid; uint64_t cpu_ns; } previous[GW_CPU_MAX_DESCENDANTS];
 static size_t nprevious;
 
-void gw_cpu_sampler_reset(void)
+static void sampler_reset(void)
 {
     last_sample_ns = 0;
     sampled_once = 0;
@@ -140,7 +141,7 @@ static int sample_descendants(uint64_t *words)
     return 0;
 }
 
-void gw_cpu_sampler_round(uint64_t now_ns)
+static void sampler_round(uint64_t now_ns)
 {
     /* rounds come every flush interval, give or take: one a little early still samples */
     if (sampled_once && now_ns - last_sample_ns < GW_CPU_SAMPLE_INTERVAL_NS / 5 * 4)
@@ -179,4 +180,16 @@ void gw_cpu_sampler_round(uint64_t now_ns)
         words[0] = (uint64_t)process.tv_sec * 1000000000ull + (uint64_t)process.tv_nsec;
     if (sample_descendants(words + 1) == 0)
         gw_rec_timed(GW_REC_CPU_PROC, now_ns, words, 4);
+}
+
+static void on_writer_round(int urgent)
+{
+    (void)urgent;
+    sampler_round(gw_now());
+}
+
+void gw_cpu_sampler_start(void)
+{
+    sampler_reset();
+    gw_writer_add_round_hook(on_writer_round);
 }

@@ -15,9 +15,8 @@
 /* Descendants read per sample, the first found (breadth first) */
 #define GW_CPU_MAX_DESCENDANTS 256
 
-/* Writer thread, each round: writes CPU_THREAD and CPU_PROC records when a sample is due. */
-void gw_cpu_sampler_round(uint64_t now_ns);
-/* A new trace (started, or a forked child's): the next round samples. */
-void gw_cpu_sampler_reset(void);
+/* A new trace (started, or a forked child's): samples from the writer's next round on
+ * (each round writes CPU_THREAD and CPU_PROC records when a sample is due). */
+void gw_cpu_sampler_start(void);
 
 #endif

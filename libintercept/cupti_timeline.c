@@ -9,7 +9,7 @@
 
 #include "clock.h"
 #include "gpuwatch/trace_format.h"
-#include "lifecycle.h"
+#include "hook_guard.h"
 #include "log.h"
 
 /* Kernel5/Memcpy4/Memset3 are prefixes of every later version (CUDA 12.0's CUPTI and up):
@@ -363,7 +363,7 @@ void gw_cupti_start(void)
     gw_cupti_push_fn = api.push;
     gw_cupti_pop_fn = api.pop;
     gw_recorder_set_cupti(GW_CUPTI_ACTIVE, reason);
-    gw_writer_set_round_hook(flush_completed);
+    gw_writer_add_round_hook(flush_completed);
     __atomic_store_n(&gw_cupti_on, 1, __ATOMIC_RELEASE);
     gw_debug("GPU timeline on: %s", reason);
 }

@@ -101,6 +101,20 @@ GW_EXPORT CUresult cuMemGetInfo_v2(size_t *free_bytes, size_t *total_bytes)
     GW_RECORD_AND_RETURN(GW_API_cuMemGetInfo_v2, words, 2);
 }
 
+/* The wrapper to hand out instead of real, or real itself when it is not hooked or
+ * tracing is off. */
+static void *substitute(void *real, int *substituted)
+{
+    *substituted = 0;
+    if (!real)
+        return real;
+    const struct gw_hook *hook = gw_hook_by_real(real);
+    if (!hook || !gw_tracing_start())
+        return real;
+    *substituted = 1;
+    return hook->wrapper;
+}
+
 /* Both cuGetProcAddress ABIs: ask the driver, then hand back our wrapper for exactly the
  * variant it chose (pointer identity), so cudaVersion, flags and symbolStatus keep the
  * driver's meaning. The "cuGetProcAddress" self-lookup is caught the same way. */
@@ -126,7 +140,7 @@ static CUresult proc_address(unsigned api, const char *symbol, void **pfn, int v
     if (result == CUDA_SUCCESS && pfn && *pfn) {
         int substituted = 0;
         if (traced)
-            *pfn = gw_substitute(*pfn, &substituted);
+            *pfn = substitute(*pfn, &substituted);
         outcome = substituted ? GW_PROC_SUBSTITUTED : GW_PROC_PASSED;
     }
     if (traced) {

@@ -9,6 +9,7 @@
 
 #include "clock.h"
 #include "config.h"
+#include "cpu_sampler.h"
 #include "cupti_timeline.h"
 #include "log.h"
 #include "recorder.h"
@@ -18,13 +19,10 @@
 #include "stack_capture.h"
 
 int gw_state = GW_STATE_UNINIT;
-GW_TLS int gw_in_hook;
 static GW_TLS int starting_here;
 static pthread_mutex_t start_lock = PTHREAD_MUTEX_INITIALIZER;
 static int process_hooks_installed;
 static int signal_handlers_installed;
-
-#define SIGNAL_FLUSH_TIMEOUT_MS 500
 
 
 static void at_exit(void)
@@ -33,23 +31,6 @@ static void at_exit(void)
     gw_cupti_stop();
     gw_recorder_stop();
 }
-
-/* _exit skips atexit, and it is how Python's multiprocessing workers (DataLoader) and many
- * forked children end: flush first. _exit may be called from a signal handler that
- * interrupted us holding a lock, so only ask the writer for a bounded flush (as the signal
- * handler does) rather than shutting down. A vfork child shares the parent's memory and must
- * not touch the parent's recorder, hence the pid check. */
-_Noreturn void gw_exit_now(int status)
-{
-    if (gw_recorder_active() && (uint32_t)getpid() == gw_recorder_pid())
-        gw_recorder_flush_now(SIGNAL_FLUSH_TIMEOUT_MS);
-    syscall(SYS_exit_group, status);
-    __builtin_unreachable();
-}
-
-GW_EXPORT void _exit(int status) { gw_exit_now(status); }
-
-GW_EXPORT void _Exit(int status) { gw_exit_now(status); }
 
 static void before_fork(void) { pthread_mutex_lock(&start_lock); }
 
@@ -91,6 +72,7 @@ int gw_tracing_start(void)
             if (gw_recorder_start(&cfg) == 0) {
                 next = GW_STATE_READY;
                 gw_cupti_start();
+                gw_cpu_sampler_start();
             }
         }
         if (!process_hooks_installed) {

@@ -4,11 +4,11 @@
 #define GW_LIFECYCLE_H
 
 #include "gw_cuda.h"
+#include "hook_guard.h"
 
 enum gw_state { GW_STATE_UNINIT = 0, GW_STATE_STARTING, GW_STATE_READY, GW_STATE_OFF };
 
 extern int gw_state;
-extern GW_TLS int gw_in_hook;
 
 int gw_enter_slow(void);
 
@@ -29,9 +29,5 @@ static inline void gw_leave(void) { gw_in_hook = 0; }
 
 /* Starts tracing if it has not started; 1 when tracing is on. Safe to call anywhere. */
 int gw_tracing_start(void);
-
-/* _exit and _Exit: a bounded flush, then the exit (the shim's own, handed out by resolve.c
- * under those names). */
-_Noreturn void gw_exit_now(int status);
 
 #endif

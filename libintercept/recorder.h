@@ -71,8 +71,10 @@ static inline unsigned gw_recorder_generation(void) { return gw_recorder_generat
 
 /* Records in the header whether the GPU timeline is on, and why not (enum gw_cupti_status). */
 void gw_recorder_set_cupti(int status, const char *reason);
-/* Called by the writer thread at each flush; urgent when a signal asked for the flush. */
-void gw_writer_set_round_hook(void (*hook)(int urgent));
+/* Adds a source the writer thread asks, at each flush and before it drains the rings, to
+ * hand over what it holds (CUPTI's buffers, the CPU samples); urgent when a signal asked
+ * for the flush. Once per source; a forked child's writer starts with none. */
+void gw_writer_add_round_hook(void (*hook)(int urgent));
 
 /* Counters for tests and benchmarks. */
 struct gw_recorder_stats {

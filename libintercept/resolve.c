@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "config.h"
-#include "lifecycle.h"
+#include "exit_flush.h"
 #include "log.h"
 #include "signals.h"
 
@@ -89,18 +89,6 @@ int gw_caller_is_private(const void *address)
     const char *file = info.dli_fname ? strrchr(info.dli_fname, '/') : NULL;
     file = file ? file + 1 : info.dli_fname;
     return file && strncmp(file, "libcupti", 8) == 0;
-}
-
-void *gw_substitute(void *real, int *substituted)
-{
-    *substituted = 0;
-    if (!real)
-        return real;
-    const struct gw_hook *hook = gw_hook_by_real(real);
-    if (!hook || !gw_tracing_start())
-        return real;
-    *substituted = 1;
-    return hook->wrapper;
 }
 
 /* RTLD_NEXT must mean "after the caller", but forwarding from here would make it mean

@@ -26,8 +26,4 @@ void *gw_driver_symbol(const char *name);
  * must get the real functions, never our wrappers. */
 int gw_caller_is_private(const void *address);
 
-/* The wrapper to hand out instead of real, or real itself when it is not hooked or
- * tracing is off. */
-void *gw_substitute(void *real, int *substituted);
-
 #endif

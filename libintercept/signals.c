@@ -26,7 +26,7 @@
 #include <signal.h>
 #include <string.h>
 
-#include "lifecycle.h"
+#include "gw_cuda.h"
 #include "recorder.h"
 
 #define SIGNAL_FLUSH_TIMEOUT_MS 500

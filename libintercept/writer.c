@@ -10,7 +10,6 @@
 #include <unistd.h>
 
 #include "clock.h"
-#include "cpu_sampler.h"
 #include "gpuwatch/record_walk.h"
 #include "gpuwatch/varint.h"
 #include "record_encode.h"
@@ -32,9 +31,22 @@ static uint8_t *staging;
 static size_t staging_cap;
 static uint64_t last_clock_point_ns;
 static uint32_t defs_seq;
-static void (*round_hook)(int urgent);
+/* What runs before each drain: sources that hand over records (CUPTI's buffers, the CPU
+ * sampler), in the order they were added. */
+#define ROUND_HOOKS 4
+static void (*round_hooks[ROUND_HOOKS])(int urgent);
+static unsigned nround_hooks;
 
-void gw_writer_set_round_hook(void (*hook)(int urgent)) { round_hook = hook; }   /* DEFS chunks are numbered too, so a lost one shows */
+void gw_writer_add_round_hook(void (*hook)(int urgent))
+{
+    for (unsigned i = 0; i < nround_hooks; i++)
+        if (round_hooks[i] == hook)
+            return;
+    if (nround_hooks < ROUND_HOOKS) {
+        round_hooks[nround_hooks] = hook;
+        __atomic_store_n(&nround_hooks, nround_hooks + 1, __ATOMIC_RELEASE);
+    }
+}   /* DEFS chunks are numbered too, so a lost one shows */
 
 void gw_writer_wake(void)
 {
@@ -210,10 +222,12 @@ static void *writer_main(void *start_word)
         syscall(SYS_futex, &wake_word, FUTEX_WAIT_PRIVATE, seen, &round, NULL, 0);
         seen = __atomic_load_n(&wake_word, __ATOMIC_ACQUIRE);
         unsigned requested = __atomic_load_n(&flush_requests, __ATOMIC_ACQUIRE);
-        /* Other sources (CUPTI) hand over what they hold first, so it goes out now. */
-        if (round_hook)
-            round_hook(requested != __atomic_load_n(&flush_done, __ATOMIC_ACQUIRE));
-        gw_cpu_sampler_round(gw_now());
+        /* Other sources (CUPTI, the CPU samples) hand over what they hold first, so it
+         * goes out now. */
+        int urgent = requested != __atomic_load_n(&flush_done, __ATOMIC_ACQUIRE);
+        unsigned nhooks = __atomic_load_n(&nround_hooks, __ATOMIC_ACQUIRE);
+        for (unsigned i = 0; i < nhooks; i++)
+            round_hooks[i](urgent);
         gw_writer_drain_all();
         __atomic_store_n(&flush_done, requested, __ATOMIC_RELEASE);
     }
@@ -224,7 +238,6 @@ int gw_writer_start(void)
 {
     stop_requested = 0;
     last_clock_point_ns = 0;
-    gw_cpu_sampler_reset();
     defs_seq = 0;
     /* The writer must never run the program's signal handlers. */
     sigset_t all, previous;
@@ -268,7 +281,7 @@ void gw_writer_after_fork_child(void)
 {
     /* The parent's writer thread does not exist here. */
     writer_running = 0;
-    round_hook = NULL;
+    nround_hooks = 0;
     flush_requests = flush_done = 0;
     pthread_mutex_init(&drain_lock, NULL);
 }
