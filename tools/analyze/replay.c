@@ -569,7 +569,7 @@ static void replay_call(struct an_replay_state *st, const struct an_ev *ev)
     if (touched)
         an_wi_transform(st, c, ev, gap, dur, t->h, start, cost);
     memcpy(t->h, start, sizeof start);
-    if (gap >= st->th.input_gap_ns && gap < st->th.pause_min_ns)
+    if (an_wi_batch_load(st, gap))
         st->loads++;
     if (is_event_record(ev)) {
         struct an_rp_stream *s = stream_of(st, ev->stream);

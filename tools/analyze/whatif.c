@@ -87,7 +87,7 @@ static uint64_t worker_gap(struct an_replay_state *st, int world, uint64_t gap, 
     return wait;
 }
 
-static int batch_load(const struct an_replay_state *st, uint64_t gap)
+int an_wi_batch_load(const struct an_replay_state *st, uint64_t gap)
 {
     return gap >= st->th.input_gap_ns && gap < st->th.pause_min_ns;
 }
@@ -115,7 +115,7 @@ static int pageable_upload(const struct an_ev *ev)
 unsigned an_wi_touched(const struct an_replay_state *st, const struct an_ev *ev, uint64_t gap)
 {
     unsigned t = 0;
-    if (batch_load(st, gap))
+    if (an_wi_batch_load(st, gap))
         t |= AN_WI_BIT(AN_WI_INPUT_WORKERS);
     if (kernel_launch(ev))
         t |= AN_WI_BIT(AN_WI_GRAPHS);
@@ -136,7 +136,7 @@ void an_wi_transform(struct an_replay_state *st, const unsigned *c, const struct
                      uint64_t gap, uint64_t dur, const uint64_t *h, uint64_t *start,
                      uint64_t *cost)
 {
-    int overhead = launch_overhead(st, ev, gap), load = batch_load(st, gap);
+    int overhead = launch_overhead(st, ev, gap), load = an_wi_batch_load(st, gap);
     for (int w = 0; w < AN_WORLDS; w++) {
         if (!c[w])
             continue;

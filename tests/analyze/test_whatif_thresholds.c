@@ -1,0 +1,137 @@
+/*
+ * The replay's thresholds at their exact values (issue 23): each case runs the same loop
+ * with the threshold's value and one nanosecond below (or above) it, the value read from
+ * AN_THRESHOLDS_DEFAULT, and asserts on which side the change's saving flips. A `<` turned
+ * into `<=`, or one threshold used for another, fails here.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "synth.h"
+
+#define STEPS 12
+
+static uint64_t saving_of(struct synth *s, enum an_whatif change)
+{
+    struct an_model *m = synth_model(s, NULL, 1ull << 30, 0);
+    uint64_t saving = an_replay_saving(&m->replay, change);
+    an_model_free(m);
+    synth_free(s);
+    return saving;
+}
+
+/* A step: `gap` with no call (the next batch), a pinned upload, 4 kernels, loss.item(). */
+static uint64_t workers_saving(uint64_t gap, int gpu)
+{
+    struct synth s = {.gpu_records = gpu, .cpus = 8};
+    s.now = 1000 * MS;
+    for (int i = 0; i < STEPS; i++) {
+        synth_idle(&s, gap);
+        synth_h2d(&s, 1u << 20, 20 * US, 0);
+        for (int k = 0; k < 4; k++)
+            synth_launch(&s, 5 * US, 100 * US);
+        synth_item(&s);
+    }
+    synth_stream_sync(&s);
+    return saving_of(&s, AN_WI_INPUT_WORKERS);
+}
+
+/* input_gap_ns: a no-call stretch that long is a batch load for workers to take over; one
+ * nanosecond shorter is the host's own work between calls. */
+static void input_gap_boundary(void **state)
+{
+    (void)state;
+    const struct an_thresholds th = AN_THRESHOLDS_DEFAULT;
+    for (int gpu = 0; gpu < 2; gpu++) {
+        assert_int_equal(workers_saving(th.input_gap_ns - 1, gpu), 0);
+        /* workers hide every load but the first (they start when the loop first asks) */
+        assert_true(workers_saving(th.input_gap_ns, gpu) >= (STEPS - 2) * th.input_gap_ns);
+    }
+}
+
+/* pause_min_ns: a stretch that long is a pause (evaluation, a checkpoint), not a batch. */
+static void pause_boundary(void **state)
+{
+    (void)state;
+    const struct an_thresholds th = AN_THRESHOLDS_DEFAULT;
+    for (int gpu = 0; gpu < 2; gpu++) {
+        assert_int_equal(workers_saving(th.pause_min_ns, gpu), 0);
+        /* (7 workers, two batches ahead each: most loads hidden, not all) */
+        assert_true(workers_saving(th.pause_min_ns - 1, gpu) >=
+                    STEPS / 2 * (th.pause_min_ns - 1));
+    }
+}
+
+/* A step of 10 launches `gap` apart, then loss.item(). */
+static uint64_t graphs_saving(uint64_t gap)
+{
+    struct synth s = {.gpu_records = 1, .cpus = 8};
+    s.now = 1000 * MS;
+    for (int i = 0; i < STEPS; i++) {
+        for (int k = 0; k < 10; k++) {
+            synth_launch(&s, 5 * US, 1 * US);
+            if (k < 9)
+                synth_idle(&s, gap);
+        }
+        synth_item(&s);
+    }
+    synth_stream_sync(&s);
+    return saving_of(&s, AN_WI_GRAPHS);
+}
+
+/* The graphs change removes the host's stretches between two kernel launches shorter than
+ * input_gap_ns (the per-op work a replayed graph skips); one that long stays. */
+static void graph_gap_boundary(void **state)
+{
+    (void)state;
+    const struct an_thresholds th = AN_THRESHOLDS_DEFAULT;
+    uint64_t below = graphs_saving(th.input_gap_ns - 1), at = graphs_saving(th.input_gap_ns);
+    assert_true(below >= at + STEPS * 9 * (th.input_gap_ns - 1) * 99 / 100);
+    assert_true(at >= STEPS * 9 * 5 * US);  /* the launches' own time goes either way */
+    assert_true(at < STEPS * 10 * 5 * US + 10 * US);
+}
+
+/* Host-only: a first sync with nothing queued shows a sync's own cost; then each step's
+ * 10 launches of 50 us and a sync that took `extra` more than that own cost. */
+static uint64_t host_only_graphs_saving(uint64_t extra)
+{
+    struct synth s = {.gpu_records = 0, .cpus = 8};
+    s.now = 1000 * MS;
+    const uint64_t own = 10 * US;
+    synth_call(&s, AN_SYNC, GW_API_cuStreamSynchronize, own, AN_F_DRAINS);
+    for (int i = 0; i < STEPS; i++) {
+        synth_idle(&s, 100 * US);
+        for (int k = 0; k < 10; k++)
+            synth_launch(&s, 50 * US, 1 * US);
+        synth_call(&s, AN_SYNC, GW_API_cuStreamSynchronize, own + extra, AN_F_DRAINS);
+    }
+    return saving_of(&s, AN_WI_GRAPHS);
+}
+
+/* drain_slack_ns: host-only, a sync that took its own cost plus the slack did not wait (its
+ * kernels' length is unknown, taken as nil: the launches' time is saved); one nanosecond
+ * more proves the GPU busy until it returned, from the first launch on (saved: nothing). */
+static void drain_slack_boundary(void **state)
+{
+    (void)state;
+    const struct an_thresholds th = AN_THRESHOLDS_DEFAULT;
+    uint64_t at = host_only_graphs_saving(th.drain_slack_ns);
+    uint64_t above = host_only_graphs_saving(th.drain_slack_ns + 1);
+    assert_true(at >= STEPS * 9 * 50 * US);
+    assert_true(above <= at / 4);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(input_gap_boundary),
+        cmocka_unit_test(pause_boundary),
+        cmocka_unit_test(graph_gap_boundary),
+        cmocka_unit_test(drain_slack_boundary),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
