@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Mutation testing by hand (issue 23): universalmutator (pip install universalmutator) makes
+# one-line mutants of the files that decide correctness; each is built in a copy of the
+# repository and the tests that matter for its file are run; a mutant that makes one fail is
+# killed. Prints per file the mutants killed, survived and not compiling, the score
+# (killed / (killed + survived)), and each survivor's line.
+#   scripts/mutate.sh [--sample N] [--seed S] [FILE...]
+# --sample N: N mutants drawn per file (seeded; default 25; 0 = all, hours per file).
+set -euo pipefail
+sample=25 seed=1
+while [ $# -gt 0 ]; do
+    case $1 in
+    --sample) sample=$2; shift 2 ;;
+    --seed) seed=$2; shift 2 ;;
+    *) break ;;
+    esac
+done
+command -v mutate >/dev/null || { echo "mutate.sh: needs universalmutator (pip install universalmutator)" >&2; exit 2; }
+repo=$(cd "$(dirname "$0")/.." && pwd)
+# file -> the ctest names (regex) that matter for it
+declare -A tests=(
+    [libintercept/recorder.c]='^(test_recorder|test_shim_e2e)$'
+    [libintercept/hooks_copy.c]='^(test_shim_e2e)$'
+    [libintercept/cupti_timeline.c]='^(test_gpu_timeline)$'
+    [tools/reader/trace_decode.c]='^(test_reader|analyze_golden)$'
+    [tools/analyze/replay.c]='^analyze_test_(model|rerank|whatif_thresholds|properties)$'
+    [tools/analyze/whatif.c]='^analyze_test_(model|rerank|whatif_thresholds|properties)$'
+)
+files=("$@")
+[ ${#files[@]} -gt 0 ] || files=(libintercept/recorder.c libintercept/hooks_copy.c
+    libintercept/cupti_timeline.c tools/reader/trace_decode.c tools/analyze/replay.c
+    tools/analyze/whatif.c)
+work=$(mktemp -d "${TMPDIR:-/tmp}/gw-mutate.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+# a copy of the tracked tree: the mutants never touch the checkout
+mkdir -p "$work/tree"
+(cd "$repo" && git ls-files -z | xargs -0 cp --parents -t "$work/tree")
+src=$work/tree build=$work/build
+cmake -S "$src" -B "$build" -DCUDAToolkit_ROOT="${CUDA_HOME:-/usr/local/cuda}" \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build "$build" -j"$(nproc)" >/dev/null
+printf '%-34s %7s %8s %8s %7s\n' file killed survived invalid score
+for file in "${files[@]}"; do
+    regex=${tests[$file]:-}
+    [ -n "$regex" ] || { echo "mutate.sh: no tests listed for $file" >&2; continue; }
+    dir=$work/mutants/$(echo "$file" | tr / _)
+    mkdir -p "$dir"
+    (cd "$dir" && mutate "$src/$file" c --noCheck --mutantDir "$dir" >/dev/null 2>&1) || true
+    mapfile -t all < <(ls "$dir"/*.mutant.*.c | sort -V)
+    if [ "$sample" -gt 0 ] && [ "${#all[@]}" -gt "$sample" ]; then
+        mapfile -t all < <(printf '%s\n' "${all[@]}" | shuf -n "$sample" --random-source=<(yes "$seed"))
+    fi
+    cp "$src/$file" "$work/original"
+    killed=0 survived=0 invalid=0 survivors=""
+    for m in "${all[@]}"; do
+        cp "$m" "$src/$file"
+        if ! cmake --build "$build" -j"$(nproc)" >/dev/null 2>&1; then
+            invalid=$((invalid + 1))
+        elif (cd "$build" && timeout 300 ctest -R "$regex" --timeout 120 >/dev/null 2>&1); then
+            survived=$((survived + 1))
+            survivors+="  $file: $(diff "$work/original" "$m" | grep '^>' | head -1 | cut -c3- | sed 's/^ *//')"$'\n'
+        else
+            killed=$((killed + 1))
+        fi
+        cp "$work/original" "$src/$file"
+    done
+    cmake --build "$build" -j"$(nproc)" >/dev/null 2>&1 || true
+    total=$((killed + survived))
+    score=$(awk -v k=$killed -v t=$total 'BEGIN { if (t) printf "%.0f%%", 100 * k / t; else print "-" }')
+    printf '%-34s %7d %8d %8d %7s\n' "$file" "$killed" "$survived" "$invalid" "$score"
+    [ -z "$survivors" ] || printf 'survivors:\n%s' "$survivors"
+done
