@@ -58,7 +58,8 @@ for file in "${files[@]}"; do
             invalid=$((invalid + 1))
         elif (cd "$build" && timeout 300 ctest -R "$regex" --timeout 120 >/dev/null 2>&1); then
             survived=$((survived + 1))
-            survivors+="  $file: $(diff "$work/original" "$m" | grep '^>' | head -1 | cut -c3- | sed 's/^ *//')"$'\n'
+            line=$( (diff "$work/original" "$m" || true) | grep -m1 '^>' | cut -c3- | sed 's/^ *//')
+            survivors+="  $file: $line"$'\n'
         else
             killed=$((killed + 1))
         fi
