@@ -19,8 +19,10 @@ ex_run() {
     # to each sync that a host-only trace cannot tell from GPU time (docs/analyze.md, limits).
     # Its copies move no bytes: a GPU's DMA costs the host no CPU, the fake's memcpy of 16 MiB
     # a step would take a core from the program on this 2-core machine (no example reads its
-    # data back).
-    FAKECUDA_SPIN_WAIT=1 FAKECUDA_MOVE_BYTES=0 LD_LIBRARY_PATH="$FAKE" GPUWATCH_CUPTI="$cupti" LD_PRELOAD="$SHIM" \
+    # data back). Its graph launches report no node records: a GPU's CUPTI stamps them off
+    # the launching thread, the fake's would cost it ~140 ns a node (only --fix/--fixed runs
+    # launch graphs, and only their wall time is read).
+    FAKECUDA_SPIN_WAIT=1 FAKECUDA_MOVE_BYTES=0 FAKECUDA_GRAPH_RECORDS=0 LD_LIBRARY_PATH="$FAKE" GPUWATCH_CUPTI="$cupti" LD_PRELOAD="$SHIM" \
         GPUWATCH_OUTPUT="$out" "$BUILD/examples/example_$name" "$@" >"$out.log" 2>&1 ||
         fail "$name $* ($mode) did not run: $(tail -2 "$out.log")"
     "$GPUWATCH" analyze --json "$out" >"$out.json" 2>"$out.err" ||

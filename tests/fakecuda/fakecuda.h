@@ -36,6 +36,7 @@ struct fc_config {
     int verbose;               /* FAKECUDA_VERBOSE */
     int spin_wait;             /* FAKECUDA_SPIN_WAIT */
     int move_bytes;            /* FAKECUDA_MOVE_BYTES */
+    int graph_records;         /* FAKECUDA_GRAPH_RECORDS */
 };
 extern struct fc_config fc_cfg;
 extern atomic_int fc_initialized;

@@ -321,7 +321,7 @@ static CUresult graph_launch(CUgraphExec x, CUstream h, int per_thread)
     pthread_mutex_unlock(&exec_lock);
     struct fc_graph *g = NULL;
     int64_t end = fc_enqueue_op(s, dur, &g);
-    fakecuda_activity_sink_fn sink = fc_sink();
+    fakecuda_activity_sink_fn sink = fc_cfg.graph_records ? fc_sink() : NULL;
     if (__builtin_expect(sink != NULL || end == FC_CAPTURED, 0))
         report_graph(sink, s, found, dur, end, g);
     return CUDA_SUCCESS;
