@@ -125,6 +125,41 @@ static void drain_slack_boundary(void **state)
     assert_true(above <= at / 4);
 }
 
+/* A change that touches nothing in a run (no allocator calls: no_churn; no pageable or
+ * blocking upload: pinned_async) leaves it as measured, so every pair with it replays
+ * exactly as the other change alone: each world keeps its own state (workers, queues). */
+static void untouched_change_is_identity(void **state)
+{
+    (void)state;
+    const struct an_thresholds th = AN_THRESHOLDS_DEFAULT;
+    for (int gpu = 0; gpu < 2; gpu++) {
+        struct synth s = {.gpu_records = gpu, .cpus = 8};
+        s.now = 1000 * MS;
+        for (int i = 0; i < STEPS; i++) {
+            synth_idle(&s, 2 * th.input_gap_ns);
+            synth_h2d(&s, 1u << 20, 20 * US, 0);
+            for (int k = 0; k < 4; k++)
+                synth_launch(&s, 5 * US, 300 * US);
+            synth_item(&s);
+            synth_idle(&s, 200 * US);
+        }
+        synth_stream_sync(&s);
+        struct an_model *m = synth_model(&s, NULL, 1ull << 30, 0);
+        const struct an_replay *r = &m->replay;
+        const enum an_whatif untouched[] = {AN_WI_NO_CHURN, AN_WI_PINNED_ASYNC};
+        const enum an_whatif others[] = {AN_WI_INPUT_WORKERS, AN_WI_NO_SYNC, AN_WI_GRAPHS};
+        for (size_t u = 0; u < 2; u++) {
+            assert_int_equal(an_replay_saving(r, untouched[u]), 0);
+            for (size_t o = 0; o < 3; o++)
+                assert_int_equal(an_replay_saving_after(r, untouched[u], others[o]),
+                                 an_replay_saving(r, others[o]));
+        }
+        assert_true(an_replay_saving(r, AN_WI_INPUT_WORKERS) > 0);
+        an_model_free(m);
+        synth_free(&s);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -132,6 +167,7 @@ int main(void)
         cmocka_unit_test(pause_boundary),
         cmocka_unit_test(graph_gap_boundary),
         cmocka_unit_test(drain_slack_boundary),
+        cmocka_unit_test(untouched_change_is_identity),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -276,6 +276,13 @@ static void tally_file(const char *path, struct file_tally *file)
             file->gpu_memcpys++;
             file->gpu_memcpy_pinned += ev.u.gpu_memcpy.src_kind == GW_GPU_MEM_PINNED;
             file->gpu_memcpy_pageable += ev.u.gpu_memcpy.src_kind == GW_GPU_MEM_PAGEABLE;
+            int pinned = ev.u.gpu_memcpy.src_kind == GW_GPU_MEM_PINNED;
+            uint64_t *lo = pinned ? &file->memcpy_pinned_ns_min : &file->memcpy_pageable_ns_min;
+            uint64_t *hi = pinned ? &file->memcpy_pinned_ns_max : &file->memcpy_pageable_ns_max;
+            if (!*lo || ev.dur_ns < *lo)
+                *lo = ev.dur_ns;
+            if (ev.dur_ns > *hi)
+                *hi = ev.dur_ns;
         }
         if (ev.kind == GW_EV_GPU_KERNEL) {
             file->gpu_kernels++;

@@ -58,6 +58,8 @@ struct file_tally {
     /* GPU timeline */
     uint64_t gpu_kernels, gpu_memcpys, gpu_memsets, gpu_lost, correlations;
     uint64_t gpu_memcpy_pinned, gpu_memcpy_pageable;
+    uint64_t memcpy_pinned_ns_min, memcpy_pinned_ns_max;    /* GPU copy records' durations */
+    uint64_t memcpy_pageable_ns_min, memcpy_pageable_ns_max;
     uint64_t kernel_dur_min, kernel_dur_max;     /* ns */
     uint64_t kernels_stream_known; /* kernel records whose CUPTI stream maps to a host stream */
     uint64_t kernels_overlapping;  /* kernels that start before the previous one on their stream ended */

@@ -46,6 +46,11 @@ static void test_timeline_matches_the_simulation(void **state)
     assert_int_equal(f->gpu_memcpys, 40);
     assert_int_equal(f->gpu_memcpy_pinned, 20);
     assert_int_equal(f->gpu_memcpy_pageable, 20);
+    /* and their lengths: 1 MiB at the simulated 20 GB/s pinned, 5 GB/s pageable */
+    assert_in_range(f->memcpy_pinned_ns_min, 52000, 52900);
+    assert_in_range(f->memcpy_pinned_ns_max, 52000, 52900);
+    assert_in_range(f->memcpy_pageable_ns_min, 209200, 210200);
+    assert_in_range(f->memcpy_pageable_ns_max, 209200, 210200);
     assert_int_equal(f->gpu_memsets, 20);
     assert_int_equal(f->gpu_lost, 0);
     /* Every launch has exactly one GPU record linked to it; none is orphaned; and on one
