@@ -160,6 +160,27 @@ static void untouched_change_is_identity(void **state)
     }
 }
 
+/* Long queues: 3000 launches between two syncs, four times over, each kernel matched to
+ * its launch and the run replayed exactly (the stream's queue grows and wraps). */
+static void long_queues_replay_exactly(void **state)
+{
+    (void)state;
+    struct synth s = {.gpu_records = 1, .cpus = 8};
+    s.now = 1000 * MS;
+    for (int i = 0; i < 4; i++) {
+        for (int k = 0; k < 3000; k++)
+            synth_launch(&s, 2 * US, 3 * US);
+        synth_item(&s);
+    }
+    synth_stream_sync(&s);
+    struct an_model *m = synth_model(&s, NULL, 1ull << 30, 0);
+    assert_int_equal(m->replay.ops_matched, 4 * 3000 + 4);
+    assert_int_equal(m->replay.records_unmatched, 0);
+    assert_true(m->replay.error < 1e-9);
+    an_model_free(m);
+    synth_free(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -168,6 +189,7 @@ int main(void)
         cmocka_unit_test(graph_gap_boundary),
         cmocka_unit_test(drain_slack_boundary),
         cmocka_unit_test(untouched_change_is_identity),
+        cmocka_unit_test(long_queues_replay_exactly),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
