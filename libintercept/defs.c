@@ -135,11 +135,7 @@ static void mirror(const uint8_t *record, size_t len)
     }
     if (!defs_slot || defs_mirrored - defs_slot->tail + len > defs_slot->capacity)
         return;
-    uint8_t *data = (uint8_t *)defs_slot + GW_RING_SLOT_HEADER;
-    uint64_t offset = defs_mirrored & (defs_slot->capacity - 1);
-    uint64_t first = defs_slot->capacity - offset < len ? defs_slot->capacity - offset : len;
-    memcpy(data + offset, record, first);
-    memcpy(data, record + first, len - first);
+    gw_ring_slot_put(defs_slot, defs_mirrored, record, len);
     defs_mirrored += len;
     __atomic_store_n(&defs_slot->head, defs_mirrored, __ATOMIC_RELEASE);
 }
@@ -147,22 +143,16 @@ static void mirror(const uint8_t *record, size_t len)
 void gw_defs_writing(uint64_t mirrored, uint32_t seq)
 {
     pthread_mutex_lock(&defs_lock);
-    if (defs_slot) {
-        defs_slot->pending_tail = mirrored;
-        defs_slot->pending_seq = seq;
-        __atomic_store_n(&defs_slot->pending, 1, __ATOMIC_RELEASE);
-    }
+    if (defs_slot)  /* (definitions have no dt chain nor calls) */
+        gw_ring_slot_writing(defs_slot, mirrored, 0, 0, seq);
     pthread_mutex_unlock(&defs_lock);
 }
 
-void gw_defs_written(uint64_t mirrored, uint32_t next_seq)
+void gw_defs_written(void)
 {
     pthread_mutex_lock(&defs_lock);
-    if (defs_slot) {
-        defs_slot->tail = mirrored;
-        defs_slot->seq = next_seq;
-        __atomic_store_n(&defs_slot->pending, 0, __ATOMIC_RELEASE);
-    }
+    if (defs_slot)
+        gw_ring_slot_written(defs_slot);
     pthread_mutex_unlock(&defs_lock);
 }
 

@@ -82,18 +82,6 @@ static struct gw_ring *ring_create(void)
     return ring;
 }
 
-static void ring_put(struct gw_ring *ring, uint64_t at, const uint8_t *bytes, size_t len)
-{
-    uint64_t offset = at & ring->mask;
-    uint64_t first = ring->mask + 1 - offset;
-    if (first >= len) {
-        memcpy(ring->data + offset, bytes, len);
-    } else {
-        memcpy(ring->data + offset, bytes, first);
-        memcpy(ring->data, bytes + first, len - first);
-    }
-}
-
 static inline struct gw_ring *thread_ring(void)
 {
     struct gw_ring *ring = tls_ring;
@@ -146,7 +134,7 @@ static inline int ring_commit(struct gw_ring *ring, const uint8_t *record, size_
         }
         return 0;
     }
-    ring_put(ring, head, record, len);
+    gw_ring_slot_put(ring->slot, head, record, len);
     ring->lost = ring->lost_calls = 0;
     __atomic_store_n(&ring->head, head + len, __ATOMIC_RELEASE);
     __atomic_store_n(&ring->slot->head, head + len, __ATOMIC_RELEASE);

@@ -60,7 +60,7 @@ void gw_defs_append(const uint8_t *record, size_t len);
  * rings file's commit). */
 size_t gw_defs_take(uint8_t **out, uint64_t *mirrored);
 void gw_defs_writing(uint64_t mirrored, uint32_t seq);
-void gw_defs_written(uint64_t mirrored, uint32_t next_seq);
+void gw_defs_written(void);
 void gw_defs_reset(void);
 
 /* trace_file.c */

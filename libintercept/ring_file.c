@@ -118,6 +118,34 @@ void gw_ring_slot_release(struct gw_ring_slot *slot, int shared, int reuse)
     pthread_mutex_unlock(&slots_lock);
 }
 
+void gw_ring_slot_put(struct gw_ring_slot *slot, uint64_t at, const void *bytes, size_t len)
+{
+    uint8_t *data = (uint8_t *)slot + GW_RING_SLOT_HEADER;
+    uint64_t offset = at & (slot->capacity - 1);
+    uint64_t first = slot->capacity - offset < len ? slot->capacity - offset : len;
+    memcpy(data + offset, bytes, first);
+    memcpy(data, (const uint8_t *)bytes + first, len - first);
+}
+
+void gw_ring_slot_writing(struct gw_ring_slot *slot, uint64_t up_to, uint64_t last_ts,
+                          uint64_t calls, uint32_t seq)
+{
+    slot->pending_tail = up_to;
+    slot->pending_last_ts = last_ts;
+    slot->pending_calls = calls;
+    slot->pending_seq = seq;
+    __atomic_store_n(&slot->pending, 1, __ATOMIC_RELEASE);
+}
+
+void gw_ring_slot_written(struct gw_ring_slot *slot)
+{
+    slot->tail = slot->pending_tail;
+    slot->last_ts = slot->pending_last_ts;
+    slot->calls = slot->pending_calls;
+    slot->seq = slot->pending_seq + 1;
+    __atomic_store_n(&slot->pending, 0, __ATOMIC_RELEASE);
+}
+
 void gw_ring_file_remove(void)
 {
     char path[sizeof gw_rec.path + sizeof GW_RINGS_SUFFIX];

@@ -135,20 +135,11 @@ static void drain_ring(struct gw_ring *ring, uint64_t head)
     ring->writer_calls += walk.calls;
     /* what the ring will be once the chunk is in the file: a reader of a killed process's
      * rings takes it if the chunk is there, the state before it if not (trace_format.h) */
-    struct gw_ring_slot *slot = ring->slot;
-    slot->pending_tail = head;
-    slot->pending_last_ts = ring->writer_last_ts;
-    slot->pending_calls = ring->writer_calls;
-    slot->pending_seq = seq;
-    __atomic_store_n(&slot->pending, 1, __ATOMIC_RELEASE);
+    gw_ring_slot_writing(ring->slot, head, ring->writer_last_ts, ring->writer_calls, seq);
     __atomic_fetch_add(&gw_rec.events, walk.records, __ATOMIC_RELAXED);
     gw_trace_file_write_chunk(GW_CHUNK_EVENTS, ring->tid, base, seq, records - base_len,
                               base_len + len);
-    slot->tail = head;
-    slot->last_ts = ring->writer_last_ts;
-    slot->calls = ring->writer_calls;
-    slot->seq = ring->writer_seq;
-    __atomic_store_n(&slot->pending, 0, __ATOMIC_RELEASE);
+    gw_ring_slot_written(ring->slot);
     /* the producer reuses the space only now: until the chunk is written, the ring is
      * where those records survive a kill */
     __atomic_store_n(&ring->tail, head, __ATOMIC_RELEASE);
@@ -184,8 +175,8 @@ void gw_writer_drain_all(void)
     size_t defs_len = gw_defs_take(&defs, &mirrored);
     if (defs_len) {
         gw_defs_writing(mirrored, defs_seq);
-        gw_trace_file_write_chunk(GW_CHUNK_DEFS, 0, 0, defs_seq, defs, defs_len);
-        gw_defs_written(mirrored, ++defs_seq);
+        gw_trace_file_write_chunk(GW_CHUNK_DEFS, 0, 0, defs_seq++, defs, defs_len);
+        gw_defs_written();
     }
     free(defs);
 
