@@ -241,14 +241,7 @@ static void cpu_in_waits(int spin)
 static void test_cpu_in_spinning_waits(void **state) { (void)state; cpu_in_waits(1); }
 static void test_cpu_in_sleeping_waits(void **state) { (void)state; cpu_in_waits(0); }
 
-static void wait_then_kill(pid_t pid)
-{
-    struct timespec pause = {0, 300 * 1000 * 1000}; /* 15 flush intervals of 20 ms */
-    nanosleep(&pause, NULL);
-    kill(pid, SIGKILL);
-}
-
-static unsigned kill_after_us;
+static unsigned kill_after_us;  /* (kill_after's wait, set by each test) */
 
 static void kill_after(pid_t pid)
 {
@@ -313,8 +306,9 @@ static void test_sigkill_keeps_flushed_events(void **state)
         .env = (const char *[]){"GPUWATCH_FLUSH_MS=20", NULL},
         .preload = 1,
         .ready_text = "ready",
-        .after_ready = wait_then_kill,
+        .after_ready = kill_after,
     };
+    kill_after_us = 300 * 1000;  /* 15 flush intervals of 20 ms */
     run_workload(&options, &result);
     assert_false(result.exited);
     assert_int_equal(result.status, SIGKILL);
