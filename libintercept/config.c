@@ -11,6 +11,7 @@
 #define DEFAULT_FLUSH_MS 50
 #define DEFAULT_BUFFER_KB 2048
 #define DEFAULT_STACK_DEPTH 12
+#define DEFAULT_PY_DEPTH 16
 
 int gw_config_disabled(void)
 {
@@ -64,6 +65,9 @@ void gw_config_load(struct gw_config *cfg)
     cfg->thread_buffer_bytes = round_up_pow2(kib * 1024);
     cfg->stack_depth = (unsigned)env_number("GPUWATCH_STACK_DEPTH", 0, GW_STACK_MAX_FRAMES,
                                             DEFAULT_STACK_DEPTH);
+
+    cfg->py_depth = (unsigned)env_number("GPUWATCH_PY_DEPTH", 0, GW_STACK_MAX_FRAMES,
+                                         DEFAULT_PY_DEPTH);
 
     const char *unwinder = getenv("GPUWATCH_STACK_UNWINDER");
     cfg->stack_libc = 0;

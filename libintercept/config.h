@@ -13,6 +13,7 @@ struct gw_config {
     int use_tsc;                /* GPUWATCH_CLOCK=tsc|monotonic, default tsc where invariant */
     unsigned stack_depth;       /* GPUWATCH_STACK_DEPTH, 0..64 frames, default 12; 0 = off */
     int stack_libc;             /* GPUWATCH_STACK_UNWINDER=libc: glibc's backtrace() */
+    unsigned py_depth;          /* GPUWATCH_PY_DEPTH, 0..64 Python frames, default 16; 0 = off */
 };
 
 /* Fills *cfg from the environment; bad values warn once and fall back to defaults. */

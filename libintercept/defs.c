@@ -105,13 +105,23 @@ static uint64_t streams_count;
 static struct u64_map handle_names;        /* function/kernel handle -> string id */
 static struct u64_map devices_seen;        /* ordinal + 1 -> 1 */
 
+/* Call stacks, native (one key word per frame: the pc) and Python (two: the code object's
+ * address and the line), each interned by its keys and described once. */
 struct stack_key {
-    uint64_t *pcs;
-    unsigned n;
+    uint64_t *keys;
+    unsigned n;                            /* frames */
 };
-static struct stack_key *stacks;           /* index id - 1 */
-static size_t stacks_count, stacks_cap;
-static struct u64_map stack_by_hash;
+struct stack_table {
+    uint8_t record_type;                   /* GW_REC_STACK, GW_REC_PYSTACK */
+    unsigned key_words, frame_words;
+    struct stack_key *stacks;              /* index id - 1 */
+    size_t count, cap;
+    struct u64_map by_hash;
+};
+static struct stack_table native_stacks = {.record_type = GW_REC_STACK, .key_words = 1,
+                                           .frame_words = GW_STACK_FRAME_WORDS};
+static struct stack_table python_stacks = {.record_type = GW_REC_PYSTACK, .key_words = 2,
+                                           .frame_words = GW_PYSTACK_FRAME_WORDS};
 
 /* The definitions not yet written, mirrored into a slot of the rings file (ring_file.c,
  * trace_format.h) so that the records salvaged from a killed process keep their names.
@@ -356,21 +366,23 @@ void gw_rec_set_handle_name(uint64_t handle, uint64_t name_id)
     pthread_mutex_unlock(&defs_lock);
 }
 
-/* The id of the stack with these pcs, or 0; the caller holds defs_lock. *hash becomes the
+/* The id of the stack with these keys, or 0; the caller holds defs_lock. *hash becomes the
  * key a new stack gets. */
-static uint64_t stack_find_locked(uint64_t *hash, const uint64_t *pcs, unsigned n)
+static uint64_t stack_find_locked(const struct stack_table *t, uint64_t *hash,
+                                  const uint64_t *keys, unsigned n)
 {
-    for (uint64_t id; (id = map_get(&stack_by_hash, *hash)) != 0; *hash = mix64(*hash) | 1) {
-        const struct stack_key *k = &stacks[id - 1];
-        if (k->n == n && memcmp(k->pcs, pcs, n * sizeof *pcs) == 0)
+    for (uint64_t id; (id = map_get(&t->by_hash, *hash)) != 0; *hash = mix64(*hash) | 1) {
+        const struct stack_key *k = &t->stacks[id - 1];
+        if (k->n == n && memcmp(k->keys, keys, n * t->key_words * sizeof *keys) == 0)
             return id;
     }
     return 0;
 }
 
 /* Module, offset in it, symbol and offset from the symbol, for one code address. */
-static void symbolize(uint64_t pc, uint64_t frame[GW_STACK_FRAME_WORDS])
+static void symbolize(const uint64_t *key, uint64_t frame[GW_STACK_FRAME_WORDS])
 {
+    uint64_t pc = key[0];
     Dl_info info;
     struct link_map *map = NULL;
     memset(frame, 0, GW_STACK_FRAME_WORDS * sizeof *frame);
@@ -386,57 +398,78 @@ static void symbolize(uint64_t pc, uint64_t frame[GW_STACK_FRAME_WORDS])
     }
 }
 
-/* Each distinct stack is symbolized once, by the first thread that sees it, outside
- * defs_lock (dladdr takes the loader's lock); the definition is appended under the lock
- * that publishes its id, after the strings it names. */
-uint64_t gw_rec_stack(const uint64_t *pcs, unsigned n)
+/* Each distinct stack is described once, by the first thread that sees it, outside
+ * defs_lock (dladdr takes the loader's lock; describing a Python frame defines strings);
+ * the definition is appended under the lock that publishes its id, after the strings it
+ * names. */
+static uint64_t intern_stack(struct stack_table *t, const uint64_t *keys, unsigned n,
+                             gw_frame_describe_fn describe)
 {
     if (!n)
         return 0;
     if (n > GW_STACK_MAX_FRAMES)
         n = GW_STACK_MAX_FRAMES;
-    uint64_t hash = hash_bytes(pcs, n * sizeof *pcs);
+    size_t key_bytes = (size_t)n * t->key_words * sizeof *keys;
+    uint64_t hash = hash_bytes(keys, key_bytes);
     pthread_mutex_lock(&defs_lock);
-    uint64_t id = stack_find_locked(&hash, pcs, n);
+    uint64_t id = stack_find_locked(t, &hash, keys, n);
     pthread_mutex_unlock(&defs_lock);
     if (id)
         return id;
 
     uint64_t frames[GW_STACK_MAX_FRAMES * GW_STACK_FRAME_WORDS];
     for (unsigned i = 0; i < n; i++)
-        symbolize(pcs[i], frames + (size_t)i * GW_STACK_FRAME_WORDS);
+        describe(keys + (size_t)i * t->key_words, frames + (size_t)i * t->frame_words);
     /* body after the id: nframes, then the frames, as varints */
     uint8_t tail[(1 + GW_STACK_MAX_FRAMES * GW_STACK_FRAME_WORDS) * GW_VARINT_MAX];
     size_t tail_len = gw_put_uvarint(tail, n);
-    for (unsigned i = 0; i < n * GW_STACK_FRAME_WORDS; i++)
+    for (unsigned i = 0; i < n * t->frame_words; i++)
         tail_len += gw_put_uvarint(tail + tail_len, frames[i]);
-    uint64_t *copy = malloc(n * sizeof *copy);
+    uint64_t *copy = malloc(key_bytes);
     if (!copy)
         return 0;
-    memcpy(copy, pcs, n * sizeof *copy);
+    memcpy(copy, keys, key_bytes);
 
-    hash = hash_bytes(pcs, n * sizeof *pcs);
+    hash = hash_bytes(keys, key_bytes);
     pthread_mutex_lock(&defs_lock);
-    id = stack_find_locked(&hash, pcs, n);  /* another thread may have been first */
-    if (!id && stacks_count == stacks_cap) {
-        size_t cap = stacks_cap ? stacks_cap * 2 : 64;
-        struct stack_key *grown = realloc(stacks, cap * sizeof *grown);
+    id = stack_find_locked(t, &hash, keys, n);  /* another thread may have been first */
+    if (!id && t->count == t->cap) {
+        size_t cap = t->cap ? t->cap * 2 : 64;
+        struct stack_key *grown = realloc(t->stacks, cap * sizeof *grown);
         if (grown) {
-            stacks = grown;
-            stacks_cap = cap;
+            t->stacks = grown;
+            t->cap = cap;
         }
     }
-    uint64_t *slot = !id && stacks_count < stacks_cap ? map_slot(&stack_by_hash, hash) : NULL;
+    uint64_t *slot = !id && t->count < t->cap ? map_slot(&t->by_hash, hash) : NULL;
     if (slot) {
-        id = ++stacks_count;
-        stacks[id - 1] = (struct stack_key){copy, n};
+        id = ++t->count;
+        t->stacks[id - 1] = (struct stack_key){copy, n};
         copy = NULL;
         *slot = id;
-        append_locked(GW_REC_STACK, &id, 1, tail, tail_len);
+        append_locked(t->record_type, &id, 1, tail, tail_len);
     }
     pthread_mutex_unlock(&defs_lock);
     free(copy);
     return id;
+}
+
+uint64_t gw_rec_stack(const uint64_t *pcs, unsigned n)
+{
+    return intern_stack(&native_stacks, pcs, n, symbolize);
+}
+
+uint64_t gw_rec_pystack(const uint64_t *keys, unsigned n, gw_frame_describe_fn describe)
+{
+    return intern_stack(&python_stacks, keys, n, describe);
+}
+
+void gw_rec_python(const char *version, int follows)
+{
+    uint64_t words[2] = {gw_rec_string(version), (uint64_t)(follows != 0)};
+    pthread_mutex_lock(&defs_lock);
+    append_locked(GW_REC_PYTHON, words, 2, NULL, 0);
+    pthread_mutex_unlock(&defs_lock);
 }
 
 void gw_rec_device(int ordinal, const char *name, uint64_t total_bytes, uint64_t free_bytes)
@@ -472,6 +505,14 @@ static void map_clear(struct u64_map *map)
     memset(map, 0, sizeof *map);
 }
 
+static void stacks_clear(struct stack_table *t)
+{
+    for (size_t i = 0; i < t->count; i++)
+        free(t->stacks[i].keys);
+    t->count = 0;
+    map_clear(&t->by_hash);
+}
+
 void gw_defs_reset(void)
 {
     /* After fork: the child writes a new file, so every definition must be written anew. */
@@ -486,10 +527,8 @@ void gw_defs_reset(void)
     defs_len = defs_cap = 0;
     for (size_t i = 0; i < strings_count; i++)
         free(strings[i].text);
-    for (size_t i = 0; i < stacks_count; i++)
-        free(stacks[i].pcs);
-    stacks_count = 0;
-    map_clear(&stack_by_hash);
+    stacks_clear(&native_stacks);
+    stacks_clear(&python_stacks);
     strings_count = shapes_count = 0;
     streams_count = 0;
     map_clear(&string_by_hash);

@@ -16,6 +16,7 @@
 #include "ranges.h"
 #include "resolve.h"
 #include "signals.h"
+#include "py_frames.h"
 #include "stack_capture.h"
 
 int gw_state = GW_STATE_UNINIT;
@@ -73,6 +74,7 @@ int gw_tracing_start(void)
                 next = GW_STATE_READY;
                 gw_cupti_start();
                 gw_cpu_sampler_start();
+                gw_py_init(cfg.py_depth);
             }
         }
         if (!process_hooks_installed) {

@@ -142,12 +142,35 @@ static inline int ring_commit(struct gw_ring *ring, const uint8_t *record, size_
     return 1;
 }
 
+gw_call_observer_fn gw_call_observer;
+
+void gw_rec_set_call_observer(gw_call_observer_fn observer)
+{
+    __atomic_store_n(&gw_call_observer, observer, __ATOMIC_RELEASE);
+}
+
+static inline void record_call(struct gw_ring *ring, unsigned api_id, uint64_t start_ns,
+                               uint64_t end_ns, int result, const uint64_t *words,
+                               unsigned nwords);
+
 void gw_rec_call(unsigned api_id, uint64_t start_ns, uint64_t end_ns, int result,
                  const uint64_t *words, unsigned nwords)
 {
     struct gw_ring *ring = thread_ring();
     if (GW_UNLIKELY(!ring))
         return;
+    record_call(ring, api_id, start_ns, end_ns, result, words, nwords);
+    int waited = ring->waited;
+    ring->waited = 0;
+    gw_call_observer_fn observer = __atomic_load_n(&gw_call_observer, __ATOMIC_RELAXED);
+    if (GW_UNLIKELY(observer != NULL))
+        observer(api_id, start_ns, end_ns, result, waited, (ring->calls - 1) & 0xFFFFFFFFu);
+}
+
+static inline void record_call(struct gw_ring *ring, unsigned api_id, uint64_t start_ns,
+                               uint64_t end_ns, int result, const uint64_t *words,
+                               unsigned nwords)
+{
     ring->calls++;
     uint64_t head = ring->head;
     uint64_t offset = head & ring->mask;
@@ -177,6 +200,7 @@ void gw_rec_wait(uint64_t wall_ns, uint64_t cpu_ns)
     struct gw_ring *ring = thread_ring();
     if (!ring)
         return;
+    ring->waited = 1;
     /* (a single writer: a plain add, stored whole for the sampler's load) */
     __atomic_store_n(&ring->wait_ns, ring->wait_ns + wall_ns, __ATOMIC_RELAXED);
     __atomic_store_n(&ring->wait_cpu_ns, ring->wait_cpu_ns + cpu_ns, __ATOMIC_RELAXED);

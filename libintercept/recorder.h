@@ -36,6 +36,13 @@ void gw_rec_call(unsigned api_id, uint64_t start_ns, uint64_t end_ns, int result
  * staging a pageable copy): added to the thread's totals, which its CPU samples carry. */
 void gw_rec_wait(uint64_t wall_ns, uint64_t cpu_ns);
 
+/* Told of every recorded call after its record, on the calling thread: waited is 1 when
+ * the call reported a wait (gw_rec_wait), call_number is the low word of its call id. */
+typedef void (*gw_call_observer_fn)(unsigned api_id, uint64_t start_ns, uint64_t end_ns,
+                                    int result, int waited, uint64_t call_number);
+/* One observer at most (the Python stacks, py_frames.c); NULL removes it. */
+void gw_rec_set_call_observer(gw_call_observer_fn observer);
+
 /* The id the next gw_rec_call on this thread will get: tid << 32 | number. */
 uint64_t gw_rec_next_call_id(void);
 /* Any other timed record (GPU activity, NVTX): words follow the dt. */
@@ -63,6 +70,16 @@ void gw_rec_device(int ordinal, const char *name, uint64_t total_bytes, uint64_t
  * GW_STACK_MAX_FRAMES), symbolized with dladdr and defined the first time it is seen;
  * 0 when n is 0 or memory runs out. */
 uint64_t gw_rec_stack(const uint64_t *pcs, unsigned n);
+/* The process runs this Python (Py_GetVersion()), whose stacks are recorded; follows: GIL
+ * releases are followed. Once per trace. */
+void gw_rec_python(const char *version, int follows);
+/* Fills one frame's words of a stack definition from its key, the first time the stack
+ * is seen. */
+typedef void (*gw_frame_describe_fn)(const uint64_t *key, uint64_t *frame);
+/* A Python call stack: keys are (code object address, line) pairs, innermost first, at
+ * most GW_STACK_MAX_FRAMES; describe gives each frame's GW_PYSTACK_FRAME_WORDS words the
+ * first time (it must keep the code objects alive: their addresses key the stack). */
+uint64_t gw_rec_pystack(const uint64_t *keys, unsigned n, gw_frame_describe_fn describe);
 
 /* Changes when a new trace starts (a forked child's, a restarted recorder): ids and rings
  * cached before it are void. */

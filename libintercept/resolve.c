@@ -79,6 +79,26 @@ void *gw_driver_symbol(const char *name)
     return symbol;
 }
 
+void *gw_global_symbol(const char *name)
+{
+    if (!real_dlsym)
+        find_real_dlsym();
+    void *symbol = real_dlsym ? real_dlsym(RTLD_DEFAULT, name) : NULL;
+    if (!symbol)
+        dlerror();  /* (our probe's failure is not the program's error) */
+    return symbol;
+}
+
+void *gw_next_symbol(const char *name)
+{
+    if (!real_dlsym)
+        find_real_dlsym();
+    void *symbol = real_dlsym ? real_dlsym(RTLD_NEXT, name) : NULL;
+    if (!symbol)
+        dlerror();
+    return symbol;
+}
+
 int gw_caller_is_private(const void *address)
 {
     Dl_info info;

@@ -22,6 +22,11 @@ static inline void *gw_real(unsigned api_id)
 /* A driver symbol outside the table (helpers the shim itself calls). */
 void *gw_driver_symbol(const char *name);
 
+/* A symbol of the program's global scope (RTLD_DEFAULT), or NULL; dlerror() left clear. */
+void *gw_global_symbol(const char *name);
+/* The next definition after the shim's own (RTLD_NEXT from the shim), or NULL. */
+void *gw_next_symbol(const char *name);
+
 /* 1 when code at this address belongs to the driver itself or to CUPTI: those lookups
  * must get the real functions, never our wrappers. */
 int gw_caller_is_private(const void *address);

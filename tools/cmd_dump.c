@@ -14,7 +14,10 @@
  * the work. stream= is our stream id (what calls carry), '-' when no STREAM definition
  * gives the CUPTI stream id (cupti_stream=). Allocating calls show stack=N when they carry
  * a call stack, and the `def stack` line with id=N lists its frames innermost first as
- * frameI="module+0xOFFSET[,symbol+0xOFFSET]". Damage reports go to stderr; the exit status
+ * frameI="module+0xOFFSET[,symbol+0xOFFSET]". Python programs' traces add `def pystack`
+ * lines (pyframeI="file:line function", innermost first) and `pysite` lines after the
+ * calls they name (calls=FIRST..LAST, their call ids) with the Python stack those calls
+ * were made from. Damage reports go to stderr; the exit status
  * is 1 when there was any, 0 otherwise.
  */
 #include <getopt.h>
@@ -74,6 +77,33 @@ static void put_stack(struct dump *d, const struct gw_stack *st)
         fprintf(d->out, " frame%u=", i);
         gw_put_value(d->out, text, strlen(text));
     }
+}
+
+/* frames=K, then per frame pyframeI="file:line function". */
+static void put_pyframes(struct dump *d, const struct gw_pystack *st)
+{
+    fprintf(d->out, " frames=%u", st->nframes);
+    for (unsigned i = 0; i < st->nframes; i++) {
+        const struct gw_pyframe *f = &st->frames[i];
+        const char *file = gw_reader_string(d->r, f->file_id, NULL);
+        const char *function = gw_reader_string(d->r, f->function_id, NULL);
+        char text[1024];
+        snprintf(text, sizeof text, "%s:%" PRIu64 " %s", file ? file : "?", f->line,
+                 function ? function : "?");
+        fprintf(d->out, " pyframe%u=", i);
+        gw_put_value(d->out, text, strlen(text));
+    }
+}
+
+/* The calls a PYSITE names and their Python stack, innermost frame first. */
+static void put_pysite(struct dump *d, const struct gw_event *ev)
+{
+    fprintf(d->out, "- %" PRIu32 " pysite - - - calls=0x%" PRIx64 "..0x%" PRIx64
+            " pystack=%" PRIu64, ev->tid, ev->u.pysite.first_call_id,
+            ev->u.pysite.last_call_id, ev->u.pysite.pystack_id);
+    const struct gw_pystack *st = gw_reader_pystack(d->r, ev->u.pysite.pystack_id);
+    if (st)
+        put_pyframes(d, st);
 }
 
 static void put_launch(struct dump *d, const struct gw_event *ev)
@@ -365,6 +395,9 @@ static void put_event(struct dump *d, const struct gw_event *ev)
     case GW_EV_CPU_PROC:
         put_timeline_event(d, ev);
         break;
+    case GW_EV_PYSITE:
+        put_pysite(d, ev);
+        break;
     default:
         fprintf(out, "- %" PRIu32 " def %s - -", ev->tid, gw_event_kind_name(ev->kind));
         switch (ev->kind) {
@@ -403,6 +436,14 @@ static void put_event(struct dump *d, const struct gw_event *ev)
             break;
         case GW_EV_STACK:
             put_stack(d, &ev->u.stack);
+            break;
+        case GW_EV_PYTHON:
+            put_string_value(d, "version", ev->u.python.version_id);
+            fprintf(out, " follows_gil_releases=%" PRIu64, ev->u.python.follows_releases);
+            break;
+        case GW_EV_PYSTACK:
+            fprintf(out, " id=%" PRIu64, ev->u.pystack.id);
+            put_pyframes(d, &ev->u.pystack);
             break;
         default:
             break;

@@ -244,6 +244,21 @@ _Static_assert(sizeof(struct gw_chunk_header) == 32, "chunk header is 32 bytes")
  *                  module_offset: the return address - 1 minus the object's load bias, the
  *                  address addr2line -e module takes; symbol: the dynamic symbol dladdr
  *                  finds there, 0 and 0 when none; symbol_offset: from the symbol's start)
+ * GW_REC_PYSTACK   id nframes frame[nframes]   (a Python call stack, innermost first: the
+ *                  interpreter's frames of the thread that made the calls)
+ *                  frame := file_string_id line function_string_id   (GW_PYSTACK_FRAME_WORDS
+ *                  words: the code object's co_filename, the frame's line number, its
+ *                  co_qualname, or co_name before Python 3.11)
+ * GW_REC_PYSITE    pystack_id first_call_number ncalls   (untimed, in the thread's EVENTS
+ *                  chunks, after the calls it names: this thread's calls numbered
+ *                  first_call_number .. + ncalls - 1 were made while the Python stack was
+ *                  pystack_id. Written when the thread held the GIL at the call, or when it
+ *                  took the GIL back after releasing it around them; a call named by two
+ *                  sites belongs to the first one written)
+ * GW_REC_PYTHON    version_string_id follows_releases   (the process runs CPython and its
+ *                  Python stacks are recorded: Py_GetVersion()'s text; follows_releases 1
+ *                  when calls made with the GIL released get stacks too (the interpreter's
+ *                  C API comes from a shared libpython), 0 when only calls made holding it do)
  */
 enum gw_record_type {
     GW_REC_CALL = 0x01,
@@ -270,10 +285,21 @@ enum gw_record_type {
     GW_REC_CORRELATION = 0x46,
     GW_REC_CALL_BASE = 0x47,
     GW_REC_STACK = 0x48,
+    GW_REC_PYSTACK = 0x49,
+    GW_REC_PYSITE = 0x4A,
+    GW_REC_PYTHON = 0x4B,
 };
 
 #define GW_STACK_FRAME_WORDS 4   /* words per GW_REC_STACK frame */
 #define GW_STACK_MAX_FRAMES 64   /* writers never write more frames; readers keep this many */
+#define GW_PYSTACK_FRAME_WORDS 3 /* words per GW_REC_PYSTACK frame */
+/* Which calls writers name in PYSITE records, so that readers know which calls lacking one
+ * were made without Python frames: every copy, allocation, free, VMM and pinned-memory
+ * call, every call that waited for the GPU, and every call after GW_PY_STRETCH_NS or more
+ * without calls on its thread (where a loop came back from host work); launches only one
+ * in GW_PY_LAUNCH_EVERY. */
+#define GW_PY_STRETCH_NS 1000000ull
+#define GW_PY_LAUNCH_EVERY 256
 
 /* CUPTI's memcpy and memory kinds, as GPU records carry them. */
 enum gw_gpu_copy_kind {

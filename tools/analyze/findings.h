@@ -43,6 +43,10 @@ struct an_finding {
     /* where the memory it is about was allocated, largest first (leak: held at exit) */
     struct an_alloc_site sites[AN_KEEP_SITES];
     size_t nsites;
+    /* the user's Python lines that cause it (an_run_rules fills them from the model by
+     * the rule's lines column): lines.ntop 0 when the trace has none */
+    enum an_line_cat lines_cat;
+    struct an_py_cat lines;
     /* where it was seen (filled by the run: several processes may share a finding) */
     uint32_t pid;
     int32_t rank;

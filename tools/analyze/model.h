@@ -19,6 +19,7 @@
 #include "cpu_use.h"
 #include "gpuwatch/trace_format.h"
 #include "mem_timeline.h"
+#include "py_lines.h"
 #include "replay.h"
 #include "thresholds.h"
 
@@ -212,6 +213,7 @@ struct an_model {
     struct an_cpu_use cpu;       /* the steady state's, from the shim's CPU samples */
     struct an_replay replay;     /* the what-if replay: wall time as measured and per change */
     struct an_memory mem;
+    struct an_py_lines py;       /* the user's Python lines per kind of call (py_lines.h) */
     struct an_mem_point mem_series[AN_MEM_SERIES];
     size_t nmem_series;
     struct an_mem_timeline held;  /* memory held by kind over the whole run, in time bins */

@@ -257,6 +257,12 @@ static void process(FILE *out, const struct an_trace *t)
             m->host_calls, m->gpu_records, m->gpu_cut_ns, m->total.launches, m->late_events,
             m->assumed_drains);
     steps(out, m);
+    if (m->py.present) {
+        fputs(",\n   \"python\": {", out);
+        field_str(out, "version", m->py.version, strlen(m->py.version));
+        fprintf(out, ", \"follows_gil_releases\": %s}",
+                m->py.follows_releases ? "true" : "false");
+    }
     fputs(",\n   ", out);
     replay(out, m);
     fputs(",\n   ", out);
@@ -270,6 +276,41 @@ static void process(FILE *out, const struct an_trace *t)
     fputs(",\n   ", out);
     held_over_time(out, m);
     fputc('}', out);
+}
+
+/* "python_lines": the user's lines behind the finding, each with its whole stack
+ * (innermost first); absent when the trace has no Python stacks. */
+static void python_lines(FILE *out, const struct an_finding *f)
+{
+    const struct an_py_cat *c = &f->lines;
+    if (!an_py_cat_any(c))
+        return;
+    fputs(", \"python_lines\": {\"calls\": ", out);
+    str(out, an_line_cat_name(f->lines_cat));
+    fputs(", \"unit\": ", out);
+    str(out, an_line_cat_unit(f->lines_cat));
+    fprintf(out, ", \"with_stack\": %" PRIu64 ", \"without_python\": %" PRIu64 ", \"lines\": [",
+            c->with_stack, c->without);
+    for (size_t i = 0; i < c->ntop; i++) {
+        const struct an_py_line *l = &c->top[i];
+        fputs(i ? ", {" : "{", out);
+        field_str(out, "file", l->file, strlen(l->file));
+        fprintf(out, ", \"line\": %" PRIu64 ", ", l->line);
+        field_str(out, "function", l->function, strlen(l->function));
+        fprintf(out, ", \"weight\": %" PRIu64 ", \"calls\": %" PRIu64 ", \"stack\": [",
+                l->weight, l->calls);
+        const char *frame = l->stack;
+        for (int k = 0; *frame; k++) {
+            const char *end = strchr(frame, '\n');
+            size_t n = end ? (size_t)(end - frame) : strlen(frame);
+            if (k)
+                fputs(", ", out);
+            gw_put_json_string(out, frame, n);
+            frame += n + (end != NULL);
+        }
+        fputs("]}", out);
+    }
+    fputs("]}", out);
 }
 
 static void finding(FILE *out, const struct an_run *run, size_t i, size_t number)
@@ -325,6 +366,7 @@ static void finding(FILE *out, const struct an_run *run, size_t i, size_t number
         num(out, f->fig[k].value);
     }
     fputc('}', out);
+    python_lines(out, f);
     if (f->nsites) {
         fputs(", \"alloc_sites\": [", out);
         for (size_t k = 0; k < f->nsites; k++) {

@@ -125,6 +125,13 @@ static void summary(FILE *out, const struct an_run *run)
         fprintf(out, "  steps         none found (no NVTX step range, no repeating pattern): "
                      "figures are over the whole run\n");
     }
+    if (m->py.present)
+        fprintf(out, "  python        %s: findings name the lines of calls made %s\n",
+                m->py.version[0] ? m->py.version : "(version unknown)",
+                m->py.follows_releases
+                    ? "holding the GIL or with it released"
+                    : "holding the GIL only (this interpreter links libpython statically: "
+                      "calls made with the GIL released, as PyTorch's are, get no line)");
     uint64_t total = 0;
     double hours = 0;
     for (size_t i = 0; i < run->findings.count; i++) {
@@ -193,6 +200,34 @@ static void strikes_line(FILE *out, const struct an_finding *f)
     fputc('\n', out);
 }
 
+/* The user's lines that cause it, heaviest first; and how much was on threads without
+ * Python frames, rather than name a wrong line for it. */
+static void python_lines(FILE *out, const struct an_finding *f)
+{
+    const struct an_py_cat *c = &f->lines;
+    if (!an_py_cat_any(c))
+        return;
+    double all = (double)c->with_stack + (double)c->without;
+    char text[1024];
+    for (size_t i = 0; i < c->ntop; i++) {
+        const struct an_py_line *l = &c->top[i];
+        snprintf(text, sizeof text, "%s:%llu in %s: %.0f%% %s (%llu call%s)", l->file,
+                 (unsigned long long)l->line, l->function, all ? 100.0 * (double)l->weight / all : 0,
+                 an_line_cat_what(f->lines_cat), (unsigned long long)l->calls,
+                 l->calls == 1 ? "" : "s");
+        fprintf(out, "    line:     ");
+        wrap(out, text, 14, 14);
+    }
+    if (c->without) {
+        snprintf(text, sizeof text, "%.0f%% %s was on threads without Python frames (C++ "
+                 "threads such as autograd's, or calls made with the GIL released where "
+                 "gpuwatch cannot follow it): no line is named for it",
+                 all ? 100.0 * (double)c->without / all : 0, an_line_cat_what(f->lines_cat));
+        fprintf(out, "    line:     ");
+        wrap(out, text, 14, 14);
+    }
+}
+
 static void finding(FILE *out, const struct an_run *run, const struct an_finding *f,
                     const char *number)
 {
@@ -202,6 +237,7 @@ static void finding(FILE *out, const struct an_run *run, const struct an_finding
     wrap(out, f->evidence, 14, 14);
     fprintf(out, "    change:   ");
     wrap(out, f->change, 14, 14);
+    python_lines(out, f);
     if (f->risk) {
         strikes_line(out, f);
     } else {

@@ -17,6 +17,7 @@ struct an_rule {
     const char *id;
     an_rule_fn fn;
     const char *summary;     /* one line, for docs and --list-rules */
+    enum an_line_cat lines;  /* whose calls' Python lines name its findings */
 };
 
 extern const struct an_rule an_rules[];

@@ -20,6 +20,7 @@
 #include "event_convert.h"
 #include "feeder.h"
 #include "gw_map.h"
+#include "py_lines.h"
 #include "rules.h"
 
 void an_options_default(struct an_options *opt)
@@ -166,16 +167,25 @@ static void analyze_trace(const struct an_options *opt, struct an_trace *t)
     t->model->resolve_user = r;
     struct holes holes = {0};
     gw_reader_on_damage(r, on_damage, &holes);
+    struct an_py_feed *py = NULL;  /* from the first Python stack on (py_lines.h) */
     struct gw_event ev;
     while (gw_reader_next(r, &ev) > 0) {
         /* converted straight into the reorder window where it can be */
         struct an_ev *a = an_feeder_slot(&feeder);
-        if (!an_event_convert(&ev, r, a))
+        if (!an_event_convert(&ev, r, a)) {
+            if (__builtin_expect(ev.kind == GW_EV_PYTHON || ev.kind == GW_EV_PYSTACK, 0) && !py)
+                py = an_py_feed_new();
+            if (py)
+                an_py_feed_event(py, &ev, NULL);
             continue;
+        }
         if (holes.generation)  /* (no cost at all in an undamaged trace) */
             mark_hole(&holes, &ev, a);
+        if (py)
+            an_py_feed_event(py, &ev, a);
         an_feeder_push_slot(&feeder, a);
     }
+    an_py_feed_finish(py, r, &t->model->py);
     gw_map_free(&holes.seen);
     an_feeder_finish(&feeder);
     t->model->resolve = NULL;

@@ -117,6 +117,9 @@ static const char *record_name(uint8_t type)
     case GW_REC_CLOCK: return "CLOCK";
     case GW_REC_THREAD: return "THREAD";
     case GW_REC_STACK: return "STACK";
+    case GW_REC_PYSTACK: return "PYSTACK";
+    case GW_REC_PYSITE: return "PYSITE";
+    case GW_REC_PYTHON: return "PYTHON";
     }
     return "unknown";
 }
@@ -612,6 +615,22 @@ static __attribute__((noinline)) int decode_untimed(struct gw_reader *r,
         return decode_correlation(r, c, off, rec->body_len, ev);
     if (rec->type == GW_REC_STACK)
         return gw_stacks_decode(r, rec->body, rec->body_len, off, ev);
+    if (rec->type == GW_REC_PYSTACK)
+        return gw_pystacks_decode(r, rec->body, rec->body_len, off, ev);
+    if (rec->type == GW_REC_PYSITE)
+        return gw_pysite_decode(r, rec->body, rec->body_len, off, ev);
+    if (rec->type == GW_REC_PYTHON) {
+        uint64_t w[2];
+        if (get_words(c, w, 2) < 2) {
+            report_short(r, off, "PYTHON", 0, 2, rec->body_len);
+            return 0;
+        }
+        start_event(ev, GW_EV_PYTHON, r->ch.tid, 0, off);
+        ev->u.python.version_id = w[0];
+        ev->u.python.follows_releases = w[1];
+        r->stats.definitions++;
+        return !r->defs_only;
+    }
     if (rec->type == GW_REC_CALL_BASE) {
         /* The writer's own numbering: whatever was lost before, numbers are sure again. */
         uint64_t w[2];

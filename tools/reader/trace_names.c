@@ -119,6 +119,9 @@ const char *gw_event_kind_name(enum gw_event_kind kind)
     case GW_EV_RANGE_START: return "range_start";
     case GW_EV_RANGE_END: return "range_end";
     case GW_EV_STACK: return "stack";
+    case GW_EV_PYSTACK: return "pystack";
+    case GW_EV_PYSITE: return "pysite";
+    case GW_EV_PYTHON: return "python";
     case GW_EV_CPU_THREAD: return "cpu_thread";
     case GW_EV_CPU_PROC: return "cpu_proc";
     }
@@ -127,7 +130,8 @@ const char *gw_event_kind_name(enum gw_event_kind kind)
 
 int gw_event_kind_is_def(enum gw_event_kind kind)
 {
-    return (kind >= GW_EV_STRING && kind <= GW_EV_THREAD) || kind == GW_EV_STACK;
+    return (kind >= GW_EV_STRING && kind <= GW_EV_THREAD) || kind == GW_EV_STACK ||
+           kind == GW_EV_PYSTACK || kind == GW_EV_PYTHON;
 }
 
 /* CUPTI_ACTIVITY_MEMCPY_KIND_* */

@@ -62,6 +62,9 @@ enum gw_event_kind {
     GW_EV_STACK,          /* a definition: an allocation's call stack (gw_reader_stack) */
     GW_EV_CPU_THREAD,     /* CPU samples (trace_format.h: GW_REC_CPU_THREAD, _PROC) */
     GW_EV_CPU_PROC,
+    GW_EV_PYSTACK,        /* a definition: a Python call stack (gw_reader_pystack) */
+    GW_EV_PYSITE,         /* untimed: calls of this thread made from one Python stack */
+    GW_EV_PYTHON,         /* a definition: the process runs CPython, stacks recorded */
 };
 
 struct gw_shape {
@@ -91,6 +94,21 @@ struct gw_stack {
     uint64_t id;
     unsigned nframes;        /* at most GW_STACK_MAX_FRAMES */
     const struct gw_stack_frame *frames;
+};
+
+/* One frame of a PYSTACK definition: the code object's file and qualified name (string
+ * ids, 0 unknown) and the frame's line. */
+struct gw_pyframe {
+    uint64_t file_id;
+    uint64_t line;
+    uint64_t function_id;
+};
+
+/* A Python call stack, innermost frame first; frames live as long as the reader. */
+struct gw_pystack {
+    uint64_t id;
+    unsigned nframes;        /* at most GW_STACK_MAX_FRAMES */
+    const struct gw_pyframe *frames;
 };
 
 struct gw_device_def {
@@ -153,6 +171,13 @@ struct gw_event {
         struct gw_clock_point clock;
         struct { uint64_t tid, name_id; } thread;
         struct gw_stack stack;
+        struct gw_pystack pystack;
+        /* follows_releases: calls made with the GIL released get stacks too */
+        struct { uint64_t version_id, follows_releases; } python;
+        /* the calls first_call_id..last_call_id of this thread (ids as call_id) were made
+         * while its Python stack was pystack_id; a call named twice belongs to the
+         * first site */
+        struct { uint64_t pystack_id, first_call_id, last_call_id; } pysite;
         /* GPU records: stream_id is CUPTI's (cuStreamGetId), see gw_reader_stream_by_cupti */
         struct { uint64_t correlation_id, device, stream_id, shape_id, graph_id; } gpu_kernel;
         struct {
@@ -292,6 +317,10 @@ size_t gw_reader_clocks(const struct gw_reader *reader, const struct gw_clock_po
 const char *gw_reader_kernel_name(const struct gw_reader *reader, uint64_t shape_id);
 /* A STACK definition by id (trace_stacks.c). */
 const struct gw_stack *gw_reader_stack(const struct gw_reader *reader, uint64_t id);
+/* A PYSTACK definition by id (trace_stacks.c). */
+const struct gw_pystack *gw_reader_pystack(const struct gw_reader *reader, uint64_t id);
+/* How many PYSTACK definitions have been read (all of them after gw_reader_load_defs). */
+size_t gw_reader_pystack_count(const struct gw_reader *reader);
 
 /* Names (trace_names.c). Unknown values give NULL unless said otherwise. */
 const char *gw_api_name(unsigned api_id);          /* exact exported name */
@@ -306,8 +335,8 @@ const char *gw_clock_source_name(unsigned source);
 const char *gw_cu_result_name(uint32_t result);    /* "CUDA_ERROR_OUT_OF_MEMORY" */
 const char *gw_event_kind_name(enum gw_event_kind kind); /* "call", "lost", "string" ...,
                                                            "gpu_kernel", "range_push" ... */
-int gw_event_kind_is_def(enum gw_event_kind kind); /* 1 for STRING..THREAD and STACK
-                                                      definitions */
+int gw_event_kind_is_def(enum gw_event_kind kind); /* 1 for STRING..THREAD, STACK,
+                                                      PYSTACK and PYTHON definitions */
 const char *gw_gpu_copy_kind_name(unsigned kind);  /* CUPTI copy kind: "HtoD", "PtoP"...;
                                                       "unknown" */
 const char *gw_gpu_memory_kind_name(unsigned kind); /* CUPTI memory kind: "pageable",

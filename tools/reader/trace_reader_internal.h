@@ -10,6 +10,16 @@ struct gw_string_entry {
     size_t len;
 };
 
+/* Call stacks by id (trace_stacks.c); each entry's frames are their own allocation. */
+struct gw_stack_table {
+    union gw_any_stack {
+        struct gw_stack native;
+        struct gw_pystack py;
+    } *entries;
+    size_t count, cap;
+    struct gw_map ids;          /* id -> index in entries */
+};
+
 struct gw_reader {
     int fd;
     char *name;                 /* used in every message */
@@ -70,9 +80,7 @@ struct gw_reader {
     struct gw_map stream_cupti; /* id -> CUPTI stream id (nonzero ones only) */
     struct gw_map cupti_streams; /* CUPTI stream id -> id */
     struct gw_map threads;      /* tid -> name string id */
-    struct gw_stack *stacks;    /* trace_stacks.c; each entry's frames its own allocation */
-    size_t nstacks, stacks_cap;
-    struct gw_map stack_ids;    /* id -> index in stacks */
+    struct gw_stack_table stacks, pystacks;  /* trace_stacks.c: STACK, PYSTACK */
 };
 
 #define GW_CHUNK_HEADER_SIZE ((uint64_t)sizeof(struct gw_chunk_header))
@@ -117,6 +125,11 @@ void gw_tables_free(struct gw_reader *r);
 
 /* trace_stacks.c: decodes the body of a STACK definition (after its type and length) into
  * ev and the stack table; 1 when ev holds a GW_EV_STACK event. */
+/* The same for PYSTACK (GW_EV_PYSTACK) and PYSITE (GW_EV_PYSITE) records. */
+int gw_pystacks_decode(struct gw_reader *r, const uint8_t *body, size_t len, uint64_t off,
+                       struct gw_event *ev);
+int gw_pysite_decode(struct gw_reader *r, const uint8_t *body, size_t len, uint64_t off,
+                     struct gw_event *ev);
 int gw_stacks_decode(struct gw_reader *r, const uint8_t *body, size_t len, uint64_t off,
                      struct gw_event *ev);
 void gw_stacks_free(struct gw_reader *r);

@@ -1,0 +1,367 @@
+/*
+ * Joins calls to the Python stacks the shim named them with. A PYSITE record follows the
+ * calls it names in their thread's chunks, within the same release of the GIL, so each
+ * thread keeps its last PY_RECENT calls with what they weigh; a site adds their weights to
+ * its stack. A call the shim always reads a stack for (a sync, a copy, an allocation) that
+ * leaves the window without one counts as made without Python frames.
+ */
+#include "py_lines.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "an_event.h"
+#include "gw_map.h"
+#include "trace_reader.h"
+
+#define PY_RECENT 256
+
+struct recent_call {
+    uint64_t call_id;
+    uint64_t weight[AN_LINES_CATS];   /* 0: not in that category */
+    uint64_t ptr;                     /* allocations: the pointer (a leak's line) */
+    int used, named;
+};
+
+struct thread_calls {
+    uint32_t tid;
+    int have_last;
+    uint64_t last_end;
+    size_t next;
+    struct recent_call recent[PY_RECENT];
+};
+
+struct site_weight {
+    uint64_t pystack;
+    enum an_line_cat cat;
+    uint64_t weight, calls;
+};
+
+struct an_py_feed {
+    uint64_t version_id;              /* string id of the interpreter's version, 0 unknown */
+    int follows_releases;
+    struct gw_map thread_index;       /* tid -> index + 1 in threads */
+    struct thread_calls **threads;
+    size_t nthreads;
+    struct gw_map site_index;         /* pystack << 4 | cat -> index + 1 in sites */
+    struct site_weight *sites;
+    size_t nsites, sites_cap;
+    struct gw_map live_bytes;         /* device pointer -> bytes held (0: freed) */
+    struct gw_map live_stack;         /* device pointer -> PYSTACK of its allocation */
+    uint64_t without[AN_LINES_CATS];
+};
+
+/* Whether the shim reads a stack for every such call where the thread has Python frames
+ * (trace_format.h: GW_PY_STRETCH_NS): launches are sampled, short stretches not read. */
+static int always_read(enum an_line_cat cat, uint64_t weight)
+{
+    return cat == AN_LINES_SYNC || cat == AN_LINES_PAGEABLE || cat == AN_LINES_COPY ||
+           cat == AN_LINES_ALLOC || cat == AN_LINES_OOM ||
+           (cat == AN_LINES_INPUT && weight >= GW_PY_STRETCH_NS);
+}
+
+const char *an_line_cat_unit(enum an_line_cat cat)
+{
+    switch (cat) {
+    case AN_LINES_ALLOC:
+    case AN_LINES_LEAK: return "bytes";
+    case AN_LINES_OOM:
+    case AN_LINES_LAUNCH: return "calls";
+    default: return "ns";
+    }
+}
+
+const char *an_line_cat_name(enum an_line_cat cat)
+{
+    static const char *const names[AN_LINES_CATS] = {
+        "none", "sync", "pageable", "copy", "input", "alloc", "oom", "leak", "launch",
+    };
+    return cat < AN_LINES_CATS ? names[cat] : "none";
+}
+
+const char *an_line_cat_what(enum an_line_cat cat)
+{
+    switch (cat) {
+    case AN_LINES_SYNC: return "of the time waited for the GPU";
+    case AN_LINES_PAGEABLE: return "of the time in pageable copies";
+    case AN_LINES_COPY: return "of the time in host-to-device copies";
+    case AN_LINES_INPUT: return "of the host's time without calls ends here (the next batch "
+                                "is fetched just before)";
+    case AN_LINES_ALLOC: return "of the bytes allocated";
+    case AN_LINES_OOM: return "of the failed allocations";
+    case AN_LINES_LEAK: return "of the bytes still held at the end";
+    case AN_LINES_LAUNCH: return "of the sampled launches";
+    default: return "";
+    }
+}
+
+struct an_py_feed *an_py_feed_new(void) { return calloc(1, sizeof(struct an_py_feed)); }
+
+static struct thread_calls *thread_of(struct an_py_feed *p, uint32_t tid)
+{
+    uint64_t *at = gw_map_get(&p->thread_index, tid);
+    if (at)
+        return p->threads[*at - 1];
+    struct thread_calls **grown = realloc(p->threads, (p->nthreads + 1) * sizeof *grown);
+    if (!grown)
+        return NULL;
+    p->threads = grown;
+    struct thread_calls *t = calloc(1, sizeof *t);
+    if (!t || gw_map_put(&p->thread_index, tid, p->nthreads + 1) != 0) {
+        free(t);
+        return NULL;
+    }
+    t->tid = tid;
+    p->threads[p->nthreads++] = t;
+    return t;
+}
+
+static void add_site(struct an_py_feed *p, uint64_t pystack, enum an_line_cat cat,
+                     uint64_t weight)
+{
+    uint64_t key = pystack << 4 | (uint64_t)cat;
+    uint64_t *at = gw_map_get(&p->site_index, key);
+    if (!at) {
+        if (p->nsites == p->sites_cap) {
+            size_t cap = p->sites_cap ? p->sites_cap * 2 : 64;
+            struct site_weight *grown = realloc(p->sites, cap * sizeof *grown);
+            if (!grown)
+                return;
+            p->sites = grown;
+            p->sites_cap = cap;
+        }
+        if (gw_map_put(&p->site_index, key, p->nsites + 1) != 0)
+            return;
+        p->sites[p->nsites] = (struct site_weight){pystack, cat, 0, 0};
+        at = gw_map_get(&p->site_index, key);
+        if (!at)
+            return;
+        p->nsites++;
+    }
+    p->sites[*at - 1].weight += weight;
+    p->sites[*at - 1].calls++;
+}
+
+/* A call leaves the window: one that should have had a stack and did not. */
+static void retire(struct an_py_feed *p, struct recent_call *c)
+{
+    if (c->used && !c->named)
+        for (int cat = 1; cat < AN_LINES_CATS; cat++)
+            if (c->weight[cat] && always_read(cat, c->weight[cat]))
+                p->without[cat] += c->weight[cat];
+    c->used = 0;
+}
+
+static void on_call(struct an_py_feed *p, const struct gw_event *ev, const struct an_ev *a)
+{
+    struct thread_calls *t = thread_of(p, ev->tid);
+    if (!t)
+        return;
+    uint64_t gap = t->have_last && !a->after_hole && a->ts > t->last_end ? a->ts - t->last_end : 0;
+    t->have_last = 1;
+    t->last_end = a->end;
+    if (a->kind == AN_FREE && a->ptr)
+        gw_map_put(&p->live_bytes, a->ptr, 0);
+    struct recent_call *c = &t->recent[t->next++ % PY_RECENT];
+    retire(p, c);
+    memset(c, 0, sizeof *c);
+    c->used = 1;
+    c->call_id = ev->call_id;
+    uint64_t dur = a->end - a->ts;
+    c->weight[AN_LINES_INPUT] = gap;
+    if ((a->flags & AN_F_DRAINS) && (a->kind == AN_SYNC || a->kind == AN_COPY))
+        c->weight[AN_LINES_SYNC] = dur ? dur : 1;
+    if (a->kind == AN_COPY && a->host_kind == GW_HOST_PAGEABLE)
+        c->weight[AN_LINES_PAGEABLE] = dur ? dur : 1;
+    if (a->kind == AN_COPY && a->dir == GW_COPY_HTOD)
+        c->weight[AN_LINES_COPY] = dur ? dur : 1;
+    if (a->kind == AN_LAUNCH)
+        c->weight[AN_LINES_LAUNCH] = 1;
+    if (a->kind == AN_ALLOC && (a->flags & AN_F_OOM))
+        c->weight[AN_LINES_OOM] = 1;
+    if (a->kind == AN_ALLOC && !(a->flags & AN_F_ERROR) && a->bytes) {
+        c->weight[AN_LINES_ALLOC] = a->bytes;
+        c->ptr = a->ptr;
+        gw_map_put(&p->live_bytes, a->ptr, a->bytes);
+        gw_map_put(&p->live_stack, a->ptr, 0);
+    }
+}
+
+static void on_site(struct an_py_feed *p, const struct gw_event *ev)
+{
+    struct thread_calls *t = thread_of(p, ev->tid);
+    if (!t)
+        return;
+    uint64_t first = ev->u.pysite.first_call_id, last = ev->u.pysite.last_call_id;
+    uint64_t pystack = ev->u.pysite.pystack_id;
+    for (size_t i = 0; i < PY_RECENT; i++) {
+        struct recent_call *c = &t->recent[i];
+        if (!c->used || c->named || c->call_id < first || c->call_id > last)
+            continue;
+        c->named = 1;
+        for (int cat = 1; cat < AN_LINES_CATS; cat++)
+            if (c->weight[cat])
+                add_site(p, pystack, cat, c->weight[cat]);
+        uint64_t *held = c->ptr ? gw_map_get(&p->live_bytes, c->ptr) : NULL;
+        if (held && *held)
+            gw_map_put(&p->live_stack, c->ptr, pystack);
+    }
+}
+
+void an_py_feed_event(struct an_py_feed *p, const struct gw_event *ev, const struct an_ev *a)
+{
+    if (!p)
+        return;
+    if (ev->kind == GW_EV_PYSITE) {
+        on_site(p, ev);
+    } else if (ev->kind == GW_EV_PYTHON) {
+        p->version_id = ev->u.python.version_id;
+        p->follows_releases = ev->u.python.follows_releases != 0;
+    }
+    else if (ev->kind == GW_EV_CALL && a && an_is_host(a))
+        on_call(p, ev, a);
+}
+
+static int contains(const char *path, const char *part) { return strstr(path, part) != NULL; }
+
+int an_py_is_library_file(const char *path)
+{
+    if (!path || !*path)
+        return 1;
+    if (contains(path, "/site-packages/") || contains(path, "/dist-packages/") ||
+        contains(path, "/torch/") || !strncmp(path, "<frozen ", 8))
+        return 1;
+    /* the interpreter's own library: .../lib/python3.X/module.py */
+    const char *lib = strstr(path, "/lib/python3");
+    return lib != NULL;
+}
+
+static const char *text_of(const struct gw_reader *r, uint64_t id)
+{
+    const char *s = id ? gw_reader_string(r, id, NULL) : NULL;
+    return s ? s : "?";
+}
+
+/* The frame of the stack that is the user's (an_py_is_library_file). */
+static const struct gw_pyframe *user_frame(const struct gw_reader *r, const struct gw_pystack *st)
+{
+    for (unsigned i = 0; i < st->nframes; i++)
+        if (!an_py_is_library_file(text_of(r, st->frames[i].file_id)))
+            return &st->frames[i];
+    return st->nframes ? &st->frames[0] : NULL;
+}
+
+static void stack_text(const struct gw_reader *r, const struct gw_pystack *st, char *out,
+                       size_t size)
+{
+    size_t used = 0;
+    out[0] = 0;
+    for (unsigned i = 0; i < st->nframes && used + 1 < size; i++) {
+        int n = snprintf(out + used, size - used, "%s%s:%llu %s", i ? "\n" : "",
+                         text_of(r, st->frames[i].file_id),
+                         (unsigned long long)st->frames[i].line,
+                         text_of(r, st->frames[i].function_id));
+        if (n < 0 || (size_t)n >= size - used) {
+            out[used] = 0;  /* (whole frames only) */
+            break;
+        }
+        used += (size_t)n;
+    }
+}
+
+/* Sites of one category summed per user line into cat->top. */
+static void sum_lines(struct an_py_feed *p, const struct gw_reader *r, enum an_line_cat cat,
+                      struct an_py_cat *out)
+{
+    struct group {
+        uint64_t file_id, line, function_id, weight, calls, heaviest, heaviest_stack;
+    } *groups = NULL;
+    size_t ngroups = 0;
+    for (size_t i = 0; i < p->nsites; i++) {
+        const struct site_weight *s = &p->sites[i];
+        if (s->cat != cat)
+            continue;
+        out->with_stack += s->weight;
+        const struct gw_pystack *st = gw_reader_pystack(r, s->pystack);
+        const struct gw_pyframe *f = st ? user_frame(r, st) : NULL;
+        if (!f)
+            continue;
+        size_t g = 0;
+        while (g < ngroups && !(groups[g].file_id == f->file_id && groups[g].line == f->line))
+            g++;
+        if (g == ngroups) {
+            struct group *grown = realloc(groups, (ngroups + 1) * sizeof *grown);
+            if (!grown)
+                continue;
+            groups = grown;
+            groups[ngroups++] = (struct group){f->file_id, f->line, f->function_id, 0, 0, 0, 0};
+        }
+        groups[g].weight += s->weight;
+        groups[g].calls += s->calls;
+        if (s->weight > groups[g].heaviest) {
+            groups[g].heaviest = s->weight;
+            groups[g].heaviest_stack = s->pystack;
+        }
+    }
+    while (out->ntop < AN_KEEP_LINES) {
+        size_t best = ngroups;
+        for (size_t g = 0; g < ngroups; g++)
+            if (groups[g].weight && (best == ngroups || groups[g].weight > groups[best].weight))
+                best = g;
+        if (best == ngroups)
+            break;
+        struct an_py_line *line = &out->top[out->ntop++];
+        snprintf(line->file, sizeof line->file, "%s", text_of(r, groups[best].file_id));
+        snprintf(line->function, sizeof line->function, "%s",
+                 text_of(r, groups[best].function_id));
+        line->line = groups[best].line;
+        line->weight = groups[best].weight;
+        line->calls = groups[best].calls;
+        const struct gw_pystack *st = gw_reader_pystack(r, groups[best].heaviest_stack);
+        if (st)
+            stack_text(r, st, line->stack, sizeof line->stack);
+        groups[best].weight = 0;
+    }
+    free(groups);
+}
+
+void an_py_feed_finish(struct an_py_feed *p, const struct gw_reader *r, struct an_py_lines *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!p)
+        return;
+    for (size_t i = 0; i < p->nthreads; i++) {
+        for (size_t k = 0; k < PY_RECENT; k++)
+            retire(p, &p->threads[i]->recent[k]);
+        free(p->threads[i]);
+    }
+    /* what is still held: a leak's bytes by the line that allocated them */
+    for (size_t i = 0; i < p->live_bytes.cap; i++) {
+        if (!p->live_bytes.used[i] || !p->live_bytes.values[i])
+            continue;
+        uint64_t *stack = gw_map_get(&p->live_stack, p->live_bytes.keys[i]);
+        if (stack && *stack)
+            add_site(p, *stack, AN_LINES_LEAK, p->live_bytes.values[i]);
+        else
+            p->without[AN_LINES_LEAK] += p->live_bytes.values[i];
+    }
+    out->present = 1;
+    out->follows_releases = p->follows_releases;
+    if (p->version_id) {
+        /* "3.11.7 (main, ...) [GCC ...]": the version number is enough */
+        const char *v = text_of(r, p->version_id);
+        snprintf(out->version, sizeof out->version, "%.*s", (int)strcspn(v, " "), v);
+    }
+    for (int cat = 1; cat < AN_LINES_CATS; cat++) {
+        sum_lines(p, r, cat, &out->cat[cat]);
+        out->cat[cat].without = p->without[cat];
+    }
+    free(p->threads);
+    free(p->sites);
+    gw_map_free(&p->thread_index);
+    gw_map_free(&p->site_index);
+    gw_map_free(&p->live_bytes);
+    gw_map_free(&p->live_stack);
+    free(p);
+}
