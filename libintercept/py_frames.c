@@ -18,6 +18,7 @@
  */
 #include "py_frames.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -293,8 +294,12 @@ void gw_py_init(unsigned depth)
         return;
     }
     /* Our PyEval_SaveThread is the one extensions reach only when no definition comes
-     * before the preloaded shim's (a statically linked interpreter's does). */
-    py_follows = gw_global_symbol("PyEval_SaveThread") == (void *)PyEval_SaveThread;
+     * before the preloaded shim's (a statically linked interpreter's does). (By the object
+     * it lies in: the shim's own reference to the name resolves like anyone's.) */
+    void *save = gw_global_symbol("PyEval_SaveThread");
+    Dl_info found, self;
+    py_follows = save && dladdr(save, &found) && dladdr((void *)gw_py_init, &self) &&
+                 found.dli_fbase == self.dli_fbase;
     py_version = text;
     gw_rec_python(text, py_follows);
     gw_debug("Python %u.%u: Python stacks of up to %u frames%s", major, minor, depth,

@@ -1236,6 +1236,105 @@ static void test_stack_roundtrip(void **state)
     gw_reader_close(r);
 }
 
+/* Python stacks: PYTHON and PYSTACK definitions, and a PYSITE naming calls of its thread by
+ * number (ids from the chunk's CALL_BASE serial); a PYSITE with a count of 0, or cut
+ * short, is damage and names nothing. */
+static void test_pystack_roundtrip(void **state)
+{
+    (void)state;
+    const char *path = tmp_path("pystacks.gwt");
+    FILE *f = create(path);
+    struct gw_file_header h = tw_header();
+    tw_write_header(f, &h);
+    struct tw_chunk c = {0};
+    tw_begin(&c, 0);
+    tw_string(&c, 1, "/home/u/train.py");
+    tw_string(&c, 2, "train_step");
+    tw_string(&c, 3, "<module>");
+    tw_string(&c, 4, "3.12.1 (main) [GCC]");
+    uint64_t python[2] = {4, 1};
+    tw_record(&c, GW_REC_PYTHON, python, 2, NULL, 0);
+    uint64_t stack[2 + 2 * GW_PYSTACK_FRAME_WORDS] = {7, 2, 1, 87, 2, 1, 120, 3};
+    tw_record(&c, GW_REC_PYSTACK, stack, 2 + 2 * GW_PYSTACK_FRAME_WORDS, NULL, 0);
+    tw_write_chunk(f, &c, 0, GW_CHUNK_DEFS, 0);
+
+    tw_begin(&c, 100);
+    uint64_t base[2] = {3, 10};
+    tw_record(&c, GW_REC_CALL_BASE, base, 2, NULL, 0);
+    uint64_t sync[2] = {0, 0};
+    tw_call(&c, 100, GW_API_cuStreamSynchronize, 10, 0, sync, 2);
+    tw_call(&c, 200, GW_API_cuStreamSynchronize, 10, 0, sync, 2);
+    tw_call(&c, 300, GW_API_cuStreamSynchronize, 10, 0, sync, 2);
+    uint64_t site[3] = {7, 11, 2};
+    tw_record(&c, GW_REC_PYSITE, site, 3, NULL, 0);
+    uint64_t empty[3] = {7, 13, 0};
+    tw_record(&c, GW_REC_PYSITE, empty, 3, NULL, 0);
+    tw_record(&c, GW_REC_PYSITE, site, 2, NULL, 0);
+    tw_write_chunk(f, &c, 5, GW_CHUNK_EVENTS, 0);
+    fclose(f);
+    tw_free(&c);
+
+    struct gw_reader *r;
+    char err[256];
+    struct gw_event ev;
+    assert_int_equal(gw_reader_open(path, &r, err, sizeof err), 0);
+    int pythons = 0, stacks = 0, sites = 0, calls = 0;
+    uint64_t call_ids[3] = {0};
+    while (gw_reader_next(r, &ev) > 0) {
+        switch (ev.kind) {
+        case GW_EV_PYTHON:
+            pythons++;
+            assert_true(gw_event_kind_is_def(ev.kind));
+            assert_string_equal(gw_event_kind_name(ev.kind), "python");
+            assert_int_equal(ev.u.python.version_id, 4);
+            assert_int_equal(ev.u.python.follows_releases, 1);
+            break;
+        case GW_EV_PYSTACK:
+            stacks++;
+            assert_true(gw_event_kind_is_def(ev.kind));
+            assert_int_equal(ev.u.pystack.id, 7);
+            assert_int_equal(ev.u.pystack.nframes, 2);
+            assert_int_equal(ev.u.pystack.frames[0].line, 87);
+            assert_string_equal(gw_reader_string(r, ev.u.pystack.frames[0].function_id, NULL),
+                                "train_step");
+            assert_int_equal(ev.u.pystack.frames[1].line, 120);
+            assert_int_equal(ev.u.pystack.frames[1].function_id, 3);
+            break;
+        case GW_EV_CALL:
+            call_ids[calls++] = ev.call_id;
+            break;
+        case GW_EV_PYSITE:
+            sites++;
+            assert_false(gw_event_kind_is_def(ev.kind));
+            assert_int_equal(ev.u.pysite.pystack_id, 7);
+            assert_int_equal(ev.u.pysite.first_call_id, 3ull << 32 | 11);
+            assert_int_equal(ev.u.pysite.last_call_id, 3ull << 32 | 12);
+            break;
+        default:
+            break;
+        }
+    }
+    assert_int_equal(pythons, 1);
+    assert_int_equal(stacks, 1);
+    assert_int_equal(calls, 3);
+    assert_int_equal(sites, 1);
+    /* the site names the second and third calls */
+    assert_int_equal(call_ids[0], 3ull << 32 | 10);
+    assert_int_equal(call_ids[2], 3ull << 32 | 12);
+    const struct gw_pystack *st = gw_reader_pystack(r, 7);
+    assert_non_null(st);
+    assert_string_equal(gw_reader_string(r, st->frames[0].file_id, NULL), "/home/u/train.py");
+    assert_null(gw_reader_pystack(r, 8));
+    assert_int_equal(gw_reader_pystack_count(r), 1);
+    const struct gw_damage *damage;
+    assert_int_equal(gw_reader_damage(r, &damage), 2);
+    assert_non_null(strstr(damage[0].message, "PYSITE"));
+    assert_non_null(strstr(damage[0].message, "count of 0"));
+    assert_non_null(strstr(damage[1].message, "found 2 varint"));
+    assert_int_equal(gw_reader_stats(r)->unknown_records, 0);
+    gw_reader_close(r);
+}
+
 /* Random damage never crashes the reader and never loses a chunk it did not touch. */
 static void test_random_damage(void **state)
 {
@@ -1989,6 +2088,7 @@ int main(void)
         cmocka_unit_test(test_record_damage),
         cmocka_unit_test(test_defs_after_use),
         cmocka_unit_test(test_stack_roundtrip),
+        cmocka_unit_test(test_pystack_roundtrip),
         cmocka_unit_test(test_random_damage),
         cmocka_unit_test(test_roundtrip_gpu_records),
         cmocka_unit_test(test_short_gpu_records),

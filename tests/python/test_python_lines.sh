@@ -97,7 +97,9 @@ EOF
 }
 
 for python in "${interpreters[@]}"; do
-    if ldd "$python" | grep -q libpython; then follows=1; else follows=0; fi
+    # (the whole of ldd's output first: grep -q quitting early would fail the pipe)
+    deps=$(ldd "$python" 2>/dev/null || true)
+    if [[ $deps == *libpython* ]]; then follows=1; else follows=0; fi
     tag=$(basename "$python")-$follows
     echo "== $python ($([ $follows = 1 ] && echo 'shared libpython' || echo 'static libpython'))"
     for gil in hold release; do
@@ -106,6 +108,9 @@ for python in "${interpreters[@]}"; do
         want() { if [ $named = 1 ]; then echo "line:$1"; else echo none; fi; }
         if run "$tag-$gil-pageable" "$python" --gil $gil --steps 30; then
             check "$tag-$gil-pageable" pageable_h2d "$(want "$h2d_line")"
+            # the shim's own verdict on following GIL releases, in the trace
+            said=$(python3 -c 'import json, sys; p = json.load(open(sys.argv[1]))["processes"][0]["python"]; print(int(p["follows_gil_releases"]))' "$work/$tag-$gil-pageable.json")
+            [ "$said" = "$follows" ] || fail "$tag: the trace says follows_gil_releases=$said, ldd says $follows"
         fi
         if run "$tag-$gil-input" "$python" --gil $gil --steps 30 --load-ms 4 --leak 1 --sync 0; then
             check "$tag-$gil-input" input_pipeline "$(want "$h2d_line")"
