@@ -3,7 +3,9 @@
 # model and rules on well-formed random runs, against their invariants) and runs each for
 # SECONDS (default 10): with clang's libFuzzer, ASan and UBSan when present, else a plain
 # driver on pseudo-random inputs. A crash or a broken invariant fails. The corpora persist
-# in BUILD_DIR/fuzz, so longer runs by hand (scripts/fuzz.sh 600) start where CI stopped.
+# in BUILD_DIR/fuzz, so longer runs by hand (scripts/fuzz.sh 600) start where CI stopped;
+# the traces in tests/fuzz/seeds (real ones: a Python program's stacks and sites) seed the
+# reader's and the analyzer's, and the plain driver replays them first.
 #   bash scripts/fuzz.sh [SECONDS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -39,8 +41,11 @@ for name in fuzz_reader fuzz_analyze fuzz_model; do
         # the model's runs grow with the input: keep them short enough to run many
         max=8192
         [ "$name" == fuzz_model ] && max=4096
+        seeds=()
+        [ "$name" != fuzz_model ] && seeds=(tests/fuzz/seeds)
         "$out/$name" -max_len="$max" -max_total_time="$secs" -print_final_stats=1 \
-            -artifact_prefix="$out/$name-" "$out/corpus_$name" 2>"$out/$name.log" || {
+            -artifact_prefix="$out/$name-" "$out/corpus_$name" "${seeds[@]}" \
+            2>"$out/$name.log" || {
             tail -30 "$out/$name.log" >&2
             echo "fuzz.sh: $name failed (artifact in $out)" >&2
             exit 1
@@ -48,6 +53,8 @@ for name in fuzz_reader fuzz_analyze fuzz_model; do
         echo "fuzz.sh: $name: $(grep -m1 -o 'stat::number_of_executed_units: *[0-9]*' \
             "$out/$name.log" | grep -o '[0-9]*$') executions in ${secs} s, no crash"
     else
-        echo "fuzz.sh: $name (no libFuzzer: plain driver): $("$out/$name" --random 2000)"
+        seeds=()
+        [ "$name" != fuzz_model ] && seeds=(tests/fuzz/seeds/*.gwt)
+        echo "fuzz.sh: $name (no libFuzzer: plain driver): $("$out/$name" --random 2000 "${seeds[@]}")"
     fi
 done

@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "demangle.h"
 #include "gw_busy.h"
 #include "test_reader_tracewriter.h"
 #include "trace_reader.h"
@@ -1236,6 +1237,22 @@ static void test_stack_roundtrip(void **state)
     gw_reader_close(r);
 }
 
+/* C++ names read as people write them; other names, and a mangled-looking name that is
+ * not one, stay as they are; the result is cut to the buffer. */
+static void test_demangle(void **state)
+{
+    (void)state;
+    char out[128];
+    assert_string_equal(gw_demangle("_ZN2at6native19_local_scalar_denseERKNS_6TensorE", out,
+                                    sizeof out),
+                        "at::native::_local_scalar_dense(at::Tensor const&)");
+    assert_string_equal(gw_demangle("cuMemAlloc_v2", out, sizeof out), "cuMemAlloc_v2");
+    assert_string_equal(gw_demangle("_Znot a name", out, sizeof out), "_Znot a name");
+    char small[8];
+    assert_string_equal(gw_demangle("_ZN2at6native4itemEv", small, sizeof small), "at::nat");
+    assert_string_equal(gw_demangle(NULL, out, sizeof out), "");
+}
+
 /* Python stacks: PYTHON and PYSTACK definitions, and a PYSITE naming calls of its thread by
  * number (ids from the chunk's CALL_BASE serial); a PYSITE with a count of 0, or cut
  * short, is damage and names nothing. */
@@ -2089,6 +2106,7 @@ int main(void)
         cmocka_unit_test(test_defs_after_use),
         cmocka_unit_test(test_stack_roundtrip),
         cmocka_unit_test(test_pystack_roundtrip),
+        cmocka_unit_test(test_demangle),
         cmocka_unit_test(test_random_damage),
         cmocka_unit_test(test_roundtrip_gpu_records),
         cmocka_unit_test(test_short_gpu_records),

@@ -14,7 +14,7 @@
  * the work. stream= is our stream id (what calls carry), '-' when no STREAM definition
  * gives the CUPTI stream id (cupti_stream=). Allocating calls show stack=N when they carry
  * a call stack, and the `def stack` line with id=N lists its frames innermost first as
- * frameI="module+0xOFFSET[,symbol+0xOFFSET]". Python programs' traces add `def pystack`
+ * frameI="module+0xOFFSET[,symbol+0xOFFSET]" (C++ symbols demangled). Python programs' traces add `def pystack`
  * lines (pyframeI="file:line function", innermost first) and `pysite` lines after the
  * calls they name (calls=FIRST..LAST, their call ids) with the Python stack those calls
  * were made from. Damage reports go to stderr; the exit status
@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "demangle.h"
 #include "text_out.h"
 #include "trace_reader.h"
 
@@ -71,9 +72,10 @@ static void put_stack(struct dump *d, const struct gw_stack *st)
         char text[1024];
         int n = snprintf(text, sizeof text, "%s+0x%" PRIx64, module ? module : "?",
                          f->module_offset);
+        char readable[512];
         if (symbol && n > 0 && (size_t)n < sizeof text)
-            snprintf(text + n, sizeof text - (size_t)n, ",%s+0x%" PRIx64, symbol,
-                     f->symbol_offset);
+            snprintf(text + n, sizeof text - (size_t)n, ",%s+0x%" PRIx64,
+                     gw_demangle(symbol, readable, sizeof readable), f->symbol_offset);
         fprintf(d->out, " frame%u=", i);
         gw_put_value(d->out, text, strlen(text));
     }

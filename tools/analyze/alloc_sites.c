@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "demangle.h"
 #include "gw_map.h"
 #include "model_internal.h"
 #include "trace_reader.h"
@@ -60,9 +61,9 @@ static void describe(const struct an_model *m, uint64_t id, char *out, size_t si
         }
         const char *symbol =
             f->symbol_id && m->resolve ? m->resolve(m->resolve_user, 0, f->symbol_id) : NULL;
-        char frame[FRAME_NAME_MAX + 32];
+        char frame[FRAME_NAME_MAX + 32], readable[FRAME_NAME_MAX + 1];
         if (symbol && *symbol)
-            snprintf(frame, sizeof frame, "%.*s", FRAME_NAME_MAX, symbol);
+            snprintf(frame, sizeof frame, "%s", gw_demangle(symbol, readable, sizeof readable));
         else
             snprintf(frame, sizeof frame, "%.*s+0x%llx", FRAME_NAME_MAX,
                      module ? base_name(module) : "?", (unsigned long long)f->module_offset);

@@ -76,6 +76,9 @@ struct an_rp_thread {
     uint64_t h[AN_WORLDS];         /* replayed */
 };
 
+/* More CPUs than any machine a trace comes from has (the largest have a few hundred). */
+#define AN_REPLAY_MAX_CPUS 4096u
+
 static uint64_t max64(uint64_t a, uint64_t b)
 {
     return a > b ? a : b;
@@ -87,6 +90,9 @@ void an_replay_init(struct an_replay_state *st, const struct an_thresholds *th, 
     memset(st, 0, sizeof *st);
     st->th = *th;
     st->expect_gpu = expect_gpu;
+    /* (the CPU count comes from the trace's header: a damaged one must not size memory) */
+    if (cpus > AN_REPLAY_MAX_CPUS)
+        cpus = AN_REPLAY_MAX_CPUS;
     st->nworkers = cpus > 2 ? cpus - 1 : 1;
     st->ntaken = st->nworkers * AN_PREFETCH_FACTOR;
     st->worker_free = calloc(st->nworkers * AN_WORLDS, sizeof *st->worker_free);
