@@ -12,6 +12,8 @@ set -euo pipefail
 gpuwatch=$1 shim=$2 fake_dir=$3 native=$4 c_example=$5
 here=$(cd "$(dirname "$0")" && pwd)
 script=$here/train_ctypes.py
+# (a sanitizer build's shim is preloaded after its runtime: scripts/sanitize.sh)
+preload=${GW_TEST_PRELOAD_FIRST:+$GW_TEST_PRELOAD_FIRST:}$shim
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 failures=0
@@ -38,7 +40,7 @@ run() {
     local name=$1 python=$2
     shift 2
     rm -rf "$work/$name"
-    if ! GPUWATCH_OUTPUT="$work/$name" LD_LIBRARY_PATH="$fake_dir" LD_PRELOAD="$shim" \
+    if ! GPUWATCH_OUTPUT="$work/$name" LD_LIBRARY_PATH="$fake_dir" LD_PRELOAD="$preload" \
         "$python" "$script" --native-helper "$native" "$@" >"$work/$name.out" 2>"$work/$name.err"; then
         fail "$name: the program failed: $(tail -3 "$work/$name.err")"
         return 1
@@ -134,14 +136,14 @@ grep -q "def pystack .*pyframe0=\"$script:$sync_line read_loss\" pyframe1=\"$scr
 
 # GPUWATCH_PY_DEPTH=0 turns stacks off.
 rm -rf "$work/off"
-GPUWATCH_PY_DEPTH=0 GPUWATCH_OUTPUT="$work/off" LD_LIBRARY_PATH="$fake_dir" LD_PRELOAD="$shim" \
+GPUWATCH_PY_DEPTH=0 GPUWATCH_OUTPUT="$work/off" LD_LIBRARY_PATH="$fake_dir" LD_PRELOAD="$preload" \
     "$python" "$script" --gil hold --steps 5 >/dev/null 2>&1 || fail "depth 0: the program failed"
 n=$("$gpuwatch" dump "$work"/off/*.gwt | grep -c 'pysite\|def pystack' || true)
 [ "$n" = 0 ] || fail "GPUWATCH_PY_DEPTH=0: $n Python stack records, expected 0"
 
 # A C program: no Python records, no python_lines.
 rm -rf "$work/c"
-GPUWATCH_OUTPUT="$work/c" LD_LIBRARY_PATH="$fake_dir" LD_PRELOAD="$shim" "$c_example" >/dev/null 2>&1 ||
+GPUWATCH_OUTPUT="$work/c" LD_LIBRARY_PATH="$fake_dir" LD_PRELOAD="$preload" "$c_example" >/dev/null 2>&1 ||
     fail "the C example failed"
 n=$("$gpuwatch" dump "$work"/c/*.gwt | grep -c 'pysite\|def pystack' || true)
 [ "$n" = 0 ] || fail "C program: $n Python stack records, expected 0"
