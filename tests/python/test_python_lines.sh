@@ -21,7 +21,7 @@ failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 
 line_of() { grep -n "# LINE:$1\$" "$script" | cut -d: -f1; }
-sync_line=$(line_of sync) h2d_line=$(line_of h2d) leak_line=$(line_of leak)
+sync_line=$(line_of sync) h2d_line=$(line_of h2d) leak_line=$(line_of leak) oom_line=$(line_of oom)
 
 # The interpreters to try: the one on PATH and the system's, each once, by real path.
 interpreters=()
@@ -117,6 +117,9 @@ for python in "${interpreters[@]}"; do
         if run "$tag-$gil-input" "$python" --gil $gil --steps 30 --load-ms 4 --leak 1 --sync 0; then
             check "$tag-$gil-input" input_pipeline "$(want "$h2d_line")"
             [ $named = 1 ] && check "$tag-$gil-input" leak "line:$leak_line"
+        fi
+        if run "$tag-$gil-oom" "$python" --gil $gil --steps 30 --batch-bytes 4096 --oom 1; then
+            check "$tag-$gil-oom" oom_retry "$(want "$oom_line")"
         fi
         if run "$tag-$gil-sync" "$python" --gil $gil --steps 30 --batch-bytes 4096 \
             --load-ms 0.5 --native-reads 2; then

@@ -58,6 +58,20 @@ def read_loss(drv, loss_ptr, out):
     drv.check(drv.lib.cuStreamSynchronize(drv.stream))
 
 
+def retry_after_oom(drv, cached):
+    """What PyTorch's caching allocator does when cudaMalloc fails: free its cached blocks
+    and ask again."""
+    big = ctypes.c_uint64()
+    rc = drv.lib.cuMemAlloc_v2(ctypes.byref(big), ctypes.c_size_t(900 << 20))  # LINE:oom
+    if rc == 0:
+        cached.append(big)
+        return
+    while cached:
+        drv.check(drv.lib.cuMemFree_v2(cached.pop()))
+    drv.check(drv.lib.cuMemAlloc_v2(ctypes.byref(big), ctypes.c_size_t(900 << 20)))
+    cached.append(big)
+
+
 def load_batch(seconds):
     time.sleep(seconds)  # the host prepares the next batch, no driver calls
 
@@ -81,6 +95,8 @@ def train(args):
             kept.append(ptr)
         if args.sync:
             read_loss(drv, loss_ptr, out)
+        if args.oom and step % 10 == 9:
+            retry_after_oom(drv, kept)
         if args.native_reads:
             drv.check(native.native_thread_reads(ctypes.c_uint64(loss_ptr.value), args.native_reads))
     drv.check(drv.lib.cuCtxSynchronize())
@@ -94,6 +110,8 @@ def main():
     p.add_argument("--batch-bytes", type=int, default=16 << 20)
     p.add_argument("--sync", type=int, default=1)
     p.add_argument("--leak", type=int, default=0)
+    p.add_argument("--oom", type=int, default=0,
+                   help="every 10th step, a large allocation that fails, frees and retries")
     p.add_argument("--native-reads", type=int, default=0,
                    help="reads per step on a thread that never ran Python")
     p.add_argument("--native-helper", default="libnative_sync.so")
