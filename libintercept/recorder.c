@@ -149,9 +149,20 @@ void gw_rec_set_call_observer(gw_call_observer_fn observer)
     __atomic_store_n(&gw_call_observer, observer, __ATOMIC_RELEASE);
 }
 
-static inline void record_call(struct gw_ring *ring, unsigned api_id, uint64_t start_ns,
-                               uint64_t end_ns, int result, const uint64_t *words,
-                               unsigned nwords);
+/* Out of the call path: only Python processes have an observer. */
+static __attribute__((noinline, cold)) void tell_observer(gw_call_observer_fn observer,
+                                                          struct gw_ring *ring, unsigned api_id,
+                                                          uint64_t start_ns, uint64_t end_ns,
+                                                          int result)
+{
+    int waited = ring->waited;
+    ring->waited = 0;
+    observer(api_id, start_ns, end_ns, result, waited, (ring->calls - 1) & 0xFFFFFFFFu);
+}
+
+static inline __attribute__((always_inline)) void record_call(
+    struct gw_ring *ring, unsigned api_id, uint64_t start_ns, uint64_t end_ns, int result,
+    const uint64_t *words, unsigned nwords);
 
 void gw_rec_call(unsigned api_id, uint64_t start_ns, uint64_t end_ns, int result,
                  const uint64_t *words, unsigned nwords)
@@ -160,16 +171,14 @@ void gw_rec_call(unsigned api_id, uint64_t start_ns, uint64_t end_ns, int result
     if (GW_UNLIKELY(!ring))
         return;
     record_call(ring, api_id, start_ns, end_ns, result, words, nwords);
-    int waited = ring->waited;
-    ring->waited = 0;
     gw_call_observer_fn observer = __atomic_load_n(&gw_call_observer, __ATOMIC_RELAXED);
     if (GW_UNLIKELY(observer != NULL))
-        observer(api_id, start_ns, end_ns, result, waited, (ring->calls - 1) & 0xFFFFFFFFu);
+        tell_observer(observer, ring, api_id, start_ns, end_ns, result);
 }
 
-static inline void record_call(struct gw_ring *ring, unsigned api_id, uint64_t start_ns,
-                               uint64_t end_ns, int result, const uint64_t *words,
-                               unsigned nwords)
+static inline __attribute__((always_inline)) void record_call(
+    struct gw_ring *ring, unsigned api_id, uint64_t start_ns, uint64_t end_ns, int result,
+    const uint64_t *words, unsigned nwords)
 {
     ring->calls++;
     uint64_t head = ring->head;

@@ -22,7 +22,8 @@ struct gw_ring {
     uint64_t lost_calls;           /* producer only: how many of those were calls */
     uint64_t calls;                /* producer only: calls numbered so far (host call ids) */
     int wake_sent;                 /* producer only: already asked the writer to drain */
-    int waited;                    /* producer only: the call being recorded reported a wait */
+    int waited;                    /* producer only: a call reported a wait (gw_rec_wait) since
+                                      the observer, if any, was last told */
     unsigned generation;           /* recorder generation it belongs to (fork resets) */
     uint32_t tid;
     uint32_t serial;               /* unique per ring in the process: call ids use it, not tid */
