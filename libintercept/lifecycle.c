@@ -16,6 +16,7 @@
 #include "ranges.h"
 #include "resolve.h"
 #include "signals.h"
+#include "call_sites.h"
 #include "py_frames.h"
 #include "stack_capture.h"
 
@@ -75,6 +76,7 @@ int gw_tracing_start(void)
                 gw_cupti_start();
                 gw_cpu_sampler_start();
                 gw_py_init(cfg.py_depth);
+                gw_call_sites_start(cfg.stack_depth > 0);
             }
         }
         if (!process_hooks_installed) {

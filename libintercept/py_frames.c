@@ -1,8 +1,5 @@
 /*
- * Python call stacks of the calls findings are about: synchronizing calls, copies,
- * allocations (failed ones included) and frees, the first call after a long stretch
- * without calls (where a training loop picked up its next batch) and one launch in
- * GW_PY_LAUNCH_EVERY. Read from the interpreter's own frames through its public C API, found
+ * Python call stacks of the calls findings are about (which ones: call_sites.c). Read from the interpreter's own frames through its public C API, found
  * with dlsym at run time (never linked), only on a thread that holds the GIL: the shim
  * never takes the GIL, never runs Python code of its own, and leaves the thread's Python
  * error state as it found it.
@@ -32,10 +29,6 @@
 #include "recorder.h"
 #include "resolve.h"
 
-/* Which calls get a stack: trace_format.h (GW_PY_STRETCH_NS, GW_PY_LAUNCH_EVERY). A call
- * after a stretch without calls is where the program came back from host work (loading
- * the next batch): at a few microseconds a stack, under a percent of the stretch. Launches
- * are many: one in GW_PY_LAUNCH_EVERY is enough to name the loop that issues them. */
 
 /* The C API, typed with void * for PyObject *, PyFrameObject * and PyThreadState *. */
 static struct {
@@ -58,20 +51,12 @@ static struct {
 
 static unsigned py_depth;  /* frames per stack; 0 while stacks are off */
 
-static const uint8_t api_family[GW_API_ID_LIMIT] = {
-#define GW_API(id, name, family, base, version, per_thread, async) [id] = family,
-#include "gpuwatch/api_list.h"
-#undef GW_API
-};
-
 /* What one thread has pending. */
 struct py_thread {
     unsigned generation;   /* the recorder's trace these call numbers belong to */
     int released;          /* gave up the GIL through our PyEval_SaveThread, not back yet */
     int capturing;         /* reading frames: calls made meanwhile (a finalizer's) get none */
     uint64_t first, count; /* calls made since then that want a stack */
-    uint64_t last_end;     /* end of the thread's previous call */
-    unsigned launches;     /* launches since the last one with a stack */
 };
 static GW_TLS struct py_thread py_thread;
 
@@ -158,37 +143,13 @@ static void emit(uint64_t pystack, uint64_t first, uint64_t count)
     gw_rec_untimed(GW_REC_PYSITE, words, 3);
 }
 
-static int wants_stack(struct py_thread *t, unsigned api_id, int waited, uint64_t gap)
+void gw_py_site(uint64_t call_number)
 {
-    if (gap >= GW_PY_STRETCH_NS || waited)
-        return 1;
-    switch (api_id < GW_API_ID_LIMIT ? api_family[api_id] : GW_FAM_PLAIN) {
-    case GW_FAM_COPY:
-    case GW_FAM_ALLOC:
-    case GW_FAM_FREE:
-    case GW_FAM_HOSTMEM:
-    case GW_FAM_VMM:
-        return 1;
-    case GW_FAM_LAUNCH:
-        if (++t->launches < GW_PY_LAUNCH_EVERY)
-            return 0;
-        t->launches = 0;
-        return 1;
-    default:
-        return 0;
-    }
-}
-
-/* The recorder's call observer: after each recorded call, on its thread. */
-static void on_call(unsigned api_id, uint64_t start_ns, uint64_t end_ns, int result,
-                    int waited, uint64_t call_number)
-{
-    (void)result;
-    struct py_thread *t = this_thread();
-    uint64_t gap = t->last_end && start_ns > t->last_end ? start_ns - t->last_end : 0;
-    t->last_end = end_ns;
-    if (t->capturing || !wants_stack(t, api_id, waited, gap))
+    if (!__atomic_load_n(&py_depth, __ATOMIC_ACQUIRE))
         return;
+    struct py_thread *t = this_thread();
+    if (t->capturing)
+        return;  /* a call made by code our capture ran (a finalizer's) */
     if (holds_gil()) {
         emit(capture(t), call_number, 1);
         return;
@@ -250,6 +211,8 @@ static void *either(const char *name, const char *other)
     return symbol || !other ? symbol : gw_global_symbol(other);
 }
 
+int gw_py_on(void) { return __atomic_load_n(&py_depth, __ATOMIC_ACQUIRE) != 0; }
+
 static const char *py_version;  /* Py_GetVersion()'s text, once stacks are on */
 static int py_follows;          /* GIL releases are followed */
 
@@ -306,5 +269,4 @@ void gw_py_init(unsigned depth)
              py_follows ? "" : ", only for calls made holding the GIL (static libpython)");
     __atomic_store_n(&py_depth, depth > GW_STACK_MAX_FRAMES ? GW_STACK_MAX_FRAMES : depth,
                      __ATOMIC_RELEASE);
-    gw_rec_set_call_observer(on_call);
 }

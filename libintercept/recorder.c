@@ -142,22 +142,24 @@ static inline int ring_commit(struct gw_ring *ring, const uint8_t *record, size_
     return 1;
 }
 
-gw_call_observer_fn gw_call_observer;
+static gw_call_observer_fn call_observer;
+static const uint8_t *observed_apis;  /* api id -> 1: tell the observer of every such call */
 
-void gw_rec_set_call_observer(gw_call_observer_fn observer)
+void gw_rec_set_call_observer(gw_call_observer_fn observer, const uint8_t *apis)
 {
-    __atomic_store_n(&gw_call_observer, observer, __ATOMIC_RELEASE);
+    __atomic_store_n(&observed_apis, apis, __ATOMIC_RELEASE);
+    __atomic_store_n(&call_observer, observer, __ATOMIC_RELEASE);
 }
 
-/* Out of the call path: only Python processes have an observer. */
-static __attribute__((noinline, cold)) void tell_observer(gw_call_observer_fn observer,
-                                                          struct gw_ring *ring, unsigned api_id,
-                                                          uint64_t start_ns, uint64_t end_ns,
-                                                          int result)
+/* Out of the call path: most calls are of no interest to the observer. */
+static __attribute__((noinline)) void tell_observer(gw_call_observer_fn observer,
+                                                    struct gw_ring *ring, unsigned api_id,
+                                                    uint64_t start_ns, uint64_t end_ns,
+                                                    int result, uint64_t gap_ns)
 {
     int waited = ring->waited;
     ring->waited = 0;
-    observer(api_id, start_ns, end_ns, result, waited, (ring->calls - 1) & 0xFFFFFFFFu);
+    observer(api_id, start_ns, end_ns, result, waited, gap_ns, (ring->calls - 1) & 0xFFFFFFFFu);
 }
 
 static inline __attribute__((always_inline)) void record_call(
@@ -171,9 +173,13 @@ void gw_rec_call(unsigned api_id, uint64_t start_ns, uint64_t end_ns, int result
     if (GW_UNLIKELY(!ring))
         return;
     record_call(ring, api_id, start_ns, end_ns, result, words, nwords);
-    gw_call_observer_fn observer = __atomic_load_n(&gw_call_observer, __ATOMIC_RELAXED);
-    if (GW_UNLIKELY(observer != NULL))
-        tell_observer(observer, ring, api_id, start_ns, end_ns, result);
+    uint64_t gap = ring->last_end && start_ns > ring->last_end ? start_ns - ring->last_end : 0;
+    ring->last_end = end_ns;
+    gw_call_observer_fn observer = __atomic_load_n(&call_observer, __ATOMIC_RELAXED);
+    if (GW_UNLIKELY(observer != NULL) &&
+        (ring->waited || gap >= GW_PY_STRETCH_NS ||
+         __atomic_load_n(&observed_apis, __ATOMIC_RELAXED)[api_id < GW_API_ID_LIMIT ? api_id : 0]))
+        tell_observer(observer, ring, api_id, start_ns, end_ns, result, gap);
 }
 
 static inline __attribute__((always_inline)) void record_call(

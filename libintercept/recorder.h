@@ -36,12 +36,16 @@ void gw_rec_call(unsigned api_id, uint64_t start_ns, uint64_t end_ns, int result
  * staging a pageable copy): added to the thread's totals, which its CPU samples carry. */
 void gw_rec_wait(uint64_t wall_ns, uint64_t cpu_ns);
 
-/* Told of every recorded call after its record, on the calling thread: waited is 1 when
- * the call reported a wait (gw_rec_wait), call_number is the low word of its call id. */
+/* Told of a recorded call after its record, on the calling thread, when the call reported a
+ * wait (gw_rec_wait: waited 1), came gap_ns >= GW_PY_STRETCH_NS after the thread's previous
+ * call ended, or is of an api the observer asked for; call_number is the low word of its
+ * call id. */
 typedef void (*gw_call_observer_fn)(unsigned api_id, uint64_t start_ns, uint64_t end_ns,
-                                    int result, int waited, uint64_t call_number);
-/* One observer at most (the Python stacks, py_frames.c); NULL removes it. */
-void gw_rec_set_call_observer(gw_call_observer_fn observer);
+                                    int result, int waited, uint64_t gap_ns,
+                                    uint64_t call_number);
+/* One observer at most (call_sites.c); apis: GW_API_ID_LIMIT entries, 1 for the apis whose
+ * every call it is told of. NULL removes it. */
+void gw_rec_set_call_observer(gw_call_observer_fn observer, const uint8_t *apis);
 
 /* The id the next gw_rec_call on this thread will get: tid << 32 | number. */
 uint64_t gw_rec_next_call_id(void);

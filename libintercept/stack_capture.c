@@ -1,5 +1,5 @@
 /*
- * Call stacks of allocating calls, with libunwind's unw_backtrace, or glibc's backtrace()
+ * Native call stacks (of allocating calls, and of the calls call_sites.c picks), with libunwind's unw_backtrace, or glibc's backtrace()
  * where libunwind is not installed (many CUDA and PyTorch images lack libunwind8) or
  * GPUWATCH_STACK_UNWINDER=libc asks for it: both walk the DWARF unwind tables.
  *
@@ -22,7 +22,9 @@
 #include "recorder.h"
 
 #define UNWIND_SONAME "libunwind.so.8"
-#define SELF_FRAMES 4  /* room for this function, the hook and the unwinder's own frame */
+/* room for the shim's own frames: this function, the unwinder's, the hook's, and the call
+ * observer's path (call_sites.c) */
+#define SELF_FRAMES 8
 
 typedef int (*unwind_fn)(void **frames, int size);  /* unw_backtrace and backtrace() alike */
 

@@ -1323,9 +1323,9 @@ static void test_pystack_roundtrip(void **state)
         case GW_EV_PYSITE:
             sites++;
             assert_false(gw_event_kind_is_def(ev.kind));
-            assert_int_equal(ev.u.pysite.pystack_id, 7);
-            assert_int_equal(ev.u.pysite.first_call_id, 3ull << 32 | 11);
-            assert_int_equal(ev.u.pysite.last_call_id, 3ull << 32 | 12);
+            assert_int_equal(ev.u.site.stack_id, 7);
+            assert_int_equal(ev.u.site.first_call_id, 3ull << 32 | 11);
+            assert_int_equal(ev.u.site.last_call_id, 3ull << 32 | 12);
             break;
         default:
             break;

@@ -17,7 +17,7 @@
  * frameI="module+0xOFFSET[,symbol+0xOFFSET]" (C++ symbols demangled). Python programs' traces add `def pystack`
  * lines (pyframeI="file:line function", innermost first) and `pysite` lines after the
  * calls they name (calls=FIRST..LAST, their call ids) with the Python stack those calls
- * were made from. Damage reports go to stderr; the exit status
+ * were made from; `stacksite` lines do the same with native stacks (syncs, copies...). Damage reports go to stderr; the exit status
  * is 1 when there was any, 0 otherwise.
  */
 #include <getopt.h>
@@ -61,10 +61,10 @@ static void put_shape(struct dump *d, const struct gw_shape *s)
             s->shared_mem);
 }
 
-/* id=N frames=K, then per frame "frameI=module+0xOFF" and ",symbol+0xOFF" when known. */
-static void put_stack(struct dump *d, const struct gw_stack *st)
+/* frames=K, then per frame "frameI=module+0xOFF" and ",symbol+0xOFF" when known. */
+static void put_frames(struct dump *d, const struct gw_stack *st)
 {
-    fprintf(d->out, " id=%" PRIu64 " frames=%u", st->id, st->nframes);
+    fprintf(d->out, " frames=%u", st->nframes);
     for (unsigned i = 0; i < st->nframes; i++) {
         const struct gw_stack_frame *f = &st->frames[i];
         const char *module = gw_reader_string(d->r, f->module_id, NULL);
@@ -97,15 +97,23 @@ static void put_pyframes(struct dump *d, const struct gw_pystack *st)
     }
 }
 
-/* The calls a PYSITE names and their Python stack, innermost frame first. */
-static void put_pysite(struct dump *d, const struct gw_event *ev)
+/* The calls a PYSITE or STACKSITE names and the stack they were made from, innermost
+ * frame first. */
+static void put_site(struct dump *d, const struct gw_event *ev)
 {
-    fprintf(d->out, "- %" PRIu32 " pysite - - - calls=0x%" PRIx64 "..0x%" PRIx64
-            " pystack=%" PRIu64, ev->tid, ev->u.pysite.first_call_id,
-            ev->u.pysite.last_call_id, ev->u.pysite.pystack_id);
-    const struct gw_pystack *st = gw_reader_pystack(d->r, ev->u.pysite.pystack_id);
-    if (st)
-        put_pyframes(d, st);
+    int python = ev->kind == GW_EV_PYSITE;
+    fprintf(d->out, "- %" PRIu32 " %s - - - calls=0x%" PRIx64 "..0x%" PRIx64 " %s=%" PRIu64,
+            ev->tid, python ? "pysite" : "stacksite", ev->u.site.first_call_id,
+            ev->u.site.last_call_id, python ? "pystack" : "stack", ev->u.site.stack_id);
+    if (python) {
+        const struct gw_pystack *st = gw_reader_pystack(d->r, ev->u.site.stack_id);
+        if (st)
+            put_pyframes(d, st);
+    } else {
+        const struct gw_stack *st = gw_reader_stack(d->r, ev->u.site.stack_id);
+        if (st)
+            put_frames(d, st);
+    }
 }
 
 static void put_launch(struct dump *d, const struct gw_event *ev)
@@ -398,7 +406,8 @@ static void put_event(struct dump *d, const struct gw_event *ev)
         put_timeline_event(d, ev);
         break;
     case GW_EV_PYSITE:
-        put_pysite(d, ev);
+    case GW_EV_STACKSITE:
+        put_site(d, ev);
         break;
     default:
         fprintf(out, "- %" PRIu32 " def %s - -", ev->tid, gw_event_kind_name(ev->kind));
@@ -437,7 +446,8 @@ static void put_event(struct dump *d, const struct gw_event *ev)
             put_string_value(d, "name", ev->u.thread.name_id);
             break;
         case GW_EV_STACK:
-            put_stack(d, &ev->u.stack);
+            fprintf(out, " id=%" PRIu64, ev->u.stack.id);
+            put_frames(d, &ev->u.stack);
             break;
         case GW_EV_PYTHON:
             put_string_value(d, "version", ev->u.python.version_id);

@@ -255,6 +255,10 @@ _Static_assert(sizeof(struct gw_chunk_header) == 32, "chunk header is 32 bytes")
  *                  pystack_id. Written when the thread held the GIL at the call, or when it
  *                  took the GIL back after releasing it around them; a call named by two
  *                  sites belongs to the first one written)
+ * GW_REC_STACKSITE stack_id first_call_number ncalls   (untimed, like PYSITE: the calls
+ *                  were made from the native STACK stack_id; written for calls that waited
+ *                  for the GPU, frees, pinned-memory and VMM calls and the first call after
+ *                  a stretch; allocating calls carry theirs in their own record instead)
  * GW_REC_PYTHON    version_string_id follows_releases   (the process runs CPython and its
  *                  Python stacks are recorded: Py_GetVersion()'s text; follows_releases 1
  *                  when calls made with the GIL released get stacks too (the interpreter's
@@ -288,13 +292,14 @@ enum gw_record_type {
     GW_REC_PYSTACK = 0x49,
     GW_REC_PYSITE = 0x4A,
     GW_REC_PYTHON = 0x4B,
+    GW_REC_STACKSITE = 0x4C,
 };
 
 #define GW_STACK_FRAME_WORDS 4   /* words per GW_REC_STACK frame */
 #define GW_STACK_MAX_FRAMES 64   /* writers never write more frames; readers keep this many */
 #define GW_PYSTACK_FRAME_WORDS 3 /* words per GW_REC_PYSTACK frame */
-/* Which calls writers name in PYSITE records, so that readers know which calls lacking one
- * were made without Python frames: every copy, allocation, free, VMM and pinned-memory
+/* Which calls writers name in PYSITE (and STACKSITE) records, so that readers know which
+ * calls lacking one were made without Python frames: every copy, allocation, free, VMM and pinned-memory
  * call, every call that waited for the GPU, and every call after GW_PY_STRETCH_NS or more
  * without calls on its thread (where a loop came back from host work); launches only one
  * in GW_PY_LAUNCH_EVERY. */

@@ -186,11 +186,11 @@ static void names_where_it_was_allocated(void **state)
     assert_int_equal(f->sites[2].stack, 9);
     assert_int_equal(f->sites[2].bytes, 40ull << 20);
     assert_int_equal(f->sites[2].count, 10);
-    assert_string_equal(f->sites[2].where, "train+0x2222 \xE2\x86\x90 __libc_start_main");
+    assert_string_equal(f->sites[2].where, "train+0x2222");
     assert_non_null(strstr(f->evidence,
                            "Allocated at leak_step \xE2\x86\x90 main (train): 80.0 MiB in 20 "
-                           "blocks; stack 13: 64.0 MiB in 1 block; train+0x2222 \xE2\x86\x90 "
-                           "__libc_start_main: 40.0 MiB in 10 blocks."));
+                           "blocks; stack 13: 64.0 MiB in 1 block; train+0x2222: 40.0 MiB "
+                           "in 10 blocks."));
     assert_null(strstr(f->evidence, "stack 11"));       /* 30 MiB: fourth */
     assert_null(strstr(f->evidence, "no call stack"));  /* 10 MiB: fifth */
     assert_null(strstr(f->change, "_record_memory_history"));  /* not a PyTorch program */

@@ -23,10 +23,28 @@ struct stacks_run {
     unsigned api[MAX_ALLOCS];        /* allocating calls in order */
     uint64_t stack[MAX_ALLOCS];      /* their stack ids */
     unsigned stack_defs;             /* STACK definitions in the file */
+    unsigned free_sites;             /* STACKSITE records naming a free (their native stack) */
+    uint64_t free_stacks[8];         /* the distinct stacks those name */
+    unsigned nfree_stacks;
+    uint64_t used_stacks[32];        /* distinct stacks named by allocations or STACKSITEs */
+    unsigned nused_stacks;
+    uint64_t free_ids[8];            /* call ids of the frees */
+    unsigned nfree_ids;
     unsigned frees, free_extra_words; /* frees, and those with more words than FREE's 2 */
 };
 
 static struct stacks_run run;
+
+/* Adds id to set (of cap) unless it is there; counts past cap without keeping. */
+static void add_distinct(uint64_t *set, unsigned *n, unsigned cap, uint64_t id)
+{
+    for (unsigned k = 0; k < *n && k < cap; k++)
+        if (set[k] == id)
+            return;
+    if (*n < cap)
+        set[*n] = id;
+    (*n)++;
+}
 
 static void run_stacks_with(const char *depth, const char *unwinder)
 {
@@ -61,10 +79,22 @@ static void run_stacks_with(const char *depth, const char *unwinder)
     while (gw_reader_next(run.reader, &ev) > 0) {
         if (ev.kind == GW_EV_STACK)
             run.stack_defs++;
+        if (ev.kind == GW_EV_STACKSITE) {
+            /* (it follows its call: the frees' ids are known by then) */
+            assert_int_equal(ev.u.site.first_call_id, ev.u.site.last_call_id);
+            add_distinct(run.used_stacks, &run.nused_stacks, 32, ev.u.site.stack_id);
+            for (unsigned k = 0; k < run.nfree_ids; k++)
+                if (run.free_ids[k] == ev.u.site.first_call_id) {
+                    run.free_sites++;
+                    add_distinct(run.free_stacks, &run.nfree_stacks, 8, ev.u.site.stack_id);
+                }
+        }
         if (ev.kind != GW_EV_CALL)
             continue;
         if (ev.family == GW_FAM_FREE || ev.api_id == GW_API_cuMemFreeHost) {
             run.frees++;
+            if (run.nfree_ids < 8)
+                run.free_ids[run.nfree_ids++] = ev.call_id;
             run.free_extra_words += ev.nwords > (ev.family == GW_FAM_FREE ? 2u : 3u);
         }
         uint64_t stack = ev.family == GW_FAM_ALLOC     ? ev.u.alloc.stack_id
@@ -74,6 +104,8 @@ static void run_stacks_with(const char *depth, const char *unwinder)
             run.nallocs < MAX_ALLOCS) {
             run.api[run.nallocs] = ev.api_id;
             run.stack[run.nallocs++] = stack;
+            if (stack)
+                add_distinct(run.used_stacks, &run.nused_stacks, 32, stack);
         }
     }
     const struct gw_damage *damage;
@@ -114,13 +146,23 @@ static void assert_alloc_order(void)
 static void assert_call_sites_named(void)
 {
     assert_alloc_order();
-    /* one site, one stack: interned once; three call sites, three STACK definitions */
+    /* one site, one stack: interned once; three allocation sites */
     assert_true(run.stack[0] != 0);
     assert_int_equal(run.stack[0], run.stack[2]);
     assert_int_equal(run.stack[1], run.stack[3]);
     assert_true(run.stack[0] != run.stack[1]);
     assert_true(run.stack[4] != run.stack[0] && run.stack[4] != run.stack[1]);
-    assert_int_equal(run.stack_defs, 3);
+    /* every free named; device and host frees are different call sites (how many the
+     * compiler makes of each loop is its business), none of them an allocation's */
+    assert_int_equal(run.free_sites, 5);
+    assert_true(run.nfree_stacks >= 2 && run.nfree_stacks <= 5);
+    for (unsigned k = 0; k < run.nfree_stacks; k++)
+        for (unsigned a = 0; a < run.nallocs; a++)
+            assert_true(run.free_stacks[k] != run.stack[a]);
+    /* every definition is named by a call: none written for nothing (other calls than
+     * these get stacks too: the first after a stretch without calls, call_sites.c) */
+    assert_int_equal(run.stack_defs, run.nused_stacks);
+    assert_true(run.nused_stacks >= 5);
 
     const struct gw_stack *dev = gw_reader_stack(run.reader, run.stack[0]);
     const struct gw_stack *host = gw_reader_stack(run.reader, run.stack[1]);
@@ -184,6 +226,7 @@ static void test_depth_zero_records_none(void **state)
     for (unsigned i = 0; i < run.nallocs; i++)
         assert_int_equal(run.stack[i], 0);
     assert_int_equal(run.stack_defs, 0);
+    assert_int_equal(run.free_sites, 0);
     finish();
 }
 

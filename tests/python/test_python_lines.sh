@@ -152,6 +152,14 @@ n=$("$gpuwatch" dump "$work"/c/*.gwt | grep -c 'pysite\|def pystack' || true)
 [ "$n" = 0 ] || fail "C program: $n Python stack records, expected 0"
 "$gpuwatch" analyze --json "$work/c" >"$work/c.json"
 if grep -q python_lines "$work/c.json"; then fail "C program: the report has python_lines"; fi
+# ... and its sync finding names its native site: main, where the example synchronizes
+where=$(python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+f = [f for f in r["findings"] if f["id"] == "sync_bubble"]
+print(f[0]["native_sites"]["sites"][0]["where"] if f and "native_sites" in f[0] else "(none)")' "$work/c.json")
+example=$(basename "$c_example")
+[ "$where" = "main ($example)" ] || fail "C program: sync_bubble native site '$where', expected 'main ($example)'"
 
 if [ $failures -gt 0 ]; then
     echo "$failures failure(s)"

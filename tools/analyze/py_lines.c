@@ -13,6 +13,7 @@
 
 #include "an_event.h"
 #include "gw_map.h"
+#include "stack_where.h"
 #include "trace_reader.h"
 
 #define PY_RECENT 256
@@ -21,7 +22,7 @@ struct recent_call {
     uint64_t call_id;
     uint64_t weight[AN_LINES_CATS];   /* 0: not in that category */
     uint64_t ptr;                     /* allocations: the pointer (a leak's line) */
-    int used, named;
+    int used, named, native_named;
 };
 
 struct thread_calls {
@@ -33,18 +34,20 @@ struct thread_calls {
 };
 
 struct site_weight {
-    uint64_t pystack;
+    uint64_t stack;                   /* a PYSTACK's id, or a STACK's (native) */
+    int native;
     enum an_line_cat cat;
     uint64_t weight, calls;
 };
 
 struct an_py_feed {
+    int python;                       /* the trace has Python stacks */
     uint64_t version_id;              /* string id of the interpreter's version, 0 unknown */
     int follows_releases;
     struct gw_map thread_index;       /* tid -> index + 1 in threads */
     struct thread_calls **threads;
     size_t nthreads;
-    struct gw_map site_index;         /* pystack << 4 | cat -> index + 1 in sites */
+    struct gw_map site_index;         /* stack << 5 | native << 4 | cat -> index + 1 */
     struct site_weight *sites;
     size_t nsites, sites_cap;
     struct gw_map live_bytes;         /* device pointer -> bytes held (0: freed) */
@@ -117,10 +120,10 @@ static struct thread_calls *thread_of(struct an_py_feed *p, uint32_t tid)
     return t;
 }
 
-static void add_site(struct an_py_feed *p, uint64_t pystack, enum an_line_cat cat,
+static void add_site(struct an_py_feed *p, uint64_t stack, int native, enum an_line_cat cat,
                      uint64_t weight)
 {
-    uint64_t key = pystack << 4 | (uint64_t)cat;
+    uint64_t key = stack << 5 | (uint64_t)(native != 0) << 4 | (uint64_t)cat;
     uint64_t *at = gw_map_get(&p->site_index, key);
     if (!at) {
         if (p->nsites == p->sites_cap) {
@@ -133,7 +136,7 @@ static void add_site(struct an_py_feed *p, uint64_t pystack, enum an_line_cat ca
         }
         if (gw_map_put(&p->site_index, key, p->nsites + 1) != 0)
             return;
-        p->sites[p->nsites] = (struct site_weight){pystack, cat, 0, 0};
+        p->sites[p->nsites] = (struct site_weight){stack, native != 0, cat, 0, 0};
         at = gw_map_get(&p->site_index, key);
         if (!at)
             return;
@@ -186,26 +189,34 @@ static void on_call(struct an_py_feed *p, const struct gw_event *ev, const struc
         gw_map_put(&p->live_bytes, a->ptr, a->bytes);
         gw_map_put(&p->live_stack, a->ptr, 0);
     }
+    /* an allocation's native stack is in its own record */
+    if ((a->kind == AN_ALLOC || a->kind == AN_HOST_ALLOC) && a->key) {
+        c->native_named = 1;
+        for (int cat = 1; cat < AN_LINES_CATS; cat++)
+            if (c->weight[cat] && cat != AN_LINES_INPUT)
+                add_site(p, a->key, 1, cat, c->weight[cat]);
+    }
 }
 
-static void on_site(struct an_py_feed *p, const struct gw_event *ev)
+static void on_site(struct an_py_feed *p, const struct gw_event *ev, int native)
 {
     struct thread_calls *t = thread_of(p, ev->tid);
     if (!t)
         return;
-    uint64_t first = ev->u.pysite.first_call_id, last = ev->u.pysite.last_call_id;
-    uint64_t pystack = ev->u.pysite.pystack_id;
+    uint64_t first = ev->u.site.first_call_id, last = ev->u.site.last_call_id;
+    uint64_t stack = ev->u.site.stack_id;
     for (size_t i = 0; i < PY_RECENT; i++) {
         struct recent_call *c = &t->recent[i];
-        if (!c->used || c->named || c->call_id < first || c->call_id > last)
+        int *named = native ? &c->native_named : &c->named;
+        if (!c->used || *named || c->call_id < first || c->call_id > last)
             continue;
-        c->named = 1;
+        *named = 1;
         for (int cat = 1; cat < AN_LINES_CATS; cat++)
             if (c->weight[cat])
-                add_site(p, pystack, cat, c->weight[cat]);
-        uint64_t *held = c->ptr ? gw_map_get(&p->live_bytes, c->ptr) : NULL;
+                add_site(p, stack, native, cat, c->weight[cat]);
+        uint64_t *held = !native && c->ptr ? gw_map_get(&p->live_bytes, c->ptr) : NULL;
         if (held && *held)
-            gw_map_put(&p->live_stack, c->ptr, pystack);
+            gw_map_put(&p->live_stack, c->ptr, stack);
     }
 }
 
@@ -213,9 +224,12 @@ void an_py_feed_event(struct an_py_feed *p, const struct gw_event *ev, const str
 {
     if (!p)
         return;
-    if (ev->kind == GW_EV_PYSITE) {
-        on_site(p, ev);
+    if (ev->kind == GW_EV_PYSITE || ev->kind == GW_EV_STACKSITE) {
+        on_site(p, ev, ev->kind == GW_EV_STACKSITE);
+    } else if (ev->kind == GW_EV_PYSTACK) {
+        p->python = 1;
     } else if (ev->kind == GW_EV_PYTHON) {
+        p->python = 1;
         p->version_id = ev->u.python.version_id;
         p->follows_releases = ev->u.python.follows_releases != 0;
     }
@@ -280,10 +294,10 @@ static void sum_lines(struct an_py_feed *p, const struct gw_reader *r, enum an_l
     size_t ngroups = 0;
     for (size_t i = 0; i < p->nsites; i++) {
         const struct site_weight *s = &p->sites[i];
-        if (s->cat != cat)
+        if (s->cat != cat || s->native)
             continue;
         out->with_stack += s->weight;
-        const struct gw_pystack *st = gw_reader_pystack(r, s->pystack);
+        const struct gw_pystack *st = gw_reader_pystack(r, s->stack);
         const struct gw_pyframe *f = st ? user_frame(r, st) : NULL;
         if (!f)
             continue;
@@ -301,7 +315,7 @@ static void sum_lines(struct an_py_feed *p, const struct gw_reader *r, enum an_l
         groups[g].calls += s->calls;
         if (s->weight > groups[g].heaviest) {
             groups[g].heaviest = s->weight;
-            groups[g].heaviest_stack = s->pystack;
+            groups[g].heaviest_stack = s->stack;
         }
     }
     while (out->ntop < AN_KEEP_LINES) {
@@ -326,6 +340,59 @@ static void sum_lines(struct an_py_feed *p, const struct gw_reader *r, enum an_l
     free(groups);
 }
 
+static const char *reader_string(void *user, uint64_t id)
+{
+    return gw_reader_string(user, id, NULL);
+}
+
+/* Native sites of one category, summed per program site (an_stack_where) into out. */
+static void sum_native(struct an_py_feed *p, const struct gw_reader *r, enum an_line_cat cat,
+                       struct an_py_cat *out)
+{
+    struct an_native_site *groups = NULL;
+    size_t ngroups = 0;
+    for (size_t i = 0; i < p->nsites; i++) {
+        const struct site_weight *s = &p->sites[i];
+        if (s->cat != cat || !s->native)
+            continue;
+        out->native_with_stack += s->weight;
+        const struct gw_stack *st = gw_reader_stack(r, s->stack);
+        char where[sizeof groups->where];
+        where[0] = 0;
+        if (st)
+            an_stack_where(st, reader_string, (void *)r, "PyTorch", where, sizeof where);
+        if (!where[0])
+            continue;
+        size_t g = 0;
+        while (g < ngroups && strcmp(groups[g].where, where))
+            g++;
+        if (g == ngroups) {
+            struct an_native_site *grown = realloc(groups, (ngroups + 1) * sizeof *grown);
+            if (!grown)
+                continue;
+            groups = grown;
+            memset(&groups[ngroups], 0, sizeof *groups);
+            memcpy(groups[ngroups].where, where, sizeof where);
+            ngroups++;
+        }
+        if (s->weight > groups[g].weight || !groups[g].stack)
+            groups[g].stack = groups[g].weight < s->weight ? s->stack : groups[g].stack;
+        groups[g].weight += s->weight;
+        groups[g].calls += s->calls;
+    }
+    while (out->nnative < AN_KEEP_LINES) {
+        size_t best = ngroups;
+        for (size_t g = 0; g < ngroups; g++)
+            if (groups[g].weight && (best == ngroups || groups[g].weight > groups[best].weight))
+                best = g;
+        if (best == ngroups)
+            break;
+        out->native[out->nnative++] = groups[best];
+        groups[best].weight = 0;
+    }
+    free(groups);
+}
+
 void an_py_feed_finish(struct an_py_feed *p, const struct gw_reader *r, struct an_py_lines *out)
 {
     memset(out, 0, sizeof *out);
@@ -342,11 +409,11 @@ void an_py_feed_finish(struct an_py_feed *p, const struct gw_reader *r, struct a
             continue;
         uint64_t *stack = gw_map_get(&p->live_stack, p->live_bytes.keys[i]);
         if (stack && *stack)
-            add_site(p, *stack, AN_LINES_LEAK, p->live_bytes.values[i]);
+            add_site(p, *stack, 0, AN_LINES_LEAK, p->live_bytes.values[i]);
         else
             p->without[AN_LINES_LEAK] += p->live_bytes.values[i];
     }
-    out->present = 1;
+    out->present = p->python;
     out->follows_releases = p->follows_releases;
     if (p->version_id) {
         /* "3.11.7 (main, ...) [GCC ...]": the version number is enough */
@@ -355,7 +422,9 @@ void an_py_feed_finish(struct an_py_feed *p, const struct gw_reader *r, struct a
     }
     for (int cat = 1; cat < AN_LINES_CATS; cat++) {
         sum_lines(p, r, cat, &out->cat[cat]);
-        out->cat[cat].without = p->without[cat];
+        sum_native(p, r, cat, &out->cat[cat]);
+        /* (without Python stacks at all, no call lacks one) */
+        out->cat[cat].without = p->python ? p->without[cat] : 0;
     }
     free(p->threads);
     free(p->sites);

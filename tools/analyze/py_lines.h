@@ -1,7 +1,8 @@
 /*
  * The user's Python lines behind each kind of waste (py_lines.c): calls are joined to the
  * Python stacks the shim recorded for them (PYSITE records), their time (or bytes) summed
- * per line of the user's code, and the findings show the lines that account for most.
+ * per line of the user's code, and the findings show the lines that account for most; the
+ * same with native stacks (STACKSITE records, allocations' own stacks) per program site.
  */
 #ifndef GPUWATCH_ANALYZE_PY_LINES_H
 #define GPUWATCH_ANALYZE_PY_LINES_H
@@ -9,8 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct gw_event;
-struct gw_reader;
+#include "trace_reader.h"
+
 struct an_ev;
 
 /* Which calls' lines name a finding, and what they are weighed by. */
@@ -42,9 +43,19 @@ struct an_py_line {
     char stack[AN_PY_STACK_TEXT];
 };
 
+/* Where native stacks say calls were made (the program's frames nearest the driver). */
+struct an_native_site {
+    char where[256];         /* an_stack_where: "train_step ← main (train)" */
+    uint64_t stack;          /* the trace's STACK id of its heaviest stack */
+    uint64_t weight, calls;
+};
+
 struct an_py_cat {
     struct an_py_line top[AN_KEEP_LINES];  /* heaviest first */
     size_t ntop;
+    struct an_native_site native[AN_KEEP_LINES];  /* by native stacks, heaviest first */
+    size_t nnative;
+    uint64_t native_with_stack;  /* weight of the calls with a native stack */
     uint64_t with_stack;     /* weight of the calls with a Python stack */
     uint64_t without;        /* ... of calls the shim reads stacks for that got none: made on
                                 a thread with no Python frames (C++ threads: autograd's
@@ -61,9 +72,14 @@ struct an_py_lines {
 
 struct an_py_feed;
 
-/* Made at the trace's PYTHON (or first PYSTACK) definition, which comes before the calls
- * it names: traces without Python stacks pay nothing. NULL when memory runs out. */
+/* Made at the trace's PYTHON or first PYSTACK or STACK definition, which come before the
+ * calls they name: traces without stacks pay nothing. NULL when memory runs out. */
 struct an_py_feed *an_py_feed_new(void);
+static inline int an_py_feed_starts_at(int event_kind)
+{
+    return event_kind == GW_EV_PYTHON || event_kind == GW_EV_PYSTACK ||
+           event_kind == GW_EV_STACK;
+}
 /* Every event in file order, with its analysis event for calls (a NULL otherwise). */
 void an_py_feed_event(struct an_py_feed *p, const struct gw_event *ev, const struct an_ev *a);
 /* Sums per user line into *out (the reader still open) and frees p. */
@@ -77,6 +93,7 @@ const char *an_line_cat_unit(enum an_line_cat cat);   /* "ns", "bytes", "calls" 
 const char *an_line_cat_name(enum an_line_cat cat);   /* "sync", "pageable", ... */
 /* What a line's share is of, for the text report: "of the time waited for the GPU". */
 const char *an_line_cat_what(enum an_line_cat cat);
+static inline int an_native_any(const struct an_py_cat *c) { return c->nnative != 0; }
 /* Whether a finding's lines say anything (the trace had Python stacks for its calls, or
  * calls that should have had one). */
 static inline int an_py_cat_any(const struct an_py_cat *c)

@@ -278,6 +278,27 @@ static void process(FILE *out, const struct an_trace *t)
     fputc('}', out);
 }
 
+/* "native_sites": where native stacks say its calls were made; absent when none did. */
+static void native_sites(FILE *out, const struct an_finding *f)
+{
+    const struct an_py_cat *c = &f->lines;
+    if (!an_native_any(c))
+        return;
+    fputs(", \"native_sites\": {\"calls\": ", out);
+    str(out, an_line_cat_name(f->lines_cat));
+    fputs(", \"unit\": ", out);
+    str(out, an_line_cat_unit(f->lines_cat));
+    fprintf(out, ", \"with_stack\": %" PRIu64 ", \"sites\": [", c->native_with_stack);
+    for (size_t i = 0; i < c->nnative; i++) {
+        const struct an_native_site *n = &c->native[i];
+        fputs(i ? ", {" : "{", out);
+        field_str(out, "where", n->where, strlen(n->where));
+        fprintf(out, ", \"stack\": %" PRIu64 ", \"weight\": %" PRIu64 ", \"calls\": %" PRIu64 "}",
+                n->stack, n->weight, n->calls);
+    }
+    fputs("]}", out);
+}
+
 /* "python_lines": the user's lines behind the finding, each with its whole stack
  * (innermost first); absent when the trace has no Python stacks. */
 static void python_lines(FILE *out, const struct an_finding *f)
@@ -367,6 +388,7 @@ static void finding(FILE *out, const struct an_run *run, size_t i, size_t number
     }
     fputc('}', out);
     python_lines(out, f);
+    native_sites(out, f);
     if (f->nsites) {
         fputs(", \"alloc_sites\": [", out);
         for (size_t k = 0; k < f->nsites; k++) {

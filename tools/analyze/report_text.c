@@ -205,10 +205,21 @@ static void strikes_line(FILE *out, const struct an_finding *f)
 static void python_lines(FILE *out, const struct an_finding *f)
 {
     const struct an_py_cat *c = &f->lines;
+    char text[1024];
+    if (!c->ntop) {  /* no Python line: the program's native sites, when stacks say */
+        for (size_t i = 0; i < c->nnative; i++) {
+            const struct an_native_site *n = &c->native[i];
+            snprintf(text, sizeof text, "%s: %.0f%% %s (%llu call%s)", n->where,
+                     c->native_with_stack ? 100.0 * (double)n->weight / (double)c->native_with_stack : 0,
+                     an_line_cat_what(f->lines_cat), (unsigned long long)n->calls,
+                     n->calls == 1 ? "" : "s");
+            fprintf(out, "    site:     ");
+            wrap(out, text, 14, 14);
+        }
+    }
     if (!an_py_cat_any(c))
         return;
     double all = (double)c->with_stack + (double)c->without;
-    char text[1024];
     for (size_t i = 0; i < c->ntop; i++) {
         const struct an_py_line *l = &c->top[i];
         snprintf(text, sizeof text, "%s:%llu in %s: %.0f%% %s (%llu call%s)", l->file,

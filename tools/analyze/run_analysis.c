@@ -173,7 +173,7 @@ static void analyze_trace(const struct an_options *opt, struct an_trace *t)
         /* converted straight into the reorder window where it can be */
         struct an_ev *a = an_feeder_slot(&feeder);
         if (!an_event_convert(&ev, r, a)) {
-            if (__builtin_expect(ev.kind == GW_EV_PYTHON || ev.kind == GW_EV_PYSTACK, 0) && !py)
+            if (!py && an_py_feed_starts_at(ev.kind))
                 py = an_py_feed_new();
             if (py)
                 an_py_feed_event(py, &ev, NULL);

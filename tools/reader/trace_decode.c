@@ -120,6 +120,7 @@ static const char *record_name(uint8_t type)
     case GW_REC_PYSTACK: return "PYSTACK";
     case GW_REC_PYSITE: return "PYSITE";
     case GW_REC_PYTHON: return "PYTHON";
+    case GW_REC_STACKSITE: return "STACKSITE";
     }
     return "unknown";
 }
@@ -617,8 +618,8 @@ static __attribute__((noinline)) int decode_untimed(struct gw_reader *r,
         return gw_stacks_decode(r, rec->body, rec->body_len, off, ev);
     if (rec->type == GW_REC_PYSTACK)
         return gw_pystacks_decode(r, rec->body, rec->body_len, off, ev);
-    if (rec->type == GW_REC_PYSITE)
-        return gw_pysite_decode(r, rec->body, rec->body_len, off, ev);
+    if (rec->type == GW_REC_PYSITE || rec->type == GW_REC_STACKSITE)
+        return gw_site_decode(r, rec->type, rec->body, rec->body_len, off, ev);
     if (rec->type == GW_REC_PYTHON) {
         uint64_t w[2];
         if (get_words(c, w, 2) < 2) {

@@ -122,6 +122,7 @@ const char *gw_event_kind_name(enum gw_event_kind kind)
     case GW_EV_PYSTACK: return "pystack";
     case GW_EV_PYSITE: return "pysite";
     case GW_EV_PYTHON: return "python";
+    case GW_EV_STACKSITE: return "stacksite";
     case GW_EV_CPU_THREAD: return "cpu_thread";
     case GW_EV_CPU_PROC: return "cpu_proc";
     }

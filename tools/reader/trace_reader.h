@@ -65,6 +65,7 @@ enum gw_event_kind {
     GW_EV_PYSTACK,        /* a definition: a Python call stack (gw_reader_pystack) */
     GW_EV_PYSITE,         /* untimed: calls of this thread made from one Python stack */
     GW_EV_PYTHON,         /* a definition: the process runs CPython, stacks recorded */
+    GW_EV_STACKSITE,      /* untimed: calls of this thread made from one native stack */
 };
 
 struct gw_shape {
@@ -174,10 +175,10 @@ struct gw_event {
         struct gw_pystack pystack;
         /* follows_releases: calls made with the GIL released get stacks too */
         struct { uint64_t version_id, follows_releases; } python;
-        /* the calls first_call_id..last_call_id of this thread (ids as call_id) were made
-         * while its Python stack was pystack_id; a call named twice belongs to the
-         * first site */
-        struct { uint64_t pystack_id, first_call_id, last_call_id; } pysite;
+        /* PYSITE, STACKSITE: the calls first_call_id..last_call_id of this thread (ids as
+         * call_id) were made from the stack stack_id (a PYSTACK's, a STACK's); a call
+         * named twice belongs to the first site */
+        struct { uint64_t stack_id, first_call_id, last_call_id; } site;
         /* GPU records: stream_id is CUPTI's (cuStreamGetId), see gw_reader_stream_by_cupti */
         struct { uint64_t correlation_id, device, stream_id, shape_id, graph_id; } gpu_kernel;
         struct {

@@ -125,11 +125,11 @@ void gw_tables_free(struct gw_reader *r);
 
 /* trace_stacks.c: decodes the body of a STACK definition (after its type and length) into
  * ev and the stack table; 1 when ev holds a GW_EV_STACK event. */
-/* The same for PYSTACK (GW_EV_PYSTACK) and PYSITE (GW_EV_PYSITE) records. */
+/* The same for PYSTACK (GW_EV_PYSTACK) records, and PYSITE or STACKSITE (type) records. */
 int gw_pystacks_decode(struct gw_reader *r, const uint8_t *body, size_t len, uint64_t off,
                        struct gw_event *ev);
-int gw_pysite_decode(struct gw_reader *r, const uint8_t *body, size_t len, uint64_t off,
-                     struct gw_event *ev);
+int gw_site_decode(struct gw_reader *r, unsigned type, const uint8_t *body, size_t len,
+                   uint64_t off, struct gw_event *ev);
 int gw_stacks_decode(struct gw_reader *r, const uint8_t *body, size_t len, uint64_t off,
                      struct gw_event *ev);
 void gw_stacks_free(struct gw_reader *r);

@@ -1,5 +1,6 @@
 /* The reader's call stacks (trace_format.h): STACK (native) and PYSTACK (Python)
- * definitions by id, and the PYSITE records that name the calls made from a Python stack. */
+ * definitions by id, and the PYSITE and STACKSITE records that name the calls made from
+ * one. */
 #include "trace_reader_internal.h"
 
 #include <inttypes.h>
@@ -134,9 +135,10 @@ int gw_pystacks_decode(struct gw_reader *r, const uint8_t *body, size_t len, uin
     return decode_stack(r, &r->pystacks, &python_kind, body, len, off, ev);
 }
 
-int gw_pysite_decode(struct gw_reader *r, const uint8_t *body, size_t len, uint64_t off,
-                     struct gw_event *ev)
+int gw_site_decode(struct gw_reader *r, unsigned type, const uint8_t *body, size_t len,
+                   uint64_t off, struct gw_event *ev)
 {
+    const char *name = type == GW_REC_PYSITE ? "PYSITE" : "STACKSITE";
     uint64_t w[3];
     size_t at = 0;
     unsigned have = 0;
@@ -150,9 +152,9 @@ int gw_pysite_decode(struct gw_reader *r, const uint8_t *body, size_t len, uint6
     if (have < 3 || w[2] == 0) {
         gw_reader_report(r, GW_DAMAGE_RECORD, off, 0, off, r->ch.tid,
                          "offset %" PRIu64 ": expected a stack id, a first call number and "
-                         "a count above 0 in the %zu-byte body of a PYSITE record, found "
+                         "a count above 0 in the %zu-byte body of a %s record, found "
                          "%u varint(s)%s",
-                         off, len, have, have == 3 ? " with a count of 0" : "");
+                         off, len, name, have, have == 3 ? " with a count of 0" : "");
         return 0;
     }
     /* Numbers that may be short (records lost without a count) would name other calls:
@@ -160,15 +162,15 @@ int gw_pysite_decode(struct gw_reader *r, const uint8_t *body, size_t len, uint6
     if (r->defs_only || r->call_unsure)
         return 0;
     memset(ev, 0, sizeof *ev);
-    ev->kind = GW_EV_PYSITE;
+    ev->kind = type == GW_REC_PYSITE ? GW_EV_PYSITE : GW_EV_STACKSITE;
     ev->tid = r->ch.tid;
     ev->offset = off;
     ev->family = -1;
     /* numbers are the low word of call ids, as CALL records of this thread are numbered */
     uint64_t first = w[1] & 0xFFFFFFFFu, last = first + w[2] - 1;
-    ev->u.pysite.pystack_id = w[0];
-    ev->u.pysite.first_call_id = r->call_id_high | first;
-    ev->u.pysite.last_call_id = r->call_id_high | (last > 0xFFFFFFFFu ? 0xFFFFFFFFu : last);
+    ev->u.site.stack_id = w[0];
+    ev->u.site.first_call_id = r->call_id_high | first;
+    ev->u.site.last_call_id = r->call_id_high | (last > 0xFFFFFFFFu ? 0xFFFFFFFFu : last);
     return 1;
 }
 
