@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Cost of Python stacks (issue 19), on the simulated driver, in one run:
 #  - ns per captured stack at Python depths 4, 16 and 64: synchronizing calls made holding
-#    the GIL, each of which gets a stack, with GPUWATCH_PY_DEPTH=DEPTH against =0;
+#    the GIL, each of which gets a stack, with GPUWATCH_PY_DEPTH=DEPTH against =0 (native
+#    stacks off in both);
 #  - the launch-heavy loop (ctypes.CDLL, GIL released around each call as PyTorch's
 #    bindings do; one launch in 256 gets a stack) with stacks on against off, and without
 #    the shim.
@@ -23,7 +24,8 @@ run() {  # run PY_DEPTH ARGS...: ns per call under the shim (PY_DEPTH "none": no
   if [ "$depth" = none ]; then
     LD_LIBRARY_PATH=$fake "$python" "$here/py_calls.py" "$@" | awk '{print $2}'
   else
-    GPUWATCH_CUPTI=0 GPUWATCH_PY_DEPTH=$depth GPUWATCH_OUTPUT=$traces LD_PRELOAD=$shim \
+    GPUWATCH_CUPTI=0 GPUWATCH_PY_DEPTH=$depth GPUWATCH_STACK_DEPTH=${native_depth:-12} \
+      GPUWATCH_OUTPUT=$traces LD_PRELOAD=$shim \
       LD_LIBRARY_PATH=$fake "$python" "$here/py_calls.py" "$@" | awk '{print $2}'
   fi
 }
@@ -31,8 +33,9 @@ median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1
 declare -A ns
 for ((i = 0; i < rounds; i++)); do
   for d in 4 16 64; do
-    ns[stack_off_$d]+=" $(run 0 --mode stack --depth $d --calls 20000)"
-    ns[stack_on_$d]+=" $(run $d --mode stack --depth $d --calls 20000)"
+    # (native stacks off: each synchronize would also unwind, on both sides)
+    ns[stack_off_$d]+=" $(native_depth=0 run 0 --mode stack --depth $d --calls 20000)"
+    ns[stack_on_$d]+=" $(native_depth=0 run $d --mode stack --depth $d --calls 20000)"
   done
   ns[launch_none]+=" $(run none --mode launch)"
   ns[launch_off]+=" $(run 0 --mode launch)"
