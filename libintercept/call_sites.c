@@ -28,7 +28,9 @@ static int native_on, python_on;
 struct site_thread {
     unsigned generation;   /* the recorder's trace these figures belong to */
     unsigned launches;     /* launches since the last one with stacks */
+    uint64_t last_unwind;  /* end of the latest call given a native stack (0: none yet) */
 };
+static uint64_t native_every_ns;
 /* The apis whose every call the observer is told of (others only when they waited or
  * ended a stretch): those wants_python and wants_native take by family. */
 static uint8_t observed[GW_API_ID_LIMIT];
@@ -57,13 +59,22 @@ static int wants_python(struct site_thread *t, int family, int waited, uint64_t 
 }
 
 /* Native stacks: of those, the calls that waited for the GPU (synchronizes, synchronous
- * and pageable copies), frees and the first call after a stretch: an unwind costs some
- * 2 000 instructions (a microsecond), beside which a wait is long; asynchronous copies and
- * sampled launches are many and short, and their Python line is what names them. */
-static int wants_native(int family, int waited, uint64_t gap)
+ * and pageable copies), frees and the first call after a stretch; asynchronous copies and
+ * sampled launches are many and short, and their Python line is what names them. And at
+ * most one every native_every_ns on a thread: an unwind costs a few microseconds, which a
+ * loop synchronizing every 50 us would pay every step (and the program's own timing would
+ * show it: the calibration's sync_and_launch gained 50 % more from its fix with every
+ * synchronize unwound). Sampled in time, the sites still rank by the time they account for. */
+static int wants_native(struct site_thread *t, int family, int waited, uint64_t gap,
+                        uint64_t end_ns)
 {
-    return waited || gap >= GW_PY_STRETCH_NS || family == GW_FAM_FREE ||
-           family == GW_FAM_HOSTMEM || family == GW_FAM_VMM;
+    if (!(waited || gap >= GW_PY_STRETCH_NS || family == GW_FAM_FREE ||
+          family == GW_FAM_HOSTMEM || family == GW_FAM_VMM))
+        return 0;
+    if (t->last_unwind && end_ns - t->last_unwind < native_every_ns)
+        return 0;
+    t->last_unwind = end_ns;
+    return 1;
 }
 
 /* Allocating calls carry their native stack in their own record (trace_format.h). */
@@ -79,7 +90,6 @@ static void on_call(unsigned api_id, uint64_t start_ns, uint64_t end_ns, int res
 {
     (void)result;
     (void)start_ns;
-    (void)end_ns;
     struct site_thread *t = &site_thread;
     unsigned generation = gw_recorder_generation();
     if (t->generation != generation) {
@@ -87,7 +97,8 @@ static void on_call(unsigned api_id, uint64_t start_ns, uint64_t end_ns, int res
         t->generation = generation;
     }
     int family = api_id < GW_API_ID_LIMIT ? api_family[api_id] : GW_FAM_PLAIN;
-    if (native_on && wants_native(family, waited, gap) && !carries_its_stack(api_id, family)) {
+    if (native_on && !carries_its_stack(api_id, family) &&
+        wants_native(t, family, waited, gap, end_ns)) {
         uint64_t stack = gw_stack_here();
         if (stack) {
             uint64_t words[3] = {stack, call_number, 1};
@@ -98,9 +109,10 @@ static void on_call(unsigned api_id, uint64_t start_ns, uint64_t end_ns, int res
         gw_py_site(call_number);
 }
 
-void gw_call_sites_start(int native)
+void gw_call_sites_start(int native, unsigned native_every_ms)
 {
     native_on = native;
+    native_every_ns = (uint64_t)native_every_ms * 1000000u;
     python_on = gw_py_on();
     for (unsigned id = 0; id < GW_API_ID_LIMIT; id++) {
         int family = api_family[id];

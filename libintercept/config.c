@@ -12,6 +12,7 @@
 #define DEFAULT_BUFFER_KB 2048
 #define DEFAULT_STACK_DEPTH 12
 #define DEFAULT_PY_DEPTH 16
+#define DEFAULT_SITE_EVERY_MS 10
 
 int gw_config_disabled(void)
 {
@@ -66,6 +67,8 @@ void gw_config_load(struct gw_config *cfg)
     cfg->stack_depth = (unsigned)env_number("GPUWATCH_STACK_DEPTH", 0, GW_STACK_MAX_FRAMES,
                                             DEFAULT_STACK_DEPTH);
 
+    cfg->site_every_ms = (unsigned)env_number("GPUWATCH_SITE_EVERY_MS", 0, 60000,
+                                              DEFAULT_SITE_EVERY_MS);
     cfg->py_depth = (unsigned)env_number("GPUWATCH_PY_DEPTH", 0, GW_STACK_MAX_FRAMES,
                                          DEFAULT_PY_DEPTH);
 

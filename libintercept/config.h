@@ -13,6 +13,9 @@ struct gw_config {
     int use_tsc;                /* GPUWATCH_CLOCK=tsc|monotonic, default tsc where invariant */
     unsigned stack_depth;       /* GPUWATCH_STACK_DEPTH, 0..64 frames, default 12; 0 = off */
     int stack_libc;             /* GPUWATCH_STACK_UNWINDER=libc: glibc's backtrace() */
+    unsigned site_every_ms;     /* GPUWATCH_SITE_EVERY_MS, 0..60000, default 10: at most one
+                                   native stack of a sync, free... per thread per this long
+                                   (0: every one) */
     unsigned py_depth;          /* GPUWATCH_PY_DEPTH, 0..64 Python frames, default 16; 0 = off */
 };
 

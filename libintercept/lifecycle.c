@@ -76,7 +76,7 @@ int gw_tracing_start(void)
                 gw_cupti_start();
                 gw_cpu_sampler_start();
                 gw_py_init(cfg.py_depth);
-                gw_call_sites_start(cfg.stack_depth > 0);
+                gw_call_sites_start(cfg.stack_depth > 0, cfg.site_every_ms);
             }
         }
         if (!process_hooks_installed) {

@@ -258,7 +258,8 @@ _Static_assert(sizeof(struct gw_chunk_header) == 32, "chunk header is 32 bytes")
  * GW_REC_STACKSITE stack_id first_call_number ncalls   (untimed, like PYSITE: the calls
  *                  were made from the native STACK stack_id; written for calls that waited
  *                  for the GPU, frees, pinned-memory and VMM calls and the first call after
- *                  a stretch; allocating calls carry theirs in their own record instead)
+ *                  a stretch, at most one per thread every GPUWATCH_SITE_EVERY_MS (10 ms):
+ *                  a sample in time; allocating calls carry theirs in their own record)
  * GW_REC_PYTHON    version_string_id follows_releases   (the process runs CPython and its
  *                  Python stacks are recorded: Py_GetVersion()'s text; follows_releases 1
  *                  when calls made with the GIL released get stacks too (the interpreter's

@@ -23,6 +23,7 @@ struct stacks_run {
     unsigned api[MAX_ALLOCS];        /* allocating calls in order */
     uint64_t stack[MAX_ALLOCS];      /* their stack ids */
     unsigned stack_defs;             /* STACK definitions in the file */
+    unsigned stack_sites;            /* STACKSITE records */
     unsigned free_sites;             /* STACKSITE records naming a free (their native stack) */
     uint64_t free_stacks[8];         /* the distinct stacks those name */
     unsigned nfree_stacks;
@@ -46,16 +47,18 @@ static void add_distinct(uint64_t *set, unsigned *n, unsigned cap, uint64_t id)
     (*n)++;
 }
 
-static void run_stacks_with(const char *depth, const char *unwinder)
+/* every_ms: GPUWATCH_SITE_EVERY_MS (the tests that count frees' sites want every one: 0) */
+static void run_stacks_every(const char *depth, const char *unwinder, const char *every_ms)
 {
     memset(&run, 0, sizeof run);
-    char env_depth[64], env_unwinder[64];
+    char env_depth[64], env_unwinder[64], env_every[64];
+    snprintf(env_every, sizeof env_every, "GPUWATCH_SITE_EVERY_MS=%s", every_ms);
     snprintf(env_depth, sizeof env_depth, "GPUWATCH_STACK_DEPTH=%s", depth ? depth : "");
     snprintf(env_unwinder, sizeof env_unwinder, "GPUWATCH_STACK_UNWINDER=%s",
              unwinder ? unwinder : "");
     const char *args[] = {"--mode", "stacks", NULL};
-    const char *env[3] = {NULL};
-    unsigned nenv = 0;
+    const char *env[4] = {env_every, NULL};
+    unsigned nenv = 1;
     if (depth)
         env[nenv++] = env_depth;
     if (unwinder)
@@ -80,6 +83,7 @@ static void run_stacks_with(const char *depth, const char *unwinder)
         if (ev.kind == GW_EV_STACK)
             run.stack_defs++;
         if (ev.kind == GW_EV_STACKSITE) {
+            run.stack_sites++;
             /* (it follows its call: the frees' ids are known by then) */
             assert_int_equal(ev.u.site.first_call_id, ev.u.site.last_call_id);
             add_distinct(run.used_stacks, &run.nused_stacks, 32, ev.u.site.stack_id);
@@ -110,6 +114,11 @@ static void run_stacks_with(const char *depth, const char *unwinder)
     }
     const struct gw_damage *damage;
     assert_int_equal(gw_reader_damage(run.reader, &damage), 0);
+}
+
+static void run_stacks_with(const char *depth, const char *unwinder)
+{
+    run_stacks_every(depth, unwinder, "0");
 }
 
 static void run_stacks(const char *depth) { run_stacks_with(depth, NULL); }
@@ -230,6 +239,20 @@ static void test_depth_zero_records_none(void **state)
     finish();
 }
 
+/* Native stacks of syncs, frees and stretch ends are a sample in time: with a minute
+ * between them, the run (under a second) has exactly one, whatever it makes; allocations
+ * keep theirs (in their own records). */
+static void test_native_sites_are_sampled_in_time(void **state)
+{
+    (void)state;
+    run_stacks_every(NULL, NULL, "60000");
+    assert_int_equal(run.stack_sites, 1);
+    assert_int_equal(run.nallocs, 5);
+    for (unsigned a = 0; a < run.nallocs; a++)
+        assert_true(run.stack[a] != 0);
+    finish();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -237,6 +260,7 @@ int main(void)
         cmocka_unit_test(test_libc_unwinder_names_the_same_sites),
         cmocka_unit_test(test_depth_limits_frames),
         cmocka_unit_test(test_depth_zero_records_none),
+        cmocka_unit_test(test_native_sites_are_sampled_in_time),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
