@@ -114,7 +114,8 @@ for python in "${interpreters[@]}"; do
             said=$(python3 -c 'import json, sys; p = json.load(open(sys.argv[1]))["processes"][0]["python"]; print(int(p["follows_gil_releases"]))' "$work/$tag-$gil-pageable.json")
             [ "$said" = "$follows" ] || fail "$tag: the trace says follows_gil_releases=$said, ldd says $follows"
         fi
-        if run "$tag-$gil-input" "$python" --gil $gil --steps 30 --load-ms 4 --leak 1 --sync 0; then
+        if run "$tag-$gil-input" "$python" --gil $gil --steps 30 --load-ms 4 --leak 1 \
+            --batch-bytes 65536; then
             check "$tag-$gil-input" input_pipeline "$(want "$h2d_line")"
             [ $named = 1 ] && check "$tag-$gil-input" leak "line:$leak_line"
         fi
