@@ -28,6 +28,7 @@ static const struct command commands[] = {
     {"stats", "per entry point counts and host time, totals, top kernels", gw_cmd_stats},
     {"analyze", "what wastes the GPU, why, what to change; ranked by time saved",
      gw_cmd_analyze},
+    {"export", "the run as a timeline for Perfetto UI / chrome://tracing", gw_cmd_export},
 };
 
 static void usage(FILE *out)

@@ -1,0 +1,85 @@
+/*
+ * gpuwatch export [--format chrome] [-o FILE] TRACE|DIR...
+ *
+ * A run as a timeline for viewers: Chrome trace-event JSON, which Perfetto UI and
+ * chrome://tracing open (tools/export/chrome_trace.c says what is in it). The run is
+ * analyzed first, so its findings are on a track of their own.
+ *
+ * Exit status: 0 written; 1 a trace could not be read or was damaged (the rest is
+ * written); 2 usage error, or the output cannot be written.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "analyze/analyze.h"
+#include "cli.h"
+#include "export/chrome_trace.h"
+
+static void help(FILE *out)
+{
+    fprintf(out,
+            "usage: gpuwatch export [OPTIONS] TRACE|DIR...\n"
+            "Writes the traces of one run (a directory: every *.gwt in it) as a timeline:\n"
+            "host threads with every driver call, NVTX ranges, one track per GPU stream with\n"
+            "flows from each call to its GPU work, counters (device memory, GPU busy per\n"
+            "10 ms, CPU use) and the findings over the time their evidence covers.\n\n"
+            "  -f, --format chrome   Chrome trace-event JSON, for Perfetto UI (ui.perfetto.dev)\n"
+            "                        and chrome://tracing (the default and only format)\n"
+            "  -o, --output FILE     write there (default: standard output)\n"
+            "  -h, --help            this text\n"
+            "Exit status: 0; 1 a trace was unreadable or damaged (the rest is written);\n"
+            "2 usage error or the output cannot be written.\n");
+}
+
+int gw_cmd_export(int argc, char **argv)
+{
+    static const struct option options[] = {
+        {"format", required_argument, NULL, 'f'},
+        {"output", required_argument, NULL, 'o'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *output = NULL;
+    int c;
+    while ((c = getopt_long(argc, argv, "f:o:h", options, NULL)) != -1) {
+        switch (c) {
+        case 'f':
+            if (strcmp(optarg, "chrome") != 0)
+                return gw_usage_error("export", "--format %s: the formats are: chrome",
+                                      optarg);
+            break;
+        case 'o':
+            output = optarg;
+            break;
+        case 'h':
+            help(stdout);
+            return GW_EXIT_OK;
+        default:
+            return gw_usage_error("export", "unknown option");
+        }
+    }
+    if (optind >= argc)
+        return gw_usage_error("export", "no trace file or directory given");
+    struct an_options opt;
+    an_options_default(&opt);
+    struct an_run run;
+    if (an_run_paths(&run, argv + optind, argc - optind, &opt) != 0) {
+        an_run_free(&run);
+        return GW_EXIT_USAGE;
+    }
+    FILE *out = output ? fopen(output, "w") : stdout;
+    if (!out) {
+        perror(output);
+        an_run_free(&run);
+        return GW_EXIT_USAGE;
+    }
+    int rc = gw_export_chrome(out, &run) == 0 && !run.damage_reports ? GW_EXIT_OK
+                                                                      : GW_EXIT_DAMAGE;
+    if ((output ? fclose(out) : fflush(out)) != 0) {
+        perror(output ? output : "standard output");
+        rc = GW_EXIT_USAGE;
+    }
+    an_run_free(&run);
+    return rc;
+}

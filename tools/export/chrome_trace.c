@@ -1,0 +1,558 @@
+/*
+ * A run as Chrome trace-event JSON (what Perfetto UI and chrome://tracing open): one
+ * process per trace file, its host threads with every driver call as a slice, NVTX ranges
+ * on their threads, one track per device stream with the GPU's kernels, copies and
+ * memsets, a flow from each call to the GPU work it issued (bind_id = the call id), counter
+ * tracks (device memory held, capacity and others' share; pinned host memory; GPU busy per
+ * 10 ms; the CPU use of the traced threads and of the worker processes) and the findings on
+ * a track of their own over the time their evidence covers.
+ *
+ * Each file is read once, in file order: the viewers sort by time. What is kept while
+ * reading is bounded by what is in flight (correlations not yet matched, open NVTX ranges,
+ * live allocations) plus one number per 10 ms of run for the busy counter.
+ */
+#include "chrome_trace.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyze.h"
+#include "gw_map.h"
+#include "json_writer.h"
+#include "trace_reader.h"
+
+/* Synthetic track ids: GPU streams and the findings, apart from any kernel thread id. */
+#define TRACK_GPU_BASE 1000000000u
+#define TRACK_FINDINGS 2000000000u
+#define BUSY_BIN_NS 10000000ull       /* GPU busy counter: one value per 10 ms */
+#define CORR_SLOTS (1u << 16)         /* correlations in flight (CUPTI numbers them in order) */
+
+struct corr_slot {
+    uint64_t correlation, call_id;    /* call_id 0: empty */
+};
+
+struct export {
+    struct gw_json *j;
+    struct gw_reader *r;
+    const struct an_trace *trace;
+    uint32_t pid;
+    uint64_t origin;                  /* trace clock of ts 0 (the run's earliest start) */
+    struct corr_slot *corr;
+    struct gw_map tracks;             /* GPU track id -> 1 once named */
+    struct gw_map threads;            /* host tid -> 1 once named */
+    struct gw_map live, pinned;       /* device / pinned pointer -> bytes (0: freed) */
+    uint64_t held, pinned_held;
+    struct gw_map range_names;        /* NVTX start/end range id -> name string id */
+    uint64_t *busy;                   /* GPU busy ns per BUSY_BIN_NS from the trace's start */
+    size_t nbusy;
+    struct gw_map cpu_ts, cpu_ns;     /* sampled thread -> its previous sample */
+    uint64_t proc_ts, proc_desc_ns;   /* the previous process sample (0: none) */
+};
+
+static double us(const struct export *x, uint64_t ts_ns)
+{
+    return ts_ns >= x->origin ? (double)(ts_ns - x->origin) / 1000.0
+                              : -(double)(x->origin - ts_ns) / 1000.0;
+}
+
+/* {"ph":…, "name":…, "cat":…, "pid":…, "tid":…, "ts":… — the caller adds the rest and
+ * closes it. */
+static void event(struct export *x, const char *ph, const char *name, const char *cat,
+                  uint64_t tid, uint64_t ts_ns)
+{
+    struct gw_json *j = x->j;
+    gw_json_newline(j);
+    gw_json_object(j);
+    gw_json_key(j, "ph");
+    gw_json_str(j, ph);
+    gw_json_key(j, "name");
+    gw_json_str(j, name);
+    if (cat) {
+        gw_json_key(j, "cat");
+        gw_json_str(j, cat);
+    }
+    gw_json_key(j, "pid");
+    gw_json_u64(j, x->pid);
+    gw_json_key(j, "tid");
+    gw_json_u64(j, tid);
+    gw_json_key(j, "ts");
+    gw_json_fixed(j, us(x, ts_ns), 3);
+}
+
+static void duration(struct export *x, uint64_t dur_ns)
+{
+    gw_json_key(x->j, "dur");
+    gw_json_fixed(x->j, (double)dur_ns / 1000.0, 3);
+}
+
+static void metadata(struct export *x, const char *what, uint64_t tid, const char *name)
+{
+    struct gw_json *j = x->j;
+    gw_json_newline(j);
+    gw_json_object(j);
+    gw_json_key(j, "ph");
+    gw_json_str(j, "M");
+    gw_json_key(j, "name");
+    gw_json_str(j, what);
+    gw_json_key(j, "pid");
+    gw_json_u64(j, x->pid);
+    gw_json_key(j, "tid");
+    gw_json_u64(j, tid);
+    gw_json_key(j, "args");
+    gw_json_object(j);
+    gw_json_key(j, "name");
+    gw_json_str(j, name);
+    gw_json_object_end(j);
+    gw_json_object_end(j);
+}
+
+static void counter(struct export *x, const char *name, uint64_t ts_ns, const char *series,
+                    double value)
+{
+    event(x, "C", name, NULL, 0, ts_ns);
+    gw_json_key(x->j, "args");
+    gw_json_object(x->j);
+    gw_json_key(x->j, series);
+    gw_json_double(x->j, value);
+    gw_json_object_end(x->j);
+    gw_json_object_end(x->j);
+}
+
+static const char *string_of(const struct export *x, uint64_t id)
+{
+    const char *s = id ? gw_reader_string(x->r, id, NULL) : NULL;
+    return s ? s : "";
+}
+
+static void name_thread(struct export *x, uint32_t tid)
+{
+    if (gw_map_get(&x->threads, tid))
+        return;
+    gw_map_put(&x->threads, tid, 1);
+    const char *name = gw_reader_thread_name(x->r, tid);
+    char text[160];
+    snprintf(text, sizeof text, "%s%sthread %" PRIu32, name ? name : "", name ? " · " : "",
+             tid);
+    metadata(x, "thread_name", tid, text);
+}
+
+static uint64_t gpu_track(struct export *x, uint64_t device, uint64_t cupti_stream)
+{
+    uint64_t tid = TRACK_GPU_BASE + (device & 0xFF) * 65536u + (cupti_stream & 0xFFFF);
+    if (!gw_map_get(&x->tracks, tid)) {
+        gw_map_put(&x->tracks, tid, 1);
+        char text[96];
+        snprintf(text, sizeof text, "GPU %" PRIu64 " stream %" PRIu64, device, cupti_stream);
+        metadata(x, "thread_name", tid, text);
+    }
+    return tid;
+}
+
+static void add_busy(struct export *x, uint64_t ts, uint64_t dur)
+{
+    uint64_t start = x->trace->hdr.start_ns;
+    if (ts < start || !dur)
+        return;
+    uint64_t from = ts - start, to = from + dur;
+    size_t last = (size_t)((to - 1) / BUSY_BIN_NS);
+    if (last >= x->nbusy) {
+        size_t n = last + 1 > 2 * x->nbusy ? last + 1 : 2 * x->nbusy;
+        uint64_t *grown = realloc(x->busy, n * sizeof *grown);
+        if (!grown)
+            return;
+        memset(grown + x->nbusy, 0, (n - x->nbusy) * sizeof *grown);
+        x->busy = grown;
+        x->nbusy = n;
+    }
+    for (size_t b = (size_t)(from / BUSY_BIN_NS); b <= last; b++) {
+        uint64_t lo = b * BUSY_BIN_NS, hi = lo + BUSY_BIN_NS;
+        uint64_t a = from > lo ? from : lo, z = to < hi ? to : hi;
+        x->busy[b] += z - a;
+    }
+}
+
+/* The flow from a call to its GPU work: bind_id is the call id. */
+static void flow(struct export *x, uint64_t call_id, const char *direction)
+{
+    gw_json_key(x->j, "bind_id");
+    gw_json_u64(x->j, call_id);
+    gw_json_key(x->j, direction);
+    gw_json_bool(x->j, 1);
+}
+
+static void call_args(struct export *x, const struct gw_event *ev)
+{
+    struct gw_json *j = x->j;
+    gw_json_key(j, "args");
+    gw_json_object(j);
+    gw_json_key(j, "call_id");
+    gw_json_u64(j, ev->call_id);
+    if (ev->result) {
+        gw_json_key(j, "result");
+        gw_json_str(j, gw_cu_result_name(ev->result));
+    }
+    switch (ev->family) {
+    case GW_FAM_LAUNCH: {
+        const char *kernel = gw_reader_kernel_name(x->r, ev->u.launch.shape_id);
+        if (kernel) {
+            gw_json_key(j, "kernel");
+            gw_json_str(j, kernel);
+        }
+        gw_json_key(j, "stream");
+        gw_json_u64(j, ev->u.launch.stream_id);
+        break;
+    }
+    case GW_FAM_COPY:
+        gw_json_key(j, "bytes");
+        gw_json_u64(j, ev->u.copy.bytes);
+        gw_json_key(j, "direction");
+        gw_json_str(j, gw_copy_dir_name(ev->u.copy.dir));
+        gw_json_key(j, "host_memory");
+        gw_json_str(j, gw_host_kind_name(ev->u.copy.host_kind));
+        gw_json_key(j, "stream");
+        gw_json_u64(j, ev->u.copy.stream_id);
+        break;
+    case GW_FAM_SET:
+        gw_json_key(j, "bytes");
+        gw_json_u64(j, ev->u.set.bytes);
+        gw_json_key(j, "stream");
+        gw_json_u64(j, ev->u.set.stream_id);
+        break;
+    case GW_FAM_ALLOC:
+        gw_json_key(j, "bytes");
+        gw_json_u64(j, ev->u.alloc.bytes);
+        break;
+    case GW_FAM_HOSTMEM:
+        gw_json_key(j, "bytes");
+        gw_json_u64(j, ev->u.hostmem.bytes);
+        break;
+    case GW_FAM_SYNC:
+        gw_json_key(j, "stream");
+        gw_json_u64(j, ev->u.sync.stream_id);
+        break;
+    default:
+        break;
+    }
+    gw_json_object_end(j);
+}
+
+static void on_memory(struct export *x, const struct gw_event *ev)
+{
+    if (ev->result)
+        return;
+    uint64_t end = ev->ts_ns + ev->dur_ns;
+    if (ev->family == GW_FAM_ALLOC) {
+        gw_map_put(&x->live, ev->u.alloc.ptr, ev->u.alloc.bytes);
+        x->held += ev->u.alloc.bytes;
+    } else if (ev->family == GW_FAM_FREE) {
+        uint64_t *bytes = gw_map_get(&x->live, ev->u.memfree.ptr);
+        if (!bytes || !*bytes)
+            return;
+        x->held -= *bytes;
+        *bytes = 0;
+    } else if (ev->family == GW_FAM_HOSTMEM) {
+        uint64_t *bytes = gw_map_get(&x->pinned, ev->u.hostmem.ptr);
+        if (ev->api_id == GW_API_cuMemAllocHost_v2 || ev->api_id == GW_API_cuMemHostAlloc) {
+            gw_map_put(&x->pinned, ev->u.hostmem.ptr, ev->u.hostmem.bytes);
+            x->pinned_held += ev->u.hostmem.bytes;
+        } else if (ev->api_id == GW_API_cuMemFreeHost && bytes && *bytes) {
+            x->pinned_held -= *bytes;
+            *bytes = 0;
+        } else {
+            return;
+        }
+        counter(x, "pinned host memory", end, "bytes", (double)x->pinned_held);
+        return;
+    } else {
+        return;
+    }
+    counter(x, "device memory", end, "held", (double)x->held);
+}
+
+static void on_call(struct export *x, const struct gw_event *ev)
+{
+    name_thread(x, ev->tid);
+    const char *name = gw_api_name(ev->api_id);
+    event(x, "X", name ? name : "unknown call", "cuda_driver", ev->tid, ev->ts_ns);
+    duration(x, ev->dur_ns);
+    if (ev->family == GW_FAM_LAUNCH || ev->family == GW_FAM_COPY || ev->family == GW_FAM_SET)
+        flow(x, ev->call_id, "flow_out");
+    call_args(x, ev);
+    gw_json_object_end(x->j);
+    on_memory(x, ev);
+}
+
+static void on_gpu(struct export *x, const struct gw_event *ev)
+{
+    uint64_t correlation, device, stream;
+    const char *cat;
+    char name[256];
+    if (ev->kind == GW_EV_GPU_KERNEL) {
+        correlation = ev->u.gpu_kernel.correlation_id;
+        device = ev->u.gpu_kernel.device;
+        stream = ev->u.gpu_kernel.stream_id;
+        const char *kernel = gw_reader_kernel_name(x->r, ev->u.gpu_kernel.shape_id);
+        snprintf(name, sizeof name, "%s", kernel ? kernel : "kernel");
+        cat = "kernel";
+    } else if (ev->kind == GW_EV_GPU_MEMCPY) {
+        correlation = ev->u.gpu_memcpy.correlation_id;
+        device = ev->u.gpu_memcpy.device;
+        stream = ev->u.gpu_memcpy.stream_id;
+        snprintf(name, sizeof name, "Memcpy %s (%s \xE2\x86\x92 %s)",
+                 gw_gpu_copy_kind_name(ev->u.gpu_memcpy.copy_kind),
+                 gw_gpu_memory_kind_name(ev->u.gpu_memcpy.src_kind),
+                 gw_gpu_memory_kind_name(ev->u.gpu_memcpy.dst_kind));
+        cat = "gpu_memcpy";
+    } else {
+        correlation = ev->u.gpu_memset.correlation_id;
+        device = ev->u.gpu_memset.device;
+        stream = ev->u.gpu_memset.stream_id;
+        snprintf(name, sizeof name, "Memset (%s)",
+                 gw_gpu_memory_kind_name(ev->u.gpu_memset.memory_kind));
+        cat = "gpu_memset";
+    }
+    uint64_t tid = gpu_track(x, device, stream);
+    event(x, "X", name, cat, tid, ev->ts_ns);
+    duration(x, ev->dur_ns);
+    const struct corr_slot *slot = &x->corr[correlation & (CORR_SLOTS - 1)];
+    uint64_t call_id = slot->call_id && slot->correlation == correlation ? slot->call_id : 0;
+    if (call_id)
+        flow(x, call_id, "flow_in");
+    gw_json_key(x->j, "args");
+    gw_json_object(x->j);
+    gw_json_key(x->j, "correlation");
+    gw_json_u64(x->j, correlation);
+    if (call_id) {
+        gw_json_key(x->j, "call_id");
+        gw_json_u64(x->j, call_id);
+    }
+    if (ev->kind == GW_EV_GPU_MEMCPY || ev->kind == GW_EV_GPU_MEMSET) {
+        gw_json_key(x->j, "bytes");
+        gw_json_u64(x->j, ev->kind == GW_EV_GPU_MEMCPY ? ev->u.gpu_memcpy.bytes
+                                                       : ev->u.gpu_memset.bytes);
+    }
+    gw_json_object_end(x->j);
+    gw_json_object_end(x->j);
+    add_busy(x, ev->ts_ns, ev->dur_ns);
+}
+
+static void on_nvtx(struct export *x, const struct gw_event *ev)
+{
+    name_thread(x, ev->tid);
+    const char *name = string_of(x, ev->u.nvtx.name_id);
+    switch (ev->kind) {
+    case GW_EV_RANGE_PUSH:
+        event(x, "B", name, "nvtx", ev->tid, ev->ts_ns);
+        break;
+    case GW_EV_RANGE_POP:
+        event(x, "E", "", "nvtx", ev->tid, ev->ts_ns);
+        break;
+    case GW_EV_MARK:
+        event(x, "i", name, "nvtx", ev->tid, ev->ts_ns);
+        gw_json_key(x->j, "s");
+        gw_json_str(x->j, "t");
+        break;
+    case GW_EV_RANGE_START:
+        gw_map_put(&x->range_names, ev->u.nvtx.range_id, ev->u.nvtx.name_id);
+        event(x, "b", name, "nvtx", ev->tid, ev->ts_ns);
+        gw_json_key(x->j, "id");
+        gw_json_u64(x->j, ev->u.nvtx.range_id);
+        break;
+    default: {  /* GW_EV_RANGE_END */
+        uint64_t *id = gw_map_get(&x->range_names, ev->u.nvtx.range_id);
+        event(x, "e", id ? string_of(x, *id) : "", "nvtx", ev->tid, ev->ts_ns);
+        gw_json_key(x->j, "id");
+        gw_json_u64(x->j, ev->u.nvtx.range_id);
+        break;
+    }
+    }
+    gw_json_object_end(x->j);
+}
+
+/* CPU use between two samples, as a share of one CPU. */
+static void on_cpu(struct export *x, const struct gw_event *ev)
+{
+    if (ev->kind == GW_EV_CPU_THREAD) {
+        uint64_t tid = ev->u.cpu_thread.tid;
+        uint64_t *ts = gw_map_get(&x->cpu_ts, tid), *ns = gw_map_get(&x->cpu_ns, tid);
+        if (ts && ns && ev->ts_ns > *ts && ev->u.cpu_thread.cpu_ns >= *ns) {
+            char name[64];
+            snprintf(name, sizeof name, "CPU thread %" PRIu64, tid);
+            counter(x, name, ev->ts_ns, "cpus",
+                    (double)(ev->u.cpu_thread.cpu_ns - *ns) / (double)(ev->ts_ns - *ts));
+        }
+        gw_map_put(&x->cpu_ts, tid, ev->ts_ns);
+        gw_map_put(&x->cpu_ns, tid, ev->u.cpu_thread.cpu_ns);
+        return;
+    }
+    uint64_t desc = ev->u.cpu_proc.descendants_cpu_ns;
+    if (x->proc_ts && ev->ts_ns > x->proc_ts && desc >= x->proc_desc_ns)
+        counter(x, "CPU worker processes", ev->ts_ns, "cpus",
+                (double)(desc - x->proc_desc_ns) / (double)(ev->ts_ns - x->proc_ts));
+    x->proc_ts = ev->ts_ns;
+    x->proc_desc_ns = desc;
+}
+
+static void findings_track(struct export *x, const struct an_run *run)
+{
+    int named = 0;
+    const struct an_findings *list = &run->findings;
+    for (size_t i = 0; i < list->count; i++) {
+        const struct an_finding *f = &list->items[i];
+        if (f->pid != x->pid)
+            continue;
+        if (!named) {
+            metadata(x, "thread_name", TRACK_FINDINGS, "gpuwatch findings");
+            named = 1;
+        }
+        char name[224];
+        snprintf(name, sizeof name, "%s: %s", f->id, f->title);
+        uint64_t start = f->first_ts ? f->first_ts : x->trace->hdr.start_ns;
+        uint64_t end = f->last_ts > start ? f->last_ts : start;
+        event(x, "X", name, "gpuwatch_finding", TRACK_FINDINGS, start);
+        duration(x, end - start);
+        gw_json_key(x->j, "args");
+        gw_json_object(x->j);
+        gw_json_key(x->j, "id");
+        gw_json_str(x->j, f->id);
+        gw_json_key(x->j, "risk");
+        gw_json_bool(x->j, f->risk);
+        gw_json_key(x->j, "saving_ns");
+        gw_json_u64(x->j, f->saving_ns);
+        gw_json_key(x->j, "evidence");
+        gw_json_str(x->j, f->evidence);
+        gw_json_key(x->j, "change");
+        gw_json_str(x->j, f->change);
+        gw_json_object_end(x->j);
+        gw_json_object_end(x->j);
+    }
+}
+
+static void process_names(struct export *x)
+{
+    const struct gw_file_header *h = &x->trace->hdr;
+    char name[256];
+    int n = snprintf(name, sizeof name, "%.*s (pid %" PRIu32 ")", 80,
+                     h->cmdline[0] ? h->cmdline : "process", h->pid);
+    if (h->rank >= 0 && n > 0 && (size_t)n < sizeof name)
+        snprintf(name + n, sizeof name - (size_t)n, " rank %" PRId32, h->rank);
+    metadata(x, "process_name", 0, name);
+    if (h->device_total_mem) {
+        counter(x, "device memory", h->start_ns, "capacity", (double)h->device_total_mem);
+        if (h->device_free_at_start && h->device_free_at_start <= h->device_total_mem)
+            counter(x, "device memory", h->start_ns, "others",
+                    (double)(h->device_total_mem - h->device_free_at_start));
+    }
+}
+
+static int export_trace(struct gw_json *j, const struct an_run *run, const struct an_trace *t,
+                        uint64_t origin)
+{
+    struct gw_reader *r;
+    char err[512];
+    if (gw_reader_open(t->path, &r, err, sizeof err) != 0) {
+        fprintf(stderr, "gpuwatch export: %s\n", err);
+        return -1;
+    }
+    struct export x = {.j = j, .r = r, .trace = t, .pid = t->hdr.pid, .origin = origin};
+    x.corr = calloc(CORR_SLOTS, sizeof *x.corr);
+    if (!x.corr) {
+        gw_reader_close(r);
+        return -1;
+    }
+    gw_reader_load_defs(r);
+    process_names(&x);
+    struct gw_event ev;
+    while (gw_reader_next(r, &ev) > 0) {
+        switch (ev.kind) {
+        case GW_EV_CALL:
+            on_call(&x, &ev);
+            break;
+        case GW_EV_CORRELATION: {
+            struct corr_slot *slot = &x.corr[ev.u.correlation.correlation_id & (CORR_SLOTS - 1)];
+            slot->correlation = ev.u.correlation.correlation_id;
+            slot->call_id = ev.u.correlation.call_id;
+            break;
+        }
+        case GW_EV_GPU_KERNEL:
+        case GW_EV_GPU_MEMCPY:
+        case GW_EV_GPU_MEMSET:
+            on_gpu(&x, &ev);
+            break;
+        case GW_EV_RANGE_PUSH:
+        case GW_EV_RANGE_POP:
+        case GW_EV_MARK:
+        case GW_EV_RANGE_START:
+        case GW_EV_RANGE_END:
+            on_nvtx(&x, &ev);
+            break;
+        case GW_EV_CPU_THREAD:
+        case GW_EV_CPU_PROC:
+            on_cpu(&x, &ev);
+            break;
+        default:
+            break;
+        }
+    }
+    for (size_t b = 0; b < x.nbusy; b++) {
+        double share = (double)x.busy[b] / (double)BUSY_BIN_NS;
+        /* (summed over streams: work on several at once counts once, up to all of it) */
+        counter(&x, "GPU busy", t->hdr.start_ns + b * BUSY_BIN_NS, "share",
+                share > 1 ? 1 : share);
+    }
+    findings_track(&x, run);
+    int damaged = gw_reader_stats(r)->damage_reports != 0;
+    if (damaged)
+        fprintf(stderr, "gpuwatch export: %s: %" PRIu64 " damage report(s): exported what is "
+                "intact ('gpuwatch dump' names them)\n",
+                t->path, gw_reader_stats(r)->damage_reports);
+    free(x.corr);
+    free(x.busy);
+    gw_map_free(&x.tracks);
+    gw_map_free(&x.threads);
+    gw_map_free(&x.live);
+    gw_map_free(&x.pinned);
+    gw_map_free(&x.range_names);
+    gw_map_free(&x.cpu_ts);
+    gw_map_free(&x.cpu_ns);
+    gw_reader_close(r);
+    return 0;
+}
+
+int gw_export_chrome(FILE *out, const struct an_run *run)
+{
+    uint64_t origin = UINT64_MAX;
+    for (size_t i = 0; i < run->ntraces; i++)
+        if (run->traces[i].readable && run->traces[i].hdr.start_ns < origin)
+            origin = run->traces[i].hdr.start_ns;
+    if (origin == UINT64_MAX)
+        origin = 0;
+    struct gw_json j;
+    gw_json_init(&j, out);
+    gw_json_object(&j);
+    gw_json_key(&j, "displayTimeUnit");
+    gw_json_str(&j, "ns");
+    gw_json_key(&j, "otherData");
+    gw_json_object(&j);
+    gw_json_key(&j, "producer");
+    gw_json_str(&j, "gpuwatch export --format chrome");
+    gw_json_object_end(&j);
+    gw_json_key(&j, "traceEvents");
+    gw_json_array(&j);
+    int rc = 0;
+    for (size_t i = 0; i < run->ntraces; i++) {
+        if (!run->traces[i].readable) {
+            fprintf(stderr, "gpuwatch export: %s\n", run->traces[i].error);
+            rc = -1;
+            continue;
+        }
+        if (export_trace(&j, run, &run->traces[i], origin) != 0)
+            rc = -1;
+    }
+    gw_json_newline(&j);
+    gw_json_array_end(&j);
+    gw_json_object_end(&j);
+    fputc('\n', out);
+    return rc;
+}

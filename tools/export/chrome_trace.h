@@ -1,0 +1,15 @@
+/* gpuwatch export --format chrome: a run as Chrome trace-event JSON (chrome_trace.c). */
+#ifndef GPUWATCH_CHROME_TRACE_H
+#define GPUWATCH_CHROME_TRACE_H
+
+#include <stdio.h>
+
+struct an_run;
+
+/* Writes every readable trace of the run (one process each) as one JSON document; the
+ * run's findings (when it was analyzed: run->findings) on a track of their own. Streams
+ * each file once: memory does not grow with the trace. 0, or -1 when a file could not be
+ * read (named on stderr; the others are written). */
+int gw_export_chrome(FILE *out, const struct an_run *run);
+
+#endif
