@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # gpuwatch analyze on a generated trace of EVENTS events (default 100 M): events per second
 # on one core and peak memory (/usr/bin/time -v), for a host-only trace and one with CUPTI
-# records; `gpuwatch stats` on the same file gives the reader's own speed for comparison.
+# records; `gpuwatch stats` on the same file gives the reader's own speed for comparison, and
+# `gpuwatch export` (Chrome JSON to /dev/null: the analysis, then the writing) its cost
+# against analyze's (goal: within 2x, at most 256 MB).
 #   bash bench/bench_analyze.sh [BUILD_DIR] [EVENTS]
 set -euo pipefail
 build=${1:-build}
@@ -23,11 +25,14 @@ for mode in host gpu; do
     bytes=$(stat -c %s "$dir/big.gwt")
     read -r rsecs rrss < <(measure "$build/tools/gpuwatch" stats "$dir/big.gwt")
     read -r asecs arss < <(measure "$build/tools/gpuwatch" analyze --brief "$dir/big.gwt")
-    awk -v m="$mode" -v n="$n" -v b="$bytes" -v rs="$rsecs" -v rr="$rrss" -v as="$asecs" -v ar="$arss" 'BEGIN {
+    read -r esecs erss < <(measure "$build/tools/gpuwatch" export -o /dev/null "$dir/big.gwt")
+    awk -v m="$mode" -v n="$n" -v b="$bytes" -v rs="$rsecs" -v rr="$rrss" -v as="$asecs" -v ar="$arss" \
+        -v es="$esecs" -v er="$erss" 'BEGIN {
         printf "%-5s %d events, %.0f MB (%.1f B/event)\n", m, n, b / 1e6, b / n;
         printf "      reader alone (gpuwatch stats): %6.2f s  %6.1f M events/s  peak RSS %6.1f MB\n", rs, n / rs / 1e6, rr / 1024;
         printf "      gpuwatch analyze:              %6.2f s  %6.1f M events/s  peak RSS %6.1f MB\n", as, n / as / 1e6, ar / 1024;
         printf "      analysis cost beyond reading:  %.1f ns/event; analyze/read time ratio %.2f\n", (as - rs) * 1e9 / n, as / rs;
+        printf "      gpuwatch export (chrome):      %6.2f s  %6.1f M events/s  peak RSS %6.1f MB; export/analyze time ratio %.2f\n", es, n / es / 1e6, er / 1024, es / as;
     }'
     rm -f "$dir/big.gwt"
 done

@@ -26,7 +26,7 @@ static void test_nesting_and_commas(void **state)
 {
     (void)state;
     FILE *f = open_buf();
-    struct gw_json j;
+    static struct gw_json j;
     gw_json_init(&j, f);
     gw_json_object(&j);
     gw_json_key(&j, "a");
@@ -44,6 +44,7 @@ static void test_nesting_and_commas(void **state)
     gw_json_key(&j, "b");
     gw_json_str(&j, "x");
     gw_json_object_end(&j);
+    assert_int_equal(gw_json_flush(&j), 0);
     fclose(f);
     assert_string_equal(buf, "{\"a\":1,\"list\":[-2,{},[],true,null],\"b\":\"x\"}");
     assert_int_equal(j.depth, 0);
@@ -54,7 +55,7 @@ static void test_strings_are_escaped(void **state)
 {
     (void)state;
     FILE *f = open_buf();
-    struct gw_json j;
+    static struct gw_json j;
     gw_json_init(&j, f);
     gw_json_array(&j);
     gw_json_str(&j, "q\"b\\n\n\t");
@@ -63,6 +64,7 @@ static void test_strings_are_escaped(void **state)
     gw_json_str(&j, "\xFF");          /* invalid UTF-8 is escaped */
     gw_json_str(&j, NULL);
     gw_json_array_end(&j);
+    assert_int_equal(gw_json_flush(&j), 0);
     fclose(f);
     assert_string_equal(buf, "[\"q\\\"b\\\\n\\n\\t\",\"ab\\u0000c\",\"\xE2\x86\x92\",\"\\u00FF\",\"\"]");
 }
@@ -71,29 +73,63 @@ static void test_numbers(void **state)
 {
     (void)state;
     FILE *f = open_buf();
-    struct gw_json j;
+    static struct gw_json j;
     gw_json_init(&j, f);
     gw_json_array(&j);
-    gw_json_fixed(&j, 1.23456, 3);
-    gw_json_fixed(&j, NAN, 3);
+    gw_json_ns_as_us(&j, 1234567);
+    gw_json_ns_as_us(&j, -5);
+    gw_json_ns_as_us(&j, 0);
     gw_json_double(&j, INFINITY);
     gw_json_double(&j, 0.5);
     gw_json_u64(&j, UINT64_MAX);
     gw_json_array_end(&j);
+    assert_int_equal(gw_json_flush(&j), 0);
     fclose(f);
-    assert_string_equal(buf, "[1.235,null,null,0.5,18446744073709551615]");
+    assert_string_equal(buf, "[1234.567,-0.005,0.000,null,0.5,18446744073709551615]");
+}
+
+/* More than the buffer holds, in one string and in many values: all of it, in order. */
+static void test_longer_than_the_buffer(void **state)
+{
+    (void)state;
+    char *big = malloc(3 * GW_JSON_BUFFER);
+    assert_non_null(big);
+    size_t size = 0;
+    char *out = NULL;
+    FILE *f = open_memstream(&out, &size);
+    assert_non_null(f);
+    memset(big, 'a', 3 * GW_JSON_BUFFER - 1);
+    big[3 * GW_JSON_BUFFER - 1] = 0;
+    static struct gw_json j;
+    gw_json_init(&j, f);
+    gw_json_array(&j);
+    gw_json_str(&j, big);
+    for (unsigned i = 0; i < 50000; i++)
+        gw_json_u64(&j, i);
+    gw_json_array_end(&j);
+    assert_int_equal(gw_json_flush(&j), 0);
+    fclose(f);
+    /* [ "a…a" , 0,1,…,49999 ] */
+    size_t numbers = 0;
+    for (unsigned i = 0; i < 50000; i++)
+        numbers += (size_t)snprintf(NULL, 0, "%u", i) + 1;
+    assert_int_equal(size, 1 + 2 + (3 * GW_JSON_BUFFER - 1) + numbers + 1);
+    assert_memory_equal(out + size - 7, ",49999]", 7);
+    free(out);
+    free(big);
 }
 
 static void test_too_deep_is_said(void **state)
 {
     (void)state;
     FILE *f = open_buf();
-    struct gw_json j;
+    static struct gw_json j;
     gw_json_init(&j, f);
     for (int i = 0; i < GW_JSON_MAX_DEPTH + 1; i++)
         gw_json_array(&j);
     for (int i = 0; i < GW_JSON_MAX_DEPTH + 1; i++)
         gw_json_array_end(&j);
+    assert_int_equal(gw_json_flush(&j), 0);
     fclose(f);
     assert_int_equal(j.overflow, 1);
     assert_int_equal(j.depth, 0);
@@ -105,6 +141,7 @@ int main(void)
         cmocka_unit_test(test_nesting_and_commas),
         cmocka_unit_test(test_strings_are_escaped),
         cmocka_unit_test(test_numbers),
+        cmocka_unit_test(test_longer_than_the_buffer),
         cmocka_unit_test(test_too_deep_is_said),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -74,8 +74,10 @@ int gw_cmd_export(int argc, char **argv)
         an_run_free(&run);
         return GW_EXIT_USAGE;
     }
-    int rc = gw_export_chrome(out, &run) == 0 && !run.damage_reports ? GW_EXIT_OK
-                                                                      : GW_EXIT_DAMAGE;
+    int written = gw_export_chrome(out, &run);
+    int rc = written == -2                         ? GW_EXIT_USAGE
+             : written == 0 && !run.damage_reports ? GW_EXIT_OK
+                                                   : GW_EXIT_DAMAGE;
     if ((output ? fclose(out) : fflush(out)) != 0) {
         perror(output ? output : "standard output");
         rc = GW_EXIT_USAGE;

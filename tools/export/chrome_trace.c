@@ -50,10 +50,9 @@ struct export {
     uint64_t proc_ts, proc_desc_ns;   /* the previous process sample (0: none) */
 };
 
-static double us(const struct export *x, uint64_t ts_ns)
+static int64_t since_origin(const struct export *x, uint64_t ts_ns)
 {
-    return ts_ns >= x->origin ? (double)(ts_ns - x->origin) / 1000.0
-                              : -(double)(x->origin - ts_ns) / 1000.0;
+    return (int64_t)(ts_ns - x->origin);
 }
 
 /* {"ph":…, "name":…, "cat":…, "pid":…, "tid":…, "ts":… — the caller adds the rest and
@@ -64,26 +63,26 @@ static void event(struct export *x, const char *ph, const char *name, const char
     struct gw_json *j = x->j;
     gw_json_newline(j);
     gw_json_object(j);
-    gw_json_key(j, "ph");
+    GW_JSON_KEY(j, "ph");
     gw_json_str(j, ph);
-    gw_json_key(j, "name");
+    GW_JSON_KEY(j, "name");
     gw_json_str(j, name);
     if (cat) {
-        gw_json_key(j, "cat");
+        GW_JSON_KEY(j, "cat");
         gw_json_str(j, cat);
     }
-    gw_json_key(j, "pid");
+    GW_JSON_KEY(j, "pid");
     gw_json_u64(j, x->pid);
-    gw_json_key(j, "tid");
+    GW_JSON_KEY(j, "tid");
     gw_json_u64(j, tid);
-    gw_json_key(j, "ts");
-    gw_json_fixed(j, us(x, ts_ns), 3);
+    GW_JSON_KEY(j, "ts");
+    gw_json_ns_as_us(j, since_origin(x, ts_ns));
 }
 
 static void duration(struct export *x, uint64_t dur_ns)
 {
-    gw_json_key(x->j, "dur");
-    gw_json_fixed(x->j, (double)dur_ns / 1000.0, 3);
+    GW_JSON_KEY(x->j, "dur");
+    gw_json_ns_as_us(x->j, (int64_t)dur_ns);
 }
 
 static void metadata(struct export *x, const char *what, uint64_t tid, const char *name)
@@ -91,17 +90,17 @@ static void metadata(struct export *x, const char *what, uint64_t tid, const cha
     struct gw_json *j = x->j;
     gw_json_newline(j);
     gw_json_object(j);
-    gw_json_key(j, "ph");
+    GW_JSON_KEY(j, "ph");
     gw_json_str(j, "M");
-    gw_json_key(j, "name");
+    GW_JSON_KEY(j, "name");
     gw_json_str(j, what);
-    gw_json_key(j, "pid");
+    GW_JSON_KEY(j, "pid");
     gw_json_u64(j, x->pid);
-    gw_json_key(j, "tid");
+    GW_JSON_KEY(j, "tid");
     gw_json_u64(j, tid);
-    gw_json_key(j, "args");
+    GW_JSON_KEY(j, "args");
     gw_json_object(j);
-    gw_json_key(j, "name");
+    GW_JSON_KEY(j, "name");
     gw_json_str(j, name);
     gw_json_object_end(j);
     gw_json_object_end(j);
@@ -111,7 +110,7 @@ static void counter(struct export *x, const char *name, uint64_t ts_ns, const ch
                     double value)
 {
     event(x, "C", name, NULL, 0, ts_ns);
-    gw_json_key(x->j, "args");
+    GW_JSON_KEY(x->j, "args");
     gw_json_object(x->j);
     gw_json_key(x->j, series);
     gw_json_double(x->j, value);
@@ -175,7 +174,7 @@ static void add_busy(struct export *x, uint64_t ts, uint64_t dur)
 /* The flow from a call to its GPU work: bind_id is the call id. */
 static void flow(struct export *x, uint64_t call_id, const char *direction)
 {
-    gw_json_key(x->j, "bind_id");
+    GW_JSON_KEY(x->j, "bind_id");
     gw_json_u64(x->j, call_id);
     gw_json_key(x->j, direction);
     gw_json_bool(x->j, 1);
@@ -184,51 +183,51 @@ static void flow(struct export *x, uint64_t call_id, const char *direction)
 static void call_args(struct export *x, const struct gw_event *ev)
 {
     struct gw_json *j = x->j;
-    gw_json_key(j, "args");
+    GW_JSON_KEY(j, "args");
     gw_json_object(j);
-    gw_json_key(j, "call_id");
+    GW_JSON_KEY(j, "call_id");
     gw_json_u64(j, ev->call_id);
     if (ev->result) {
-        gw_json_key(j, "result");
+        GW_JSON_KEY(j, "result");
         gw_json_str(j, gw_cu_result_name(ev->result));
     }
     switch (ev->family) {
     case GW_FAM_LAUNCH: {
         const char *kernel = gw_reader_kernel_name(x->r, ev->u.launch.shape_id);
         if (kernel) {
-            gw_json_key(j, "kernel");
+            GW_JSON_KEY(j, "kernel");
             gw_json_str(j, kernel);
         }
-        gw_json_key(j, "stream");
+        GW_JSON_KEY(j, "stream");
         gw_json_u64(j, ev->u.launch.stream_id);
         break;
     }
     case GW_FAM_COPY:
-        gw_json_key(j, "bytes");
+        GW_JSON_KEY(j, "bytes");
         gw_json_u64(j, ev->u.copy.bytes);
-        gw_json_key(j, "direction");
+        GW_JSON_KEY(j, "direction");
         gw_json_str(j, gw_copy_dir_name(ev->u.copy.dir));
-        gw_json_key(j, "host_memory");
+        GW_JSON_KEY(j, "host_memory");
         gw_json_str(j, gw_host_kind_name(ev->u.copy.host_kind));
-        gw_json_key(j, "stream");
+        GW_JSON_KEY(j, "stream");
         gw_json_u64(j, ev->u.copy.stream_id);
         break;
     case GW_FAM_SET:
-        gw_json_key(j, "bytes");
+        GW_JSON_KEY(j, "bytes");
         gw_json_u64(j, ev->u.set.bytes);
-        gw_json_key(j, "stream");
+        GW_JSON_KEY(j, "stream");
         gw_json_u64(j, ev->u.set.stream_id);
         break;
     case GW_FAM_ALLOC:
-        gw_json_key(j, "bytes");
+        GW_JSON_KEY(j, "bytes");
         gw_json_u64(j, ev->u.alloc.bytes);
         break;
     case GW_FAM_HOSTMEM:
-        gw_json_key(j, "bytes");
+        GW_JSON_KEY(j, "bytes");
         gw_json_u64(j, ev->u.hostmem.bytes);
         break;
     case GW_FAM_SYNC:
-        gw_json_key(j, "stream");
+        GW_JSON_KEY(j, "stream");
         gw_json_u64(j, ev->u.sync.stream_id);
         break;
     default:
@@ -319,16 +318,16 @@ static void on_gpu(struct export *x, const struct gw_event *ev)
     uint64_t call_id = slot->call_id && slot->correlation == correlation ? slot->call_id : 0;
     if (call_id)
         flow(x, call_id, "flow_in");
-    gw_json_key(x->j, "args");
+    GW_JSON_KEY(x->j, "args");
     gw_json_object(x->j);
-    gw_json_key(x->j, "correlation");
+    GW_JSON_KEY(x->j, "correlation");
     gw_json_u64(x->j, correlation);
     if (call_id) {
-        gw_json_key(x->j, "call_id");
+        GW_JSON_KEY(x->j, "call_id");
         gw_json_u64(x->j, call_id);
     }
     if (ev->kind == GW_EV_GPU_MEMCPY || ev->kind == GW_EV_GPU_MEMSET) {
-        gw_json_key(x->j, "bytes");
+        GW_JSON_KEY(x->j, "bytes");
         gw_json_u64(x->j, ev->kind == GW_EV_GPU_MEMCPY ? ev->u.gpu_memcpy.bytes
                                                        : ev->u.gpu_memset.bytes);
     }
@@ -350,19 +349,19 @@ static void on_nvtx(struct export *x, const struct gw_event *ev)
         break;
     case GW_EV_MARK:
         event(x, "i", name, "nvtx", ev->tid, ev->ts_ns);
-        gw_json_key(x->j, "s");
+        GW_JSON_KEY(x->j, "s");
         gw_json_str(x->j, "t");
         break;
     case GW_EV_RANGE_START:
         gw_map_put(&x->range_names, ev->u.nvtx.range_id, ev->u.nvtx.name_id);
         event(x, "b", name, "nvtx", ev->tid, ev->ts_ns);
-        gw_json_key(x->j, "id");
+        GW_JSON_KEY(x->j, "id");
         gw_json_u64(x->j, ev->u.nvtx.range_id);
         break;
     default: {  /* GW_EV_RANGE_END */
         uint64_t *id = gw_map_get(&x->range_names, ev->u.nvtx.range_id);
         event(x, "e", id ? string_of(x, *id) : "", "nvtx", ev->tid, ev->ts_ns);
-        gw_json_key(x->j, "id");
+        GW_JSON_KEY(x->j, "id");
         gw_json_u64(x->j, ev->u.nvtx.range_id);
         break;
     }
@@ -412,17 +411,17 @@ static void findings_track(struct export *x, const struct an_run *run)
         uint64_t end = f->last_ts > start ? f->last_ts : start;
         event(x, "X", name, "gpuwatch_finding", TRACK_FINDINGS, start);
         duration(x, end - start);
-        gw_json_key(x->j, "args");
+        GW_JSON_KEY(x->j, "args");
         gw_json_object(x->j);
-        gw_json_key(x->j, "id");
+        GW_JSON_KEY(x->j, "id");
         gw_json_str(x->j, f->id);
-        gw_json_key(x->j, "risk");
+        GW_JSON_KEY(x->j, "risk");
         gw_json_bool(x->j, f->risk);
-        gw_json_key(x->j, "saving_ns");
+        GW_JSON_KEY(x->j, "saving_ns");
         gw_json_u64(x->j, f->saving_ns);
-        gw_json_key(x->j, "evidence");
+        GW_JSON_KEY(x->j, "evidence");
         gw_json_str(x->j, f->evidence);
-        gw_json_key(x->j, "change");
+        GW_JSON_KEY(x->j, "change");
         gw_json_str(x->j, f->change);
         gw_json_object_end(x->j);
         gw_json_object_end(x->j);
@@ -528,18 +527,22 @@ int gw_export_chrome(FILE *out, const struct an_run *run)
             origin = run->traces[i].hdr.start_ns;
     if (origin == UINT64_MAX)
         origin = 0;
-    struct gw_json j;
-    gw_json_init(&j, out);
-    gw_json_object(&j);
-    gw_json_key(&j, "displayTimeUnit");
-    gw_json_str(&j, "ns");
-    gw_json_key(&j, "otherData");
-    gw_json_object(&j);
-    gw_json_key(&j, "producer");
-    gw_json_str(&j, "gpuwatch export --format chrome");
-    gw_json_object_end(&j);
-    gw_json_key(&j, "traceEvents");
-    gw_json_array(&j);
+    struct gw_json *j = malloc(sizeof *j);  /* (its buffer is 64 KiB) */
+    if (!j) {
+        fprintf(stderr, "gpuwatch export: out of memory\n");
+        return -1;
+    }
+    gw_json_init(j, out);
+    gw_json_object(j);
+    gw_json_key(j, "displayTimeUnit");
+    gw_json_str(j, "ns");
+    gw_json_key(j, "otherData");
+    gw_json_object(j);
+    GW_JSON_KEY(j, "producer");
+    gw_json_str(j, "gpuwatch export --format chrome");
+    gw_json_object_end(j);
+    gw_json_key(j, "traceEvents");
+    gw_json_array(j);
     int rc = 0;
     for (size_t i = 0; i < run->ntraces; i++) {
         if (!run->traces[i].readable) {
@@ -547,12 +550,17 @@ int gw_export_chrome(FILE *out, const struct an_run *run)
             rc = -1;
             continue;
         }
-        if (export_trace(&j, run, &run->traces[i], origin) != 0)
+        if (export_trace(j, run, &run->traces[i], origin) != 0)
             rc = -1;
     }
-    gw_json_newline(&j);
-    gw_json_array_end(&j);
-    gw_json_object_end(&j);
-    fputc('\n', out);
+    gw_json_newline(j);
+    gw_json_array_end(j);
+    gw_json_object_end(j);
+    gw_json_newline(j);
+    if (gw_json_flush(j) != 0) {
+        fprintf(stderr, "gpuwatch export: writing the output failed\n");
+        rc = -2;
+    }
+    free(j);
     return rc;
 }

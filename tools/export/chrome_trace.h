@@ -8,8 +8,8 @@ struct an_run;
 
 /* Writes every readable trace of the run (one process each) as one JSON document; the
  * run's findings (when it was analyzed: run->findings) on a track of their own. Streams
- * each file once: memory does not grow with the trace. 0, or -1 when a file could not be
- * read (named on stderr; the others are written). */
+ * each file once: memory does not grow with the trace. 0; -1 when a file could not be
+ * read (named on stderr; the others are written); -2 when the output could not be written. */
 int gw_export_chrome(FILE *out, const struct an_run *run);
 
 #endif

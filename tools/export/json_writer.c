@@ -1,7 +1,6 @@
 /* The streaming JSON writer (json_writer.h). */
 #include "json_writer.h"
 
-#include <inttypes.h>
 #include <math.h>
 #include <string.h>
 
@@ -11,8 +10,45 @@ enum { EMPTY = 0, HAS_VALUE = 1, AFTER_KEY = 2 };
 
 void gw_json_init(struct gw_json *j, FILE *out)
 {
-    memset(j, 0, sizeof *j);
     j->out = out;
+    j->len = 0;
+    j->failed = 0;
+    j->depth = 0;
+    j->overflow = 0;
+    memset(j->state, 0, sizeof j->state);
+}
+
+int gw_json_flush(struct gw_json *j)
+{
+    if (j->len && fwrite(j->buf, 1, j->len, j->out) != j->len)
+        j->failed = 1;
+    j->len = 0;
+    return j->failed ? -1 : 0;
+}
+
+/* Room for n more bytes (n <= GW_JSON_BUFFER). */
+static inline char *room(struct gw_json *j, size_t n)
+{
+    if (j->len + n > GW_JSON_BUFFER)
+        gw_json_flush(j);
+    return j->buf + j->len;
+}
+
+static inline void put(struct gw_json *j, const char *s, size_t n)
+{
+    while (n) {
+        size_t chunk = n < GW_JSON_BUFFER ? n : GW_JSON_BUFFER;
+        memcpy(room(j, chunk), s, chunk);
+        j->len += chunk;
+        s += chunk;
+        n -= chunk;
+    }
+}
+
+static inline void put_char(struct gw_json *j, char c)
+{
+    *room(j, 1) = c;
+    j->len++;
 }
 
 /* Before any value: the comma that separates it from the one before, unless a key came. */
@@ -22,14 +58,14 @@ static void before_value(struct gw_json *j)
         return;
     uint8_t *s = &j->state[j->depth - 1];
     if (*s == HAS_VALUE)
-        fputc(',', j->out);
+        put_char(j, ',');
     *s = HAS_VALUE;
 }
 
 static void open_nested(struct gw_json *j, char c)
 {
     before_value(j);
-    fputc(c, j->out);
+    put_char(j, c);
     if (j->depth >= GW_JSON_MAX_DEPTH)
         j->overflow = 1;
     else
@@ -41,7 +77,7 @@ static void close_nested(struct gw_json *j, char c)
 {
     if (j->depth)
         j->depth--;
-    fputc(c, j->out);
+    put_char(j, c);
 }
 
 void gw_json_object(struct gw_json *j) { open_nested(j, '{'); }
@@ -49,63 +85,162 @@ void gw_json_object_end(struct gw_json *j) { close_nested(j, '}'); }
 void gw_json_array(struct gw_json *j) { open_nested(j, '['); }
 void gw_json_array_end(struct gw_json *j) { close_nested(j, ']'); }
 
-void gw_json_key(struct gw_json *j, const char *key)
+void gw_json_key(struct gw_json *j, const char *key) { gw_json_key_n(j, key, strlen(key)); }
+
+void gw_json_key_n(struct gw_json *j, const char *key, size_t n)
 {
     before_value(j);
-    gw_put_json_string(j->out, key, strlen(key));
-    fputc(':', j->out);
+    char *p = room(j, n + 3);
+    p[0] = '"';
+    memcpy(p + 1, key, n);
+    p[n + 1] = '"';
+    p[n + 2] = ':';
+    j->len += n + 3;
     if (j->depth && j->depth <= GW_JSON_MAX_DEPTH)
         j->state[j->depth - 1] = AFTER_KEY;
+}
+
+/* 1 for the bytes that go into a JSON string as they are: printable ASCII but " (0x22)
+ * and \ (0x5C). (Range designators: a GNU C extension gcc and clang both take.) */
+static const uint8_t plain_byte[256] = {
+    [0x20 ... 0x21] = 1, [0x23 ... 0x5B] = 1, [0x5D ... 0x7F] = 1,
+};
+
+static void put_escaped(struct gw_json *j, const unsigned char *s, size_t n)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    size_t i = 0;
+    while (i < n) {
+        size_t plain = i;  /* a run that needs no escaping goes in one copy */
+        while (plain < n && plain_byte[s[plain]])
+            plain++;
+        put(j, (const char *)s + i, plain - i);
+        i = plain;
+        if (i == n)
+            break;
+        unsigned char c = s[i];
+        size_t len = gw_utf8_len(s + i, n - i);
+        if (len > 1) {
+            put(j, (const char *)s + i, len);
+            i += len;
+            continue;
+        }
+        char esc[6] = {'\\', 0};
+        size_t k = 2;
+        switch (c) {
+        case '"': esc[1] = '"'; break;
+        case '\\': esc[1] = '\\'; break;
+        case '\n': esc[1] = 'n'; break;
+        case '\t': esc[1] = 't'; break;
+        case '\r': esc[1] = 'r'; break;
+        case '\b': esc[1] = 'b'; break;
+        case '\f': esc[1] = 'f'; break;
+        default:
+            memcpy(esc + 1, "u00", 3);
+            esc[4] = hex[c >> 4];
+            esc[5] = hex[c & 15];
+            k = 6;
+        }
+        put(j, esc, k);
+        i++;
+    }
 }
 
 void gw_json_str_n(struct gw_json *j, const char *s, size_t n)
 {
     before_value(j);
-    gw_put_json_string(j->out, s ? s : "", s ? n : 0);
+    put_char(j, '"');
+    if (s)
+        put_escaped(j, (const unsigned char *)s, n);
+    put_char(j, '"');
 }
 
 void gw_json_str(struct gw_json *j, const char *s) { gw_json_str_n(j, s, s ? strlen(s) : 0); }
 
+/* Decimal digits of v, at most 20, into the end of tmp; returns where they start. Two at
+ * a time: half the divisions. */
+static inline char *digits(uint64_t v, char *end)
+{
+    static const char pairs[201] = "00010203040506070809101112131415161718192021222324"
+                                   "25262728293031323334353637383940414243444546474849"
+                                   "50515253545556575859606162636465666768697071727374"
+                                   "75767778798081828384858687888990919293949596979899";
+    char *p = end;
+    while (v >= 100) {
+        unsigned k = (unsigned)(v % 100) * 2;
+        v /= 100;
+        *--p = pairs[k + 1];
+        *--p = pairs[k];
+    }
+    if (v >= 10) {
+        unsigned k = (unsigned)v * 2;
+        *--p = pairs[k + 1];
+        *--p = pairs[k];
+    } else {
+        *--p = (char)('0' + v);
+    }
+    return p;
+}
+
 void gw_json_u64(struct gw_json *j, uint64_t v)
 {
     before_value(j);
-    fprintf(j->out, "%" PRIu64, v);
+    char tmp[24], *p = digits(v, tmp + sizeof tmp);
+    put(j, p, (size_t)(tmp + sizeof tmp - p));
 }
 
 void gw_json_i64(struct gw_json *j, int64_t v)
 {
     before_value(j);
-    fprintf(j->out, "%" PRId64, v);
+    char tmp[24], *end = tmp + sizeof tmp;
+    char *p = digits(v < 0 ? 0 - (uint64_t)v : (uint64_t)v, end);
+    if (v < 0)
+        *--p = '-';
+    put(j, p, (size_t)(end - p));
 }
 
-void gw_json_fixed(struct gw_json *j, double v, int decimals)
+void gw_json_ns_as_us(struct gw_json *j, int64_t ns)
 {
     before_value(j);
-    if (isfinite(v))
-        fprintf(j->out, "%.*f", decimals, v);
-    else
-        fputs("null", j->out);
+    uint64_t a = ns < 0 ? 0 - (uint64_t)ns : (uint64_t)ns;
+    char tmp[32], *end = tmp + sizeof tmp;
+    uint64_t frac = a % 1000;
+    char *p = end;
+    *--p = (char)('0' + frac % 10);
+    *--p = (char)('0' + frac / 10 % 10);
+    *--p = (char)('0' + frac / 100);
+    *--p = '.';
+    p = digits(a / 1000, p);
+    if (ns < 0)
+        *--p = '-';
+    put(j, p, (size_t)(end - p));
 }
 
 void gw_json_double(struct gw_json *j, double v)
 {
     before_value(j);
-    if (isfinite(v))
-        fprintf(j->out, "%.17g", v);
-    else
-        fputs("null", j->out);
+    if (!isfinite(v)) {
+        put(j, "null", 4);
+        return;
+    }
+    char tmp[40];
+    int n = snprintf(tmp, sizeof tmp, "%.17g", v);
+    put(j, tmp, n > 0 ? (size_t)n : 0);
 }
 
 void gw_json_bool(struct gw_json *j, int v)
 {
     before_value(j);
-    fputs(v ? "true" : "false", j->out);
+    if (v)
+        put(j, "true", 4);
+    else
+        put(j, "false", 5);
 }
 
 void gw_json_null(struct gw_json *j)
 {
     before_value(j);
-    fputs("null", j->out);
+    put(j, "null", 4);
 }
 
-void gw_json_newline(struct gw_json *j) { fputc('\n', j->out); }
+void gw_json_newline(struct gw_json *j) { put_char(j, '\n'); }

@@ -44,7 +44,7 @@ void gw_put_value(FILE *out, const char *s, size_t len)
 }
 
 /* Length of the valid UTF-8 sequence at s (1..4), or 0 when it is not one. */
-static size_t utf8_len(const unsigned char *s, size_t left)
+size_t gw_utf8_len(const unsigned char *s, size_t left)
 {
     unsigned char c = s[0];
     size_t n;
@@ -78,7 +78,7 @@ void gw_put_json_string(FILE *out, const char *s, size_t len)
     fputc('"', out);
     for (size_t i = 0; i < len;) {
         unsigned char c = u[i];
-        size_t n = utf8_len(u + i, len - i);
+        size_t n = gw_utf8_len(u + i, len - i);
         if (n == 0) {
             fprintf(out, "\\u%04X", c);
             i++;

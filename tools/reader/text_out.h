@@ -13,5 +13,8 @@ void gw_put_value(FILE *out, const char *s, size_t len);
 /* Writes a JSON string literal (with quotes). Valid UTF-8 passes through; other bytes
  * become \u00NN. */
 void gw_put_json_string(FILE *out, const char *s, size_t len);
+/* The length of the valid UTF-8 sequence at s (1 for ASCII), 0 when it is not one
+ * (overlong, surrogate, cut by left). */
+size_t gw_utf8_len(const unsigned char *s, size_t left);
 
 #endif
