@@ -86,5 +86,51 @@ PY
         failures=$((failures + 1))
     fi
 done
+# --format kineto (what HTA reads) on the first example: a call and its GPU work share
+# args.correlation; only GPU work has args.stream (HTA takes that for GPU work); GPU work
+# under the device's pid; ProfilerStep#N one fewer than the analysis's step boundaries.
+first=$(basename "$1")
+if "$gpuwatch" export --format kineto -o "$work/$first.kineto.json" "$work/$first"/*.gwt; then
+    verdict=$(python3 - "$work/$first.kineto.json" "$work/$first.analyze.json" <<'PY'
+import json, sys
+trace = json.load(open(sys.argv[1]))
+report = json.load(open(sys.argv[2]))
+events = trace["traceEvents"]
+problems = []
+if trace.get("distributedInfo", {}).get("rank") != 0 or trace.get("schemaVersion") != 1:
+    problems.append("no distributedInfo.rank 0 / schemaVersion 1")
+gpu = [e for e in events if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset")]
+calls = {e["args"]["correlation"] for e in events if e.get("cat") == "cuda_driver"}
+if not gpu or any(e["args"]["correlation"] not in calls for e in gpu):
+    problems.append("GPU work whose correlation names no call")
+if any("stream" in e.get("args", {}) for e in events if e.get("cat") == "cuda_driver"):
+    problems.append("a call carries args.stream")
+if any(e["pid"] != e["args"]["device"] for e in gpu):
+    problems.append("GPU work not under its device's pid")
+steps = [e for e in events if e.get("cat") == "user_annotation"]
+want = report["processes"][0]["steps"]["count"]
+if len(steps) != want:
+    problems.append("%d ProfilerStep spans, the analysis found %d steps" % (len(steps), want))
+if [e["name"] for e in steps] != ["ProfilerStep#%d" % i for i in range(len(steps))]:
+    problems.append("ProfilerStep spans not numbered 0, 1, ...")
+print("; ".join(problems) if problems else "ok %d ProfilerStep spans" % len(steps))
+PY
+)
+    if [[ $verdict == ok* ]]; then
+        echo "ok: $first --format kineto: ${verdict#ok }"
+    else
+        echo "FAIL: $first --format kineto: $verdict"
+        failures=$((failures + 1))
+    fi
+else
+    echo "FAIL: $first --format kineto: export failed"
+    failures=$((failures + 1))
+fi
+# kineto is one process per file: a directory of two is refused, with a usage error
+rc=0
+"$gpuwatch" export --format kineto -o /dev/null "$work/$first"/*.gwt "$work/$(basename "$2")"/*.gwt \
+    2>/dev/null || rc=$?
+[ $rc = 2 ] || { echo "FAIL: --format kineto of two traces exited $rc, expected 2"; failures=$((failures + 1)); }
+
 [ $failures -eq 0 ] || { echo "$failures failure(s)"; exit 1; }
 echo "all export checks passed"

@@ -1,8 +1,9 @@
 /*
- * gpuwatch export [--format chrome] [-o FILE] TRACE|DIR...
+ * gpuwatch export [--format chrome|kineto] [-o FILE] TRACE|DIR...
  *
  * A run as a timeline for viewers: Chrome trace-event JSON, which Perfetto UI and
- * chrome://tracing open (tools/export/chrome_trace.c says what is in it). The run is
+ * chrome://tracing open, or in the layout of PyTorch's profiler (Kineto) that HTA reads
+ * (tools/export/chrome_trace.c says what is in it). The run is
  * analyzed first, so its findings are on a track of their own.
  *
  * Exit status: 0 written; 1 a trace could not be read or was damaged (the rest is
@@ -25,7 +26,10 @@ static void help(FILE *out)
             "flows from each call to its GPU work, counters (device memory, GPU busy per\n"
             "10 ms, CPU use) and the findings over the time their evidence covers.\n\n"
             "  -f, --format chrome   Chrome trace-event JSON, for Perfetto UI (ui.perfetto.dev)\n"
-            "                        and chrome://tracing (the default and only format)\n"
+            "                        and chrome://tracing (the default)\n"
+            "  -f, --format kineto   the layout of PyTorch's profiler (Kineto), which HTA\n"
+            "                        (HolisticTraceAnalysis) and TensorBoard read: one trace\n"
+            "                        (one rank) per file; ProfilerStep#N from the steps found\n"
             "  -o, --output FILE     write there (default: standard output)\n"
             "  -h, --help            this text\n"
             "Exit status: 0; 1 a trace was unreadable or damaged (the rest is written);\n"
@@ -41,12 +45,14 @@ int gw_cmd_export(int argc, char **argv)
         {NULL, 0, NULL, 0},
     };
     const char *output = NULL;
-    int c;
+    int c, kineto = 0;
     while ((c = getopt_long(argc, argv, "f:o:h", options, NULL)) != -1) {
         switch (c) {
         case 'f':
-            if (strcmp(optarg, "chrome") != 0)
-                return gw_usage_error("export", "--format %s: the formats are: chrome",
+            if (!strcmp(optarg, "kineto"))
+                kineto = 1;
+            else if (strcmp(optarg, "chrome") != 0)
+                return gw_usage_error("export", "--format %s: the formats are: chrome, kineto",
                                       optarg);
             break;
         case 'o':
@@ -74,8 +80,8 @@ int gw_cmd_export(int argc, char **argv)
         an_run_free(&run);
         return GW_EXIT_USAGE;
     }
-    int written = gw_export_chrome(out, &run);
-    int rc = written == -2                         ? GW_EXIT_USAGE
+    int written = kineto ? gw_export_kineto(out, &run) : gw_export_chrome(out, &run);
+    int rc = written == -2 || written == -3        ? GW_EXIT_USAGE
              : written == 0 && !run.damage_reports ? GW_EXIT_OK
                                                    : GW_EXIT_DAMAGE;
     if ((output ? fclose(out) : fflush(out)) != 0) {

@@ -140,6 +140,13 @@ enum an_step_source { AN_STEPS_NONE = 0, AN_STEPS_NVTX, AN_STEPS_AUTO };
 struct an_steps {
     enum an_step_source source;
     char marker[96];             /* "NVTX range train_step", "cuStreamSynchronize", ... */
+    /* the same, for finding the boundaries again in the trace (gpuwatch export):
+     * marker_tier an enum an_step_tier; marker_api the boundary call's api id (drain and
+     * upload tiers: a boundary is such a call's end, an upload's start); marker_name the
+     * NVTX name's string id or the kernel's launch shape id */
+    int marker_tier;
+    uint16_t marker_api;
+    uint64_t marker_name;
     uint64_t count;              /* steps (intervals between boundaries) */
     uint64_t warmup;             /* leading steps counted as warm-up */
     uint64_t steady;             /* count - warmup */

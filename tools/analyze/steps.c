@@ -262,6 +262,9 @@ static void subtract(struct an_totals *out, const struct an_totals *a,
 
 static void label(struct an_model *m, const struct an_step_key *k)
 {
+    m->steps.marker_tier = (int)k->tier;
+    m->steps.marker_api = k->api;
+    m->steps.marker_name = k->name;
     const char *name = NULL;
     switch (k->tier) {
     case AN_TIER_NVTX:

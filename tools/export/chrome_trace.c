@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "analyze.h"
+#include "steps.h"
 #include "gw_map.h"
 #include "json_writer.h"
 #include "trace_reader.h"
@@ -34,6 +35,7 @@ struct corr_slot {
 
 struct export {
     struct gw_json *j;
+    int kineto;                       /* Kineto's layout (gw_export_kineto) */
     struct gw_reader *r;
     const struct an_trace *trace;
     uint32_t pid;
@@ -48,6 +50,9 @@ struct export {
     size_t nbusy;
     struct gw_map cpu_ts, cpu_ns;     /* sampled thread -> its previous sample */
     uint64_t proc_ts, proc_desc_ns;   /* the previous process sample (0: none) */
+    /* ProfilerStep#N spans: the analysis's step marker found again (an_steps.marker_*) */
+    const struct an_steps *steps;
+    uint64_t step_start, nsteps;      /* the latest boundary (0: none yet), steps so far */
 };
 
 static int64_t since_origin(const struct export *x, uint64_t ts_ns)
@@ -180,12 +185,24 @@ static void flow(struct export *x, uint64_t call_id, const char *direction)
     gw_json_bool(x->j, 1);
 }
 
+/* A call's stream: "stream" in Kineto's layout is what marks GPU work, never a call's. */
+static void stream_key(struct export *x)
+{
+    if (x->kineto)
+        GW_JSON_KEY(x->j, "gpuwatch_stream");
+    else
+        GW_JSON_KEY(x->j, "stream");
+}
+
 static void call_args(struct export *x, const struct gw_event *ev)
 {
     struct gw_json *j = x->j;
     GW_JSON_KEY(j, "args");
     gw_json_object(j);
-    GW_JSON_KEY(j, "call_id");
+    if (x->kineto)
+        GW_JSON_KEY(j, "correlation");
+    else
+        GW_JSON_KEY(j, "call_id");
     gw_json_u64(j, ev->call_id);
     if (ev->result) {
         GW_JSON_KEY(j, "result");
@@ -198,7 +215,7 @@ static void call_args(struct export *x, const struct gw_event *ev)
             GW_JSON_KEY(j, "kernel");
             gw_json_str(j, kernel);
         }
-        GW_JSON_KEY(j, "stream");
+        stream_key(x);
         gw_json_u64(j, ev->u.launch.stream_id);
         break;
     }
@@ -209,13 +226,13 @@ static void call_args(struct export *x, const struct gw_event *ev)
         gw_json_str(j, gw_copy_dir_name(ev->u.copy.dir));
         GW_JSON_KEY(j, "host_memory");
         gw_json_str(j, gw_host_kind_name(ev->u.copy.host_kind));
-        GW_JSON_KEY(j, "stream");
+        stream_key(x);
         gw_json_u64(j, ev->u.copy.stream_id);
         break;
     case GW_FAM_SET:
         GW_JSON_KEY(j, "bytes");
         gw_json_u64(j, ev->u.set.bytes);
-        GW_JSON_KEY(j, "stream");
+        stream_key(x);
         gw_json_u64(j, ev->u.set.stream_id);
         break;
     case GW_FAM_ALLOC:
@@ -227,7 +244,7 @@ static void call_args(struct export *x, const struct gw_event *ev)
         gw_json_u64(j, ev->u.hostmem.bytes);
         break;
     case GW_FAM_SYNC:
-        GW_JSON_KEY(j, "stream");
+        stream_key(x);
         gw_json_u64(j, ev->u.sync.stream_id);
         break;
     default:
@@ -267,6 +284,46 @@ static void on_memory(struct export *x, const struct gw_event *ev)
         return;
     }
     counter(x, "device memory", end, "held", (double)x->held);
+}
+
+/* A step boundary at ts on tid: the step since the previous one becomes ProfilerStep#N
+ * (the name PyTorch's profiler gives its steps, which HTA and TensorBoard group by). */
+static void step_boundary(struct export *x, uint32_t tid, uint64_t ts)
+{
+    if (x->step_start && ts > x->step_start) {
+        char name[48];
+        snprintf(name, sizeof name, "ProfilerStep#%" PRIu64, x->nsteps++);
+        event(x, "X", name, "user_annotation", tid, x->step_start);
+        duration(x, ts - x->step_start);
+        gw_json_object_end(x->j);
+    }
+    x->step_start = ts;
+}
+
+static void find_step_boundary(struct export *x, const struct gw_event *ev)
+{
+    const struct an_steps *s = x->steps;
+    if (!s || s->source == AN_STEPS_NONE)
+        return;
+    switch (s->marker_tier) {
+    case AN_TIER_NVTX:
+        if ((ev->kind == GW_EV_RANGE_PUSH || ev->kind == GW_EV_RANGE_START ||
+             ev->kind == GW_EV_MARK) && ev->u.nvtx.name_id == s->marker_name)
+            step_boundary(x, ev->tid, ev->ts_ns);
+        break;
+    case AN_TIER_KERNEL:
+        if (ev->kind == GW_EV_CALL && ev->family == GW_FAM_LAUNCH &&
+            ev->u.launch.shape_id == s->marker_name)
+            step_boundary(x, ev->tid, ev->ts_ns);
+        break;
+    case AN_TIER_H2D:
+        if (ev->kind == GW_EV_CALL && ev->api_id == s->marker_api)
+            step_boundary(x, ev->tid, ev->ts_ns);
+        break;
+    default:  /* a drain: its end */
+        if (ev->kind == GW_EV_CALL && ev->api_id == s->marker_api)
+            step_boundary(x, ev->tid, ev->ts_ns + ev->dur_ns);
+    }
 }
 
 static void on_call(struct export *x, const struct gw_event *ev)
@@ -311,17 +368,32 @@ static void on_gpu(struct export *x, const struct gw_event *ev)
                  gw_gpu_memory_kind_name(ev->u.gpu_memset.memory_kind));
         cat = "gpu_memset";
     }
-    uint64_t tid = gpu_track(x, device, stream);
-    event(x, "X", name, cat, tid, ev->ts_ns);
-    duration(x, ev->dur_ns);
     const struct corr_slot *slot = &x->corr[correlation & (CORR_SLOTS - 1)];
     uint64_t call_id = slot->call_id && slot->correlation == correlation ? slot->call_id : 0;
+    uint32_t pid = x->pid;
+    uint64_t tid;
+    if (x->kineto) {  /* Kineto: the device is the process, the stream the thread */
+        x->pid = (uint32_t)device;
+        tid = stream;
+    } else {
+        tid = gpu_track(x, device, stream);
+    }
+    event(x, "X", name, cat, tid, ev->ts_ns);
+    x->pid = pid;
+    duration(x, ev->dur_ns);
     if (call_id)
         flow(x, call_id, "flow_in");
     GW_JSON_KEY(x->j, "args");
     gw_json_object(x->j);
     GW_JSON_KEY(x->j, "correlation");
-    gw_json_u64(x->j, correlation);
+    /* Kineto links a call and its GPU work by one correlation: the call id is it */
+    gw_json_u64(x->j, x->kineto && call_id ? call_id : correlation);
+    if (x->kineto) {
+        GW_JSON_KEY(x->j, "device");
+        gw_json_u64(x->j, device);
+        GW_JSON_KEY(x->j, "stream");
+        gw_json_u64(x->j, stream);
+    }
     if (call_id) {
         GW_JSON_KEY(x->j, "call_id");
         gw_json_u64(x->j, call_id);
@@ -446,7 +518,7 @@ static void process_names(struct export *x)
 }
 
 static int export_trace(struct gw_json *j, const struct an_run *run, const struct an_trace *t,
-                        uint64_t origin)
+                        uint64_t origin, int kineto)
 {
     struct gw_reader *r;
     char err[512];
@@ -454,7 +526,8 @@ static int export_trace(struct gw_json *j, const struct an_run *run, const struc
         fprintf(stderr, "gpuwatch export: %s\n", err);
         return -1;
     }
-    struct export x = {.j = j, .r = r, .trace = t, .pid = t->hdr.pid, .origin = origin};
+    struct export x = {.j = j, .r = r, .trace = t, .pid = t->hdr.pid, .origin = origin,
+                       .kineto = kineto, .steps = t->model ? &t->model->steps : NULL};
     x.corr = calloc(CORR_SLOTS, sizeof *x.corr);
     if (!x.corr) {
         gw_reader_close(r);
@@ -464,6 +537,7 @@ static int export_trace(struct gw_json *j, const struct an_run *run, const struc
     process_names(&x);
     struct gw_event ev;
     while (gw_reader_next(r, &ev) > 0) {
+        find_step_boundary(&x, &ev);
         switch (ev.kind) {
         case GW_EV_CALL:
             on_call(&x, &ev);
@@ -519,12 +593,49 @@ static int export_trace(struct gw_json *j, const struct an_run *run, const struc
     return 0;
 }
 
-int gw_export_chrome(FILE *out, const struct an_run *run)
+/* What Kineto puts above its events: HTA reads the rank from distributedInfo. */
+static void kineto_header(struct gw_json *j, const struct an_trace *t)
+{
+    const struct gw_file_header *h = &t->hdr;
+    GW_JSON_KEY(j, "schemaVersion");
+    gw_json_u64(j, 1);
+    GW_JSON_KEY(j, "distributedInfo");
+    gw_json_object(j);
+    GW_JSON_KEY(j, "rank");
+    gw_json_i64(j, h->rank >= 0 ? h->rank : 0);
+    GW_JSON_KEY(j, "world_size");
+    gw_json_i64(j, h->world_size > 0 ? h->world_size : 1);
+    gw_json_object_end(j);
+    GW_JSON_KEY(j, "deviceProperties");
+    gw_json_array(j);
+    if (h->device_ordinal >= 0) {
+        gw_json_object(j);
+        GW_JSON_KEY(j, "id");
+        gw_json_i64(j, h->device_ordinal);
+        GW_JSON_KEY(j, "name");
+        gw_json_str_n(j, h->device_name, strnlen(h->device_name, sizeof h->device_name));
+        GW_JSON_KEY(j, "totalGlobalMem");
+        gw_json_u64(j, h->device_total_mem);
+        gw_json_object_end(j);
+    }
+    gw_json_array_end(j);
+}
+
+static int export_run(FILE *out, const struct an_run *run, int kineto)
 {
     uint64_t origin = UINT64_MAX;
+    size_t readable = 0;
     for (size_t i = 0; i < run->ntraces; i++)
-        if (run->traces[i].readable && run->traces[i].hdr.start_ns < origin)
-            origin = run->traces[i].hdr.start_ns;
+        if (run->traces[i].readable) {
+            readable++;
+            if (run->traces[i].hdr.start_ns < origin)
+                origin = run->traces[i].hdr.start_ns;
+        }
+    if (kineto && readable != 1) {
+        fprintf(stderr, "gpuwatch export: --format kineto writes one process per file "
+                        "(HTA reads one file per rank): give one trace, not %zu\n", readable);
+        return -3;
+    }
     if (origin == UINT64_MAX)
         origin = 0;
     struct gw_json *j = malloc(sizeof *j);  /* (its buffer is 64 KiB) */
@@ -534,14 +645,17 @@ int gw_export_chrome(FILE *out, const struct an_run *run)
     }
     gw_json_init(j, out);
     gw_json_object(j);
-    gw_json_key(j, "displayTimeUnit");
+    GW_JSON_KEY(j, "displayTimeUnit");
     gw_json_str(j, "ns");
-    gw_json_key(j, "otherData");
+    GW_JSON_KEY(j, "otherData");
     gw_json_object(j);
     GW_JSON_KEY(j, "producer");
-    gw_json_str(j, "gpuwatch export --format chrome");
+    gw_json_str(j, kineto ? "gpuwatch export --format kineto" : "gpuwatch export --format chrome");
     gw_json_object_end(j);
-    gw_json_key(j, "traceEvents");
+    for (size_t i = 0; kineto && i < run->ntraces; i++)
+        if (run->traces[i].readable)
+            kineto_header(j, &run->traces[i]);
+    GW_JSON_KEY(j, "traceEvents");
     gw_json_array(j);
     int rc = 0;
     for (size_t i = 0; i < run->ntraces; i++) {
@@ -550,7 +664,7 @@ int gw_export_chrome(FILE *out, const struct an_run *run)
             rc = -1;
             continue;
         }
-        if (export_trace(j, run, &run->traces[i], origin) != 0)
+        if (export_trace(j, run, &run->traces[i], origin, kineto) != 0)
             rc = -1;
     }
     gw_json_newline(j);
@@ -564,3 +678,7 @@ int gw_export_chrome(FILE *out, const struct an_run *run)
     free(j);
     return rc;
 }
+
+int gw_export_chrome(FILE *out, const struct an_run *run) { return export_run(out, run, 0); }
+
+int gw_export_kineto(FILE *out, const struct an_run *run) { return export_run(out, run, 1); }

@@ -1,4 +1,4 @@
-/* gpuwatch export --format chrome: a run as Chrome trace-event JSON (chrome_trace.c). */
+/* gpuwatch export: a run as Chrome trace-event JSON, or Kineto's flavour of it (chrome_trace.c). */
 #ifndef GPUWATCH_CHROME_TRACE_H
 #define GPUWATCH_CHROME_TRACE_H
 
@@ -11,5 +11,12 @@ struct an_run;
  * each file once: memory does not grow with the trace. 0; -1 when a file could not be
  * read (named on stderr; the others are written); -2 when the output could not be written. */
 int gw_export_chrome(FILE *out, const struct an_run *run);
+
+/* The same in the layout of PyTorch's profiler (Kineto), which HTA and torch_tb_profiler
+ * read: one file holds one process (HTA wants one file per rank; run must hold one
+ * trace, else -3); GPU work under the device's pid, by stream; a call and its GPU work
+ * share args.correlation (gpuwatch's call id); ProfilerStep#N spans from the steps the
+ * analysis found; distributedInfo and deviceProperties at the top. */
+int gw_export_kineto(FILE *out, const struct an_run *run);
 
 #endif
