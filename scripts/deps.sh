@@ -5,6 +5,8 @@ need=()
 command -v cmake >/dev/null || need+=(cmake)
 command -v cc >/dev/null || need+=(gcc)
 command -v pkg-config >/dev/null || need+=(pkg-config)
+# (chromium: tests/test_report.sh renders the HTML report headless)
+command -v chromium >/dev/null || command -v chromium-browser >/dev/null || need+=(chromium)
 for pkg in libcmocka-dev libunwind-dev; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done

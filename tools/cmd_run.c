@@ -1,5 +1,5 @@
 /*
- * gpuwatch run [--output DIR] [--no-analyze] -- CMD...
+ * gpuwatch run [--output DIR] [--no-analyze] [--report] -- CMD...
  *
  * Runs CMD with GPUWATCH_OUTPUT=DIR (absolute; created when missing) and the shim first in
  * LD_PRELOAD, forwards SIGINT/SIGTERM/SIGHUP sent to gpuwatch itself to the child (a
@@ -27,6 +27,7 @@
 
 #include "analyze/analyze.h"
 #include "cli.h"
+#include "export/html_report.h"
 #include "trace_reader.h"
 
 #ifndef GPUWATCH_INSTALL_LIBDIR
@@ -238,8 +239,9 @@ static void report_traces(const char *dir, const struct name_list *before, const
     free_list(&after);
 }
 
-/* The analysis of the trace files that appeared in dir since `before` (the run's). */
-static void analyze_traces(const char *dir, const struct name_list *before)
+/* The analysis of the trace files that appeared in dir since `before` (the run's), on
+ * stderr; with `report`, also as DIR/report.html (gpuwatch report). */
+static void analyze_traces(const char *dir, const struct name_list *before, int report)
 {
     struct name_list after = {0};
     list_dir(dir, &after);
@@ -263,6 +265,18 @@ static void analyze_traces(const char *dir, const struct name_list *before)
         fputc('\n', stderr);
         an_report_text(stderr, &run, 0);
         fprintf(stderr, "(details: gpuwatch analyze %s)\n", dir);
+        char html[PATH_MAX + 32];
+        snprintf(html, sizeof html, "%s/report.html", dir);
+        FILE *page = report ? fopen(html, "w") : NULL;
+        if (page) {
+            int written = gw_report_html(page, &run);
+            if (fclose(page) == 0 && written == 0)
+                fprintf(stderr, "(report: %s)\n", html);
+            else
+                fprintf(stderr, "gpuwatch run: writing %s failed\n", html);
+        } else if (report) {
+            fprintf(stderr, "gpuwatch run: %s: %s\n", html, strerror(errno));
+        }
     }
     if (n)
         an_run_free(&run);
@@ -275,13 +289,14 @@ static void analyze_traces(const char *dir, const struct name_list *before)
 static void help(FILE *out)
 {
     fprintf(out,
-            "usage: gpuwatch run [--output DIR] [--no-analyze] -- CMD [ARGS...]\n"
+            "usage: gpuwatch run [--output DIR] [--no-analyze] [--report] -- CMD [ARGS...]\n"
             "Runs CMD with libgpuwatch.so preloaded, then lists the trace files it wrote\n"
             "and prints their analysis (gpuwatch analyze) on stderr.\n"
             "Exits with CMD's exit status (128 + signal number when it was killed).\n\n"
             "  -o, --output DIR  trace directory (default: $GPUWATCH_OUTPUT, else\n"
             "                    " DEFAULT_OUTPUT "); created when missing\n"
             "      --no-analyze  do not analyze the traces afterwards\n"
+            "      --report      also write the analysis as DIR/report.html (gpuwatch report)\n"
             "  -h, --help        this text\n"
             "The shim is $GPUWATCH_LIB, else found next to this program, else loaded by name.\n");
 }
@@ -291,15 +306,17 @@ int gw_cmd_run(int argc, char **argv)
     static const struct option options[] = {
         {"output", required_argument, NULL, 'o'},
         {"no-analyze", no_argument, NULL, 'N'},
+        {"report", no_argument, NULL, 'R'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     const char *output = NULL;
-    int c, analyze = 1;
+    int c, analyze = 1, report = 0;
     while ((c = getopt_long(argc, argv, "+o:h", options, NULL)) != -1) {
         switch (c) {
         case 'o': output = optarg; break;
         case 'N': analyze = 0; break;
+        case 'R': report = 1; break;
         case 'h': help(stdout); return GW_EXIT_OK;
         default: return gw_usage_error("run", "unknown option");
         }
@@ -381,7 +398,7 @@ int gw_cmd_run(int argc, char **argv)
 
     report_traces(dir, &before, shim);
     if (analyze)
-        analyze_traces(dir, &before);
+        analyze_traces(dir, &before, report);
     free(preload);
     free_list(&before);
     if (WIFSIGNALED(status))

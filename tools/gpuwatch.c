@@ -29,6 +29,7 @@ static const struct command commands[] = {
     {"analyze", "what wastes the GPU, why, what to change; ranked by time saved",
      gw_cmd_analyze},
     {"export", "the run as a timeline for Perfetto UI / chrome://tracing", gw_cmd_export},
+    {"report", "the analysis as one self-contained HTML page", gw_cmd_report},
 };
 
 static void usage(FILE *out)

@@ -1,0 +1,288 @@
+/*
+ * gpuwatch report: one self-contained HTML page of an analyzed run (no network: inline CSS
+ * and SVG, no script), readable on a laptop and printable: per process the summary, the
+ * findings (risks first) with evidence, change, saving and the lines or sites that cause
+ * them, and plots from the model: GPU idle by cause, device memory held over time against
+ * capacity, the longest idle intervals on the run's time axis, and host time in copies by
+ * direction and memory kind. Colours are the Okabe-Ito palette, told apart by colour-blind
+ * readers; every axis says its unit.
+ */
+#include "html_report.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "analyze.h"
+
+/* Okabe-Ito, one per idle cause (enum an_cause order), then the memory line. */
+static const char *const cause_colour[AN_CAUSE_COUNT] = {
+    "#E69F00", "#56B4E9", "#D55E00", "#009E73", "#CC79A7", "#999999",
+};
+#define MEMORY_COLOUR "#0072B2"
+
+#define PLOT_W 720
+#define PLOT_H 200
+#define MARGIN_L 70
+#define MARGIN_B 36
+
+static void text(FILE *out, const char *s)
+{
+    for (; s && *s; s++) {
+        switch (*s) {
+        case '&': fputs("&amp;", out); break;
+        case '<': fputs("&lt;", out); break;
+        case '>': fputs("&gt;", out); break;
+        case '"': fputs("&quot;", out); break;
+        default: fputc(*s, out);
+        }
+    }
+}
+
+static void head(FILE *out)
+{
+    fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+          "<title>gpuwatch report</title>\n<style>\n"
+          "body{font:14px/1.45 system-ui,sans-serif;max-width:960px;margin:2em auto;"
+          "padding:0 1em;color:#222}\n"
+          "h1{font-size:1.5em}h2{font-size:1.2em;border-bottom:1px solid #ccc}\n"
+          "table{border-collapse:collapse}td,th{padding:2px 10px;text-align:left}\n"
+          ".finding{border-left:4px solid #0072B2;padding:4px 10px;margin:10px 0;"
+          "page-break-inside:avoid}\n.risk{border-color:#D55E00}\n"
+          ".k{color:#555;font-size:.9em}svg{display:block;margin:8px 0}\n"
+          ".axis{font-size:11px;fill:#444}.legend{font-size:12px}\n"
+          "@media print{body{margin:0}}\n</style></head><body>\n"
+          "<h1>gpuwatch report</h1>\n",
+          out);
+}
+
+static void fmt_ns(char *buf, size_t size, double ns) { an_fmt_ns(buf, size, ns); }
+
+static void summary(FILE *out, const struct an_trace *t)
+{
+    const struct an_model *m = t->model;
+    char wall[32], busy[32], step[32];
+    fmt_ns(wall, sizeof wall, (double)m->wall_ns);
+    fmt_ns(busy, sizeof busy, (double)an_busy_ns(m, &m->total, m->wall_ns));
+    fmt_ns(step, sizeof step, (double)m->steps.median_ns);
+    fputs("<table>\n<tr><th>process</th><td>", out);
+    text(out, t->hdr.cmdline[0] ? t->hdr.cmdline : t->path);
+    fprintf(out, " (pid %" PRIu32 ")</td></tr>\n<tr><th>GPU</th><td>", t->hdr.pid);
+    text(out, t->hdr.device_name[0] ? t->hdr.device_name : "unknown");
+    fprintf(out, "</td></tr>\n<tr><th>wall</th><td>%s</td></tr>\n"
+                 "<tr><th>GPU busy</th><td>%s%s, utilization %.0f%%</td></tr>\n",
+            wall, m->gpu_timeline ? "" : "at most ", busy, an_gpu_util(m) * 100);
+    if (m->steps.steady)
+        fprintf(out, "<tr><th>steps</th><td>%" PRIu64 " (%" PRIu64 " steady), median %s; "
+                     "marked by ", m->steps.count, m->steps.steady, step);
+    else
+        fputs("<tr><th>steps</th><td>none found; ", out);
+    text(out, m->steps.steady ? m->steps.marker : "figures are over the whole run");
+    fputs("</td></tr>\n</table>\n", out);
+}
+
+static void lines(FILE *out, const struct an_finding *f)
+{
+    const struct an_py_cat *c = &f->lines;
+    double all = (double)c->with_stack + (double)c->without;
+    for (size_t i = 0; i < c->ntop; i++) {
+        char buf[512];
+        snprintf(buf, sizeof buf, "%s:%" PRIu64 " in %s: %.0f%% %s", c->top[i].file,
+                 c->top[i].line, c->top[i].function,
+                 all ? 100.0 * (double)c->top[i].weight / all : 0, an_line_cat_what(f->lines_cat));
+        fputs("<div><span class=\"k\">line</span> ", out);
+        text(out, buf);
+        fputs("</div>\n", out);
+    }
+    for (size_t i = 0; !c->ntop && i < c->nnative; i++) {
+        char buf[512];
+        snprintf(buf, sizeof buf, "%s: %.0f%% %s", c->native[i].where,
+                 c->native_with_stack ? 100.0 * (double)c->native[i].weight / (double)c->native_with_stack : 0,
+                 an_line_cat_what(f->lines_cat));
+        fputs("<div><span class=\"k\">site</span> ", out);
+        text(out, buf);
+        fputs("</div>\n", out);
+    }
+}
+
+static void findings(FILE *out, const struct an_run *run)
+{
+    fputs("<h2>Findings</h2>\n", out);
+    if (!run->findings.count)
+        fputs("<p>No findings: nothing in this run wastes the GPU.</p>\n", out);
+    for (size_t i = 0; i < run->findings.count; i++) {
+        const struct an_finding *f = &run->findings.items[i];
+        fprintf(out, "<div class=\"finding%s\" data-id=\"", f->risk ? " risk" : "");
+        text(out, f->id);
+        fputs("\"><b>", out);
+        text(out, f->id);
+        fputs("</b>: ", out);
+        text(out, f->title);
+        fputs("<div><span class=\"k\">evidence</span> ", out);
+        text(out, f->evidence);
+        fputs("</div><div><span class=\"k\">change</span> ", out);
+        text(out, f->change);
+        fputs("</div>\n", out);
+        lines(out, f);
+        if (!f->risk) {
+            char buf[32];
+            fmt_ns(buf, sizeof buf, (double)f->saving_ns);
+            fprintf(out, "<div><span class=\"k\">saves</span> %s%s (%.1f%% of wall)</div>\n",
+                    f->whatif ? "" : "up to ", buf, f->saving_share * 100);
+        }
+        fputs("</div>\n", out);
+    }
+}
+
+static void svg_open(FILE *out, const char *id, const char *title, int height)
+{
+    fprintf(out, "<h3>");
+    text(out, title);
+    fprintf(out, "</h3>\n<svg id=\"%s\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
+                 "role=\"img\" aria-label=\"",
+            id, PLOT_W, height, PLOT_W, height);
+    text(out, title);
+    fputs("\">\n", out);
+}
+
+/* GPU idle by cause: one horizontal bar, each cause's share of the (steady) step time. */
+static void idle_plot(FILE *out, const struct an_model *m)
+{
+    const struct an_totals *t = m->steps.steady ? &m->steady : &m->total;
+    uint64_t span = m->steps.steady ? an_steady_span(m) : m->wall_ns;
+    if (!span)
+        return;
+    svg_open(out, "idle", "GPU idle time by cause (% of the steady state's wall time)", 90);
+    double x = MARGIN_L, w = PLOT_W - MARGIN_L - 20;
+    fprintf(out, "<rect x=\"%d\" y=\"10\" width=\"%.1f\" height=\"28\" fill=\"#eee\"/>\n",
+            MARGIN_L, w);
+    double legend_x = MARGIN_L;
+    for (int c = 0; c < AN_CAUSE_COUNT; c++) {
+        double share = an_idle_ns(m, t, (enum an_cause)c) / (double)span;
+        if (share <= 0)
+            continue;
+        if (share > 1)
+            share = 1;
+        fprintf(out, "<rect class=\"bar\" x=\"%.1f\" y=\"10\" width=\"%.1f\" height=\"28\" "
+                     "fill=\"%s\"><title>%s %.1f%%</title></rect>\n",
+                x, share * w, cause_colour[c], an_cause_name((enum an_cause)c), share * 100);
+        fprintf(out, "<rect x=\"%.0f\" y=\"55\" width=\"12\" height=\"12\" fill=\"%s\"/>"
+                     "<text class=\"legend\" x=\"%.0f\" y=\"66\">%s %.1f%%</text>\n",
+                legend_x, cause_colour[c], legend_x + 16, an_cause_name((enum an_cause)c),
+                share * 100);
+        legend_x += 150;
+        x += share * w;
+    }
+    fprintf(out, "<text class=\"axis\" x=\"4\" y=\"28\">0 %%</text>"
+                 "<text class=\"axis\" x=\"%d\" y=\"52\" text-anchor=\"end\">100 %% of wall</text>\n"
+                 "</svg>\n",
+            PLOT_W - 20);
+}
+
+static void y_axis(FILE *out, int height, const char *top_label, const char *unit)
+{
+    int bottom = height - MARGIN_B;
+    fprintf(out, "<line x1=\"%d\" y1=\"10\" x2=\"%d\" y2=\"%d\" stroke=\"#444\"/>"
+                 "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#444\"/>\n"
+                 "<text class=\"axis\" x=\"%d\" y=\"16\" text-anchor=\"end\">%s</text>"
+                 "<text class=\"axis\" x=\"%d\" y=\"%d\" text-anchor=\"end\">0</text>"
+                 "<text class=\"axis\" x=\"4\" y=\"%d\">%s</text>\n",
+            MARGIN_L, MARGIN_L, bottom, MARGIN_L, bottom, PLOT_W - 10, bottom, MARGIN_L - 4,
+            top_label, MARGIN_L - 4, bottom, height / 2, unit);
+}
+
+static void x_axis(FILE *out, int height, double seconds)
+{
+    fprintf(out, "<text class=\"axis\" x=\"%d\" y=\"%d\">0 s</text>"
+                 "<text class=\"axis\" x=\"%d\" y=\"%d\" text-anchor=\"end\">%.3f s "
+                 "(time since the process's first call)</text>\n",
+            MARGIN_L, height - MARGIN_B + 16, PLOT_W - 10, height - MARGIN_B + 16, seconds);
+}
+
+/* Device memory held over time (the most within each bin) and the device's capacity. */
+static void memory_plot(FILE *out, const struct an_model *m)
+{
+    const struct an_mem_timeline *tl = &m->held;
+    if (!tl->nbins)
+        return;
+    uint64_t top = m->mem.capacity;
+    for (size_t i = 0; i < tl->nbins; i++)
+        if (tl->bin[i].max[AN_HELD_TOTAL] > top)
+            top = tl->bin[i].max[AN_HELD_TOTAL];
+    if (!top)
+        return;
+    double seconds = (double)(tl->nbins * tl->width) / 1e9;
+    int h = PLOT_H, bottom = h - MARGIN_B;
+    double w = PLOT_W - MARGIN_L - 10, per_bin = w / (double)tl->nbins;
+    svg_open(out, "memory", "Device memory held over time (MiB), and the device's capacity", h);
+    char top_label[32];
+    snprintf(top_label, sizeof top_label, "%.0f", (double)top / (1 << 20));
+    y_axis(out, h, top_label, "MiB");
+    x_axis(out, h, seconds);
+    fprintf(out, "<polyline class=\"series\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\" "
+                 "points=\"",
+            MEMORY_COLOUR);
+    for (size_t i = 0; i < tl->nbins; i++) {
+        double y = bottom - (double)tl->bin[i].max[AN_HELD_TOTAL] / (double)top * (bottom - 10);
+        fprintf(out, "%.1f,%.1f %.1f,%.1f ", MARGIN_L + i * per_bin, y,
+                MARGIN_L + (i + 1) * per_bin, y);
+    }
+    fputs("\"/>\n", out);
+    if (m->mem.capacity) {
+        double y = bottom - (double)m->mem.capacity / (double)top * (bottom - 10);
+        fprintf(out, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#D55E00\" "
+                     "stroke-dasharray=\"6 4\"/><text class=\"legend\" x=\"%d\" y=\"%.1f\">"
+                     "capacity</text>\n",
+                MARGIN_L, y, PLOT_W - 10, y, MARGIN_L + 6, y + 14);
+    }
+    fputs("</svg>\n", out);
+}
+
+/* The longest idle intervals where they were, coloured by cause. */
+static void intervals_plot(FILE *out, const struct an_model *m)
+{
+    if (!m->nlargest || !m->wall_ns)
+        return;
+    int h = 90, bottom = h - MARGIN_B;
+    double w = PLOT_W - MARGIN_L - 10;
+    svg_open(out, "intervals", "Longest GPU idle intervals in time, by cause", h);
+    x_axis(out, h, (double)m->wall_ns / 1e9);
+    fprintf(out, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#444\"/>\n", MARGIN_L,
+            bottom, PLOT_W - 10, bottom);
+    for (size_t i = 0; i < m->nlargest; i++) {
+        const struct an_interval *iv = &m->largest[i];
+        if (iv->start < m->first_ts || iv->cause >= AN_CAUSE_COUNT)
+            continue;
+        double x0 = MARGIN_L + (double)(iv->start - m->first_ts) / (double)m->wall_ns * w;
+        double x1 = MARGIN_L + (double)(iv->end - m->first_ts) / (double)m->wall_ns * w;
+        char len[32];
+        fmt_ns(len, sizeof len, (double)(iv->end - iv->start));
+        fprintf(out, "<rect class=\"bar\" x=\"%.1f\" y=\"14\" width=\"%.1f\" height=\"%d\" "
+                     "fill=\"%s\"><title>%s %s</title></rect>\n",
+                x0, x1 - x0 < 1 ? 1 : x1 - x0, bottom - 14, cause_colour[iv->cause],
+                an_cause_name((enum an_cause)iv->cause), len);
+    }
+    fputs("</svg>\n", out);
+}
+
+static void process_section(FILE *out, const struct an_trace *t)
+{
+    fputs("<h2>Process</h2>\n", out);
+    summary(out, t);
+    idle_plot(out, t->model);
+    memory_plot(out, t->model);
+    intervals_plot(out, t->model);
+}
+
+int gw_report_html(FILE *out, const struct an_run *run)
+{
+    head(out);
+    findings(out, run);
+    for (size_t i = 0; i < run->ntraces; i++)
+        if (run->traces[i].readable && run->traces[i].active && run->traces[i].model)
+            process_section(out, &run->traces[i]);
+    fputs("<p class=\"k\">Made by gpuwatch report; the figures and their definitions: "
+          "docs/analyze.md.</p>\n</body></html>\n",
+          out);
+    return ferror(out) ? -1 : 0;
+}
