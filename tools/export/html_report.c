@@ -2,9 +2,10 @@
  * gpuwatch report: one self-contained HTML page of an analyzed run (no network: inline CSS
  * and SVG, no script), readable on a laptop and printable: per process the summary, the
  * findings (risks first) with evidence, change, saving and the lines or sites that cause
- * them, and plots from the model: GPU idle by cause, device memory held over time against
- * capacity, the longest idle intervals on the run's time axis, and host time in copies by
- * direction and memory kind. Colours are the Okabe-Ito palette, told apart by colour-blind
+ * them, and plots from the model: GPU idle by cause, where a steady step goes (busy, idle
+ * by cause), device memory held over time against capacity, the longest idle intervals on
+ * the run's time axis, host time in copies by direction and memory kind with the bandwidth
+ * they got, and the training thread's CPU use and the workers'. Colours are the Okabe-Ito palette, told apart by colour-blind
  * readers; every axis says its unit.
  */
 #include "html_report.h"
@@ -265,13 +266,138 @@ static void intervals_plot(FILE *out, const struct an_model *m)
     fputs("</svg>\n", out);
 }
 
+/* One horizontal bar of labelled parts scaled to `total`, and their legend below. */
+struct part {
+    const char *label, *colour;
+    double value;
+};
+
+static void parts_bar(FILE *out, const struct part *parts, size_t n, double total,
+                      const char *unit)
+{
+    double x = MARGIN_L, w = PLOT_W - MARGIN_L - 20, legend_x = MARGIN_L;
+    int legend_y = 55;
+    for (size_t i = 0; i < n; i++) {
+        if (parts[i].value <= 0)
+            continue;
+        double width = parts[i].value / total * w;
+        fprintf(out, "<rect class=\"bar\" x=\"%.1f\" y=\"10\" width=\"%.1f\" height=\"28\" "
+                     "fill=\"%s\"><title>%s %.3f %s</title></rect>\n",
+                x, width, parts[i].colour, parts[i].label, parts[i].value, unit);
+        if (legend_x > PLOT_W - 150) {
+            legend_x = MARGIN_L;
+            legend_y += 18;
+        }
+        fprintf(out, "<rect x=\"%.0f\" y=\"%d\" width=\"12\" height=\"12\" fill=\"%s\"/>"
+                     "<text class=\"legend\" x=\"%.0f\" y=\"%d\">%s %.2f %s</text>\n",
+                legend_x, legend_y, parts[i].colour, legend_x + 16, legend_y + 11,
+                parts[i].label, parts[i].value, unit);
+        legend_x += 165;
+        x += width;
+    }
+}
+
+/* Where one steady step goes on the GPU: busy, and idle by cause (ms per step). */
+static void step_plot(FILE *out, const struct an_model *m)
+{
+    uint64_t steps = an_steady_steps(m);
+    uint64_t span = an_steady_span(m);
+    if (!m->steps.steady || !steps || !span)
+        return;
+    struct part parts[AN_CAUSE_COUNT + 1];
+    double busy = (double)an_busy_ns(m, &m->steady, span) / (double)steps / 1e6;
+    parts[0] = (struct part){"GPU busy", MEMORY_COLOUR, busy};
+    double total = busy;
+    for (int c = 0; c < AN_CAUSE_COUNT; c++) {
+        double ms = an_idle_ns(m, &m->steady, (enum an_cause)c) / (double)steps / 1e6;
+        parts[c + 1] = (struct part){an_cause_name((enum an_cause)c), cause_colour[c], ms};
+        total += ms;
+    }
+    if (total <= 0)
+        return;
+    svg_open(out, "step", "Where a steady step goes on the GPU (ms per step)", 110);
+    parts_bar(out, parts, AN_CAUSE_COUNT + 1, total, "ms");
+    fputs("</svg>\n", out);
+}
+
+/* Host time in copies, by direction and host memory kind, with the bandwidth they got. */
+static void copies_plot(FILE *out, const struct an_model *m)
+{
+    static const char *const dirs[AN_DIRS] = {"?", "HtoD", "DtoH", "DtoD", "HtoH", "peer"};
+    static const char *const kinds[AN_HOST_KINDS] = {"device", "pageable", "pinned", "managed"};
+    static const char *const colours[AN_HOST_KINDS] = {"#009E73", "#D55E00", "#0072B2",
+                                                       "#CC79A7"};
+    uint64_t most = 0;
+    size_t rows = 0;
+    for (int d = 0; d < AN_DIRS; d++)
+        for (int k = 0; k < AN_HOST_KINDS; k++)
+            if (m->xfer[d][k].count) {
+                rows++;
+                if (m->xfer[d][k].host_ns > most)
+                    most = m->xfer[d][k].host_ns;
+            }
+    if (!rows || !most)
+        return;
+    int h = 20 + (int)rows * 24 + MARGIN_B;
+    svg_open(out, "copies", "Host time in copies by direction and memory kind (ms)", h);
+    const int left = 110;  /* room for "DtoH pageable" */
+    double w = PLOT_W - left - 260;
+    int y = 12;
+    for (int d = 0; d < AN_DIRS; d++)
+        for (int k = 0; k < AN_HOST_KINDS; k++) {
+            const struct an_xfer *x = &m->xfer[d][k];
+            if (!x->count)
+                continue;
+            double ms = (double)x->host_ns / 1e6;
+            char rate[48] = "";
+            /* (a copy of a few bytes says nothing of the bandwidth: latency is all of it) */
+            if (x->host_ns && x->bytes / x->count >= (64u << 10))
+                snprintf(rate, sizeof rate, ", %.2f GB/s", (double)x->bytes / (double)x->host_ns);
+            fprintf(out, "<text class=\"axis\" x=\"%d\" y=\"%d\" text-anchor=\"end\">%s %s"
+                         "</text><rect class=\"bar\" x=\"%d\" y=\"%d\" width=\"%.1f\" "
+                         "height=\"18\" fill=\"%s\"/><text class=\"legend\" x=\"%.0f\" "
+                         "y=\"%d\">%.2f ms, %" PRIu64 " copies%s</text>\n",
+                    left - 4, y + 13, dirs[d], kinds[k], left, y,
+                    (double)x->host_ns / (double)most * w + 1, colours[k],
+                    left + (double)x->host_ns / (double)most * w + 6, y + 13, ms, x->count,
+                    rate);
+            y += 24;
+        }
+    fprintf(out, "<text class=\"axis\" x=\"%d\" y=\"%d\">host time in the calls, ms "
+                 "(bandwidth: bytes over that time, for copies of 64 KiB or more)</text>\n"
+                 "</svg>\n",
+            left, h - 12);
+}
+
+/* The training thread's and the worker processes' CPU use in the steady state. */
+static void cpu_plot(FILE *out, const struct an_model *m)
+{
+    const struct an_cpu_use *c = &m->cpu;
+    if (!c->known)
+        return;
+    struct part parts[] = {
+        {"training thread busy", "#E69F00", c->train_busy * 100},
+        {"waiting for the GPU", "#56B4E9", c->train_wait * 100},
+        {"preempted", "#D55E00", c->runq_known ? c->train_runq * 100 : 0},
+    };
+    svg_open(out, "cpu", "The training thread's steady state (% of its time)", 90);
+    parts_bar(out, parts, 3, 100, "%");
+    fputs("</svg>\n", out);
+    fprintf(out, "<p class=\"k\">Worker processes: %.2f CPUs busy on average, at most %" PRIu32
+                 " running at once; the whole process: %.2f CPUs.</p>\n",
+            c->workers_cpus, c->workers, c->process_cpus);
+}
+
 static void process_section(FILE *out, const struct an_trace *t)
 {
     fputs("<h2>Process</h2>\n", out);
     summary(out, t);
     idle_plot(out, t->model);
+    step_plot(out, t->model);
     memory_plot(out, t->model);
     intervals_plot(out, t->model);
+    copies_plot(out, t->model);
+    cpu_plot(out, t->model);
 }
 
 int gw_report_html(FILE *out, const struct an_run *run)
