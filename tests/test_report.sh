@@ -52,10 +52,10 @@ if "script" in page.tags or "link" in page.tags or "img" in page.tags:
     problems.append("the page loads something (script, link or img)")
 if page.external:
     problems.append("external references: %s" % page.external[:3])
-for plot in ("idle", "step", "memory", "intervals", "copies"):
+for plot in ("idle", "over_time", "step", "memory", "intervals", "copies"):
     if plot not in page.svgs:
         problems.append("no %s plot" % plot)
-if any(page.bars.get(p, 0) < 1 for p in ("idle", "step", "intervals", "copies")):
+if any(page.bars.get(p, 0) < 1 for p in ("idle", "over_time", "step", "intervals", "copies")):
     problems.append("plots without data: %s" % page.bars)
 if page.points < 4:
     problems.append("the memory line has %d points" % page.points)
@@ -71,8 +71,8 @@ PY
     (cd "$work" && timeout 120 "$chromium" --headless --no-sandbox --disable-gpu \
         --enable-logging=stderr --v=0 --dump-dom "file://$work/$name.html" \
         >"$work/$name.dom" 2>"$work/$name.console") || fail "$name: chromium --dump-dom failed"
-    n=$(grep -o '<svg id="[a-z]*"' "$work/$name.dom" | wc -l)
-    [ "$n" -ge 5 ] || fail "$name: chromium's DOM has $n plots, expected 5 or more"
+    n=$(grep -o '<svg id="[a-z_]*"' "$work/$name.dom" | wc -l)
+    [ "$n" -ge 6 ] || fail "$name: chromium's DOM has $n plots, expected 6 or more"
     if grep -q 'CONSOLE' "$work/$name.console"; then
         fail "$name: console messages: $(grep CONSOLE "$work/$name.console" | head -2)"
     fi

@@ -323,6 +323,31 @@ static void steady_from_bins(struct an_model *m)
     m->steady.gpu_kernels = an_u64(an_bins_sum(tb, AN_BIN_KERNELS, a, b));
 }
 
+/* The run in equal slices of time from the time bins, before they go: the timeline the
+ * figures come from (GPU records, or what drains proved). */
+static void slices_from_bins(struct an_model *m)
+{
+    const struct an_timebins *tb = &m->state->bins;
+    m->nover_time = 0;
+    if (m->wall_ns < AN_TIME_SLICES)
+        return;
+    int idle_series = m->gpu_timeline ? AN_BIN_IDLE_GPU : AN_BIN_IDLE_HOST;
+    for (size_t i = 0; i < AN_TIME_SLICES; i++) {
+        struct an_time_slice *s = &m->over_time[i];
+        s->start = m->first_ts + m->wall_ns * i / AN_TIME_SLICES;
+        s->end = m->first_ts + m->wall_ns * (i + 1) / AN_TIME_SLICES;
+        uint64_t idle = 0;
+        for (int c = 0; c < AN_CAUSE_COUNT; c++) {
+            s->idle_ns[c] = an_u64(an_bins_sum(tb, idle_series + c, s->start, s->end));
+            idle += s->idle_ns[c];
+        }
+        uint64_t span = s->end - s->start;
+        s->busy_ns = m->gpu_timeline ? an_u64(an_bins_sum(tb, AN_BIN_BUSY, s->start, s->end))
+                                     : (span > idle ? span - idle : 0);
+    }
+    m->nover_time = AN_TIME_SLICES;
+}
+
 /* Whether the GPU records stop well before the host's GPU work does (thresholds.h,
  * gpu_cut_min_ns): then the idle time the records show after their end is not idle at all,
  * and the host evidence, kept for every trace, is what holds. */
@@ -359,6 +384,7 @@ void an_model_finish(struct an_model *m)
     memcpy(m->largest, st->keep[m->gpu_timeline], sizeof m->largest);
     an_steps_choose(m, &st->steps);
     steady_from_bins(m);
+    slices_from_bins(m);
     an_steps_top_kernels(m, &st->steps);
     an_cpu_summarize(&st->cpu, m->steady_start, m->steady_end, m->header.pid, &m->cpu);
     an_cpu_free(&st->cpu);

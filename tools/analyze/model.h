@@ -161,6 +161,14 @@ struct an_steps {
     uint64_t live_dip;           /* the most it fell below its running maximum */
 };
 
+/* The run in equal slices of time: GPU busy and idle by cause in each (report plots). */
+#define AN_TIME_SLICES 96
+struct an_time_slice {
+    uint64_t start, end;         /* trace clock */
+    uint64_t busy_ns;            /* GPU records: busy; host only: the slice less proven idle */
+    uint64_t idle_ns[AN_CAUSE_COUNT];
+};
+
 /* Device memory held over time: at step boundaries, evenly thinned to at most this many. */
 #define AN_MEM_SERIES 64
 struct an_mem_point {
@@ -224,6 +232,8 @@ struct an_model {
     struct an_mem_point mem_series[AN_MEM_SERIES];
     size_t nmem_series;
     struct an_mem_timeline held;  /* memory held by kind over the whole run, in time bins */
+    struct an_time_slice over_time[AN_TIME_SLICES];  /* first_ts..last_ts in equal slices */
+    size_t nover_time;
     struct an_xfer xfer[AN_DIRS][AN_HOST_KINDS];
     uint64_t best_bw[AN_DIRS];   /* best bytes per second seen per direction */
 

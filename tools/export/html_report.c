@@ -2,7 +2,8 @@
  * gpuwatch report: one self-contained HTML page of an analyzed run (no network: inline CSS
  * and SVG, no script), readable on a laptop and printable: per process the summary, the
  * findings (risks first) with evidence, change, saving and the lines or sites that cause
- * them, and plots from the model: GPU idle by cause, where a steady step goes (busy, idle
+ * them, and plots from the model: GPU idle by cause, GPU busy and idle by cause over the
+ * run (96 equal slices: a long run is no wider), where a steady step goes (busy, idle
  * by cause), device memory held over time against capacity, the longest idle intervals on
  * the run's time axis, host time in copies by direction and memory kind with the bandwidth
  * they got, and the training thread's CPU use and the workers'. Colours are the Okabe-Ito palette, told apart by colour-blind
@@ -239,6 +240,59 @@ static void memory_plot(FILE *out, const struct an_model *m)
     fputs("</svg>\n", out);
 }
 
+/* GPU busy and idle by cause over the run, one stacked column per slice of time. */
+static void over_time_plot(FILE *out, const struct an_model *m)
+{
+    if (!m->nover_time)
+        return;
+    int h = PLOT_H + 16, bottom = h - MARGIN_B - 16;  /* (room for the legend) */
+    double w = PLOT_W - MARGIN_L - 10, col = w / (double)m->nover_time;
+    svg_open(out, "over_time", "GPU busy and idle by cause over the run (% of each slice)", h);
+    y_axis(out, h - 16, "100 %", "");
+    x_axis(out, h - 16, (double)m->wall_ns / 1e9);
+    for (size_t i = 0; i < m->nover_time; i++) {
+        const struct an_time_slice *s = &m->over_time[i];
+        double span = (double)(s->end - s->start), y = bottom;
+        if (span <= 0)
+            continue;
+        double x = MARGIN_L + (double)i * col;
+        double busy = (double)s->busy_ns / span;
+        if (busy > 0) {
+            double hgt = (busy > 1 ? 1 : busy) * (bottom - 10);
+            y -= hgt;
+            fprintf(out, "<rect class=\"bar\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
+                         "height=\"%.1f\" fill=\"%s\"/>\n",
+                    x, y, col, hgt, MEMORY_COLOUR);
+        }
+        for (int c = 0; c < AN_CAUSE_COUNT; c++) {
+            double share = (double)s->idle_ns[c] / span;
+            if (share <= 0)
+                continue;
+            double hgt = share * (bottom - 10);
+            if (hgt > y - 10)
+                hgt = y - 10;
+            if (hgt <= 0)
+                break;
+            y -= hgt;
+            fprintf(out, "<rect class=\"bar\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
+                         "height=\"%.1f\" fill=\"%s\"/>\n",
+                    x, y, col, hgt, cause_colour[c]);
+        }
+    }
+    double legend_x = MARGIN_L;
+    fprintf(out, "<rect x=\"%.0f\" y=\"%d\" width=\"10\" height=\"10\" fill=\"%s\"/>"
+                 "<text class=\"legend\" x=\"%.0f\" y=\"%d\">busy</text>\n",
+            legend_x, h - 14, MEMORY_COLOUR, legend_x + 14, h - 5);
+    for (int c = 0; c < AN_CAUSE_COUNT; c++) {
+        double lx = legend_x + 55 + c * 100.0;
+        fprintf(out, "<rect x=\"%.0f\" y=\"%d\" width=\"10\" height=\"10\" fill=\"%s\"/>"
+                     "<text class=\"legend\" x=\"%.0f\" y=\"%d\" style=\"font-size:10px\">%s"
+                     "</text>\n",
+                lx, h - 14, cause_colour[c], lx + 13, h - 5, an_cause_name((enum an_cause)c));
+    }
+    fputs("</svg>\n", out);
+}
+
 /* The longest idle intervals where they were, coloured by cause. */
 static void intervals_plot(FILE *out, const struct an_model *m)
 {
@@ -393,6 +447,7 @@ static void process_section(FILE *out, const struct an_trace *t)
     fputs("<h2>Process</h2>\n", out);
     summary(out, t);
     idle_plot(out, t->model);
+    over_time_plot(out, t->model);
     step_plot(out, t->model);
     memory_plot(out, t->model);
     intervals_plot(out, t->model);
