@@ -25,6 +25,11 @@ declare -A tests=(
     [tools/reader/trace_decode.c]='^(test_reader|analyze_golden)$'
     [tools/analyze/replay.c]='^analyze_test_(model|rerank|whatif_thresholds|properties)$'
     [tools/analyze/whatif.c]='^analyze_test_(model|rerank|whatif_thresholds|properties)$'
+    [libintercept/py_frames.c]='^(test_python_lines)$'
+    [libintercept/call_sites.c]='^(test_python_lines|test_stacks_e2e)$'
+    [tools/analyze/py_lines.c]='^(test_python_lines)$'
+    [tools/export/json_writer.c]='^(test_json_writer|test_export)$'
+    [tools/export/chrome_trace.c]='^(test_export)$'
 )
 files=("$@")
 [ ${#files[@]} -gt 0 ] || files=(libintercept/recorder.c libintercept/hooks_copy.c
