@@ -31,6 +31,12 @@ struct stacks_run {
     unsigned nused_stacks;
     uint64_t free_ids[8];            /* call ids of the frees */
     unsigned nfree_ids;
+    /* STACKSITEs that break the rule (call_sites.c): one names a call that is not the
+     * latest of its thread, an allocating call (its stack is in its record), or a call
+     * that neither frees nor ended a stretch of GW_PY_STRETCH_NS (nothing here waits) */
+    unsigned sites_off_rule;
+    struct { uint32_t tid; uint64_t id, end, gap; unsigned api; int family; } last[8];
+    unsigned nlast;
     unsigned frees, free_extra_words; /* frees, and those with more words than FREE's 2 */
 };
 
@@ -84,6 +90,19 @@ static void run_stacks_every(const char *depth, const char *unwinder, const char
             run.stack_defs++;
         if (ev.kind == GW_EV_STACKSITE) {
             run.stack_sites++;
+            unsigned t = 0;
+            while (t < run.nlast && run.last[t].tid != ev.tid)
+                t++;
+            int allocating = t < run.nlast && (run.last[t].family == GW_FAM_ALLOC ||
+                                              run.last[t].api == GW_API_cuMemAllocHost_v2 ||
+                                              run.last[t].api == GW_API_cuMemHostAlloc ||
+                                              run.last[t].api == GW_API_cuMemCreate);
+            int picked = t < run.nlast && (run.last[t].family == GW_FAM_FREE ||
+                                          run.last[t].family == GW_FAM_HOSTMEM ||
+                                          run.last[t].gap >= GW_PY_STRETCH_NS);
+            if (t == run.nlast || run.last[t].id != ev.u.site.first_call_id || allocating ||
+                !picked)
+                run.sites_off_rule++;
             /* (it follows its call: the frees' ids are known by then) */
             assert_int_equal(ev.u.site.first_call_id, ev.u.site.last_call_id);
             add_distinct(run.used_stacks, &run.nused_stacks, 32, ev.u.site.stack_id);
@@ -95,6 +114,20 @@ static void run_stacks_every(const char *depth, const char *unwinder, const char
         }
         if (ev.kind != GW_EV_CALL)
             continue;
+        unsigned t = 0;
+        while (t < run.nlast && run.last[t].tid != ev.tid)
+            t++;
+        if (t < 8) {
+            uint64_t gap = t < run.nlast && ev.ts_ns > run.last[t].end ? ev.ts_ns - run.last[t].end : 0;
+            run.last[t].tid = ev.tid;
+            run.last[t].id = ev.call_id;
+            run.last[t].end = ev.ts_ns + ev.dur_ns;
+            run.last[t].gap = gap;
+            run.last[t].api = ev.api_id;
+            run.last[t].family = ev.family;
+            if (t == run.nlast)
+                run.nlast++;
+        }
         if (ev.family == GW_FAM_FREE || ev.api_id == GW_API_cuMemFreeHost) {
             run.frees++;
             if (run.nfree_ids < 8)
@@ -164,6 +197,7 @@ static void assert_call_sites_named(void)
     /* every free named; device and host frees are different call sites (how many the
      * compiler makes of each loop is its business), none of them an allocation's */
     assert_int_equal(run.free_sites, 5);
+    assert_int_equal(run.sites_off_rule, 0);
     assert_true(run.nfree_stacks >= 2 && run.nfree_stacks <= 5);
     for (unsigned k = 0; k < run.nfree_stacks; k++)
         for (unsigned a = 0; a < run.nallocs; a++)

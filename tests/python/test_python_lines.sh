@@ -68,6 +68,10 @@ if lines is None:
     sys.exit()
 named = lines["lines"]
 problems = []
+units = {"sync_bubble": "ns", "pageable_h2d": "ns", "input_pipeline": "ns", "leak": "bytes",
+         "oom_retry": "calls"}
+if lines.get("unit") != units.get(finding, lines.get("unit")):
+    problems.append("unit %s, expected %s" % (lines.get("unit"), units[finding]))
 if expect == "none":
     if named:
         problems.append("names %s:%s, expected no line" % (named[0]["file"], named[0]["line"]))
