@@ -126,11 +126,36 @@ else
     echo "FAIL: $first --format kineto: export failed"
     failures=$((failures + 1))
 fi
-# kineto is one process per file: a directory of two is refused, with a usage error
+# kineto is one process per file: two traces need -o DIR (a usage error without), which
+# gets one file each, named by pid when there is no rank, each of one process
+second=$(basename "$2")
 rc=0
-"$gpuwatch" export --format kineto -o /dev/null "$work/$first"/*.gwt "$work/$(basename "$2")"/*.gwt \
-    2>/dev/null || rc=$?
-[ $rc = 2 ] || { echo "FAIL: --format kineto of two traces exited $rc, expected 2"; failures=$((failures + 1)); }
+"$gpuwatch" export --format kineto "$work/$first"/*.gwt "$work/$second"/*.gwt \
+    >/dev/null 2>&1 || rc=$?
+[ $rc = 2 ] || { echo "FAIL: --format kineto of two traces without -o DIR exited $rc, expected 2"; failures=$((failures + 1)); }
+if "$gpuwatch" export --format kineto -o "$work/ranks" "$work/$first"/*.gwt "$work/$second"/*.gwt 2>/dev/null; then
+    verdict=$(python3 - "$work/ranks" "$work/$first"/*.gwt "$work/$second"/*.gwt <<'PY'
+import glob, json, os, re, sys
+files = sorted(glob.glob(os.path.join(sys.argv[1], "*.json")))
+pids = sorted(int(re.search(r"-(\d+)\.gwt$", p).group(1)) for p in sys.argv[2:])
+want = ["pid-%d.json" % p for p in pids]
+got = sorted(os.path.basename(f) for f in files)
+problems = []
+if got != sorted(want):
+    problems.append("files %s, expected %s" % (got, sorted(want)))
+for f in files:
+    events = json.load(open(f))["traceEvents"]
+    hosts = {e["pid"] for e in events if e.get("cat") == "cuda_driver"}
+    if len(hosts) != 1 or "pid-%d.json" % hosts.pop() != os.path.basename(f):
+        problems.append("%s does not hold its one process" % os.path.basename(f))
+print("; ".join(problems) if problems else "ok")
+PY
+)
+    [ "$verdict" = ok ] && echo "ok: --format kineto -o DIR: one file per trace" ||
+        { echo "FAIL: --format kineto -o DIR: $verdict"; failures=$((failures + 1)); }
+else
+    echo "FAIL: --format kineto -o DIR failed"; failures=$((failures + 1))
+fi
 
 [ $failures -eq 0 ] || { echo "$failures failure(s)"; exit 1; }
 echo "all export checks passed"

@@ -9,9 +9,11 @@
  * Exit status: 0 written; 1 a trace could not be read or was damaged (the rest is
  * written); 2 usage error, or the output cannot be written.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "analyze/analyze.h"
 #include "cli.h"
@@ -28,12 +30,62 @@ static void help(FILE *out)
             "  -f, --format chrome   Chrome trace-event JSON, for Perfetto UI (ui.perfetto.dev)\n"
             "                        and chrome://tracing (the default)\n"
             "  -f, --format kineto   the layout of PyTorch's profiler (Kineto), which HTA\n"
-            "                        (HolisticTraceAnalysis) and TensorBoard read: one trace\n"
-            "                        (one rank) per file; ProfilerStep#N from the steps found\n"
-            "  -o, --output FILE     write there (default: standard output)\n"
+            "                        (HolisticTraceAnalysis) and TensorBoard read: one rank\n"
+            "                        per file (several traces: -o DIR gets DIR/rank-R.json\n"
+            "                        each); ProfilerStep#N from the steps found\n"
+            "  -o, --output FILE     write there (default: standard output); a directory\n"
+            "                        for --format kineto of several traces\n"
             "  -h, --help            this text\n"
             "Exit status: 0; 1 a trace was unreadable or damaged (the rest is written);\n"
             "2 usage error or the output cannot be written.\n");
+}
+
+/* --format kineto of several traces: HTA reads one file per rank, so DIR/rank-R.json per
+ * trace (pid-P.json without a rank). Frees run. */
+static int split_kineto(struct an_run *run, const char *dir)
+{
+    int rc = GW_EXIT_OK;
+    if (!dir) {
+        an_run_free(run);
+        return gw_usage_error("export", "--format kineto of %zu traces writes one file per "
+                              "rank: give -o DIR", run->ntraces);
+    }
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+        perror(dir);
+        an_run_free(run);
+        return GW_EXIT_USAGE;
+    }
+    for (size_t i = 0; i < run->ntraces; i++) {
+        const struct an_trace *t = &run->traces[i];
+        if (!t->readable) {
+            fprintf(stderr, "gpuwatch export: %s\n", t->error);
+            rc = GW_EXIT_DAMAGE;
+            continue;
+        }
+        char path[4096];
+        if (t->hdr.rank >= 0)
+            snprintf(path, sizeof path, "%s/rank-%d.json", dir, (int)t->hdr.rank);
+        else
+            snprintf(path, sizeof path, "%s/pid-%u.json", dir, (unsigned)t->hdr.pid);
+        FILE *out = fopen(path, "w");
+        if (!out) {
+            perror(path);
+            rc = GW_EXIT_USAGE;
+            continue;
+        }
+        int written = gw_export_kineto_trace(out, run, i);
+        if (fclose(out) != 0 || written == -2) {
+            perror(path);
+            rc = GW_EXIT_USAGE;
+        } else if (written != 0 && rc == GW_EXIT_OK) {
+            rc = GW_EXIT_DAMAGE;
+        }
+        fprintf(stderr, "gpuwatch export: %s\n", path);
+    }
+    if (rc == GW_EXIT_OK && run->damage_reports)
+        rc = GW_EXIT_DAMAGE;
+    an_run_free(run);
+    return rc;
 }
 
 int gw_cmd_export(int argc, char **argv)
@@ -74,6 +126,8 @@ int gw_cmd_export(int argc, char **argv)
         an_run_free(&run);
         return GW_EXIT_USAGE;
     }
+    if (kineto && run.ntraces > 1)
+        return split_kineto(&run, output);
     FILE *out = output ? fopen(output, "w") : stdout;
     if (!out) {
         perror(output);

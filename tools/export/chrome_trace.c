@@ -14,6 +14,7 @@
 #include "chrome_trace.h"
 
 #include <inttypes.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -621,13 +622,16 @@ static void kineto_header(struct gw_json *j, const struct an_trace *t)
     gw_json_array_end(j);
 }
 
-static int export_run(FILE *out, const struct an_run *run, int kineto)
+/* only: the one trace to write (SIZE_MAX: all of them) */
+static int export_run(FILE *out, const struct an_run *run, int kineto, size_t only)
 {
+    /* (the run's earliest start, even for one of its traces: the ranks' files of one run
+     * share a time axis) */
     uint64_t origin = UINT64_MAX;
     size_t readable = 0;
     for (size_t i = 0; i < run->ntraces; i++)
         if (run->traces[i].readable) {
-            readable++;
+            readable += only == SIZE_MAX || only == i;
             if (run->traces[i].hdr.start_ns < origin)
                 origin = run->traces[i].hdr.start_ns;
         }
@@ -653,12 +657,14 @@ static int export_run(FILE *out, const struct an_run *run, int kineto)
     gw_json_str(j, kineto ? "gpuwatch export --format kineto" : "gpuwatch export --format chrome");
     gw_json_object_end(j);
     for (size_t i = 0; kineto && i < run->ntraces; i++)
-        if (run->traces[i].readable)
+        if (run->traces[i].readable && (only == SIZE_MAX || only == i))
             kineto_header(j, &run->traces[i]);
     GW_JSON_KEY(j, "traceEvents");
     gw_json_array(j);
     int rc = 0;
     for (size_t i = 0; i < run->ntraces; i++) {
+        if (only != SIZE_MAX && only != i)
+            continue;
         if (!run->traces[i].readable) {
             fprintf(stderr, "gpuwatch export: %s\n", run->traces[i].error);
             rc = -1;
@@ -679,6 +685,14 @@ static int export_run(FILE *out, const struct an_run *run, int kineto)
     return rc;
 }
 
-int gw_export_chrome(FILE *out, const struct an_run *run) { return export_run(out, run, 0); }
+int gw_export_chrome(FILE *out, const struct an_run *run)
+{
+    return export_run(out, run, 0, SIZE_MAX);
+}
 
-int gw_export_kineto(FILE *out, const struct an_run *run) { return export_run(out, run, 1); }
+int gw_export_kineto(FILE *out, const struct an_run *run) { return export_run(out, run, 1, SIZE_MAX); }
+
+int gw_export_kineto_trace(FILE *out, const struct an_run *run, size_t index)
+{
+    return export_run(out, run, 1, index);
+}

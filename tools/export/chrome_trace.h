@@ -2,6 +2,7 @@
 #ifndef GPUWATCH_CHROME_TRACE_H
 #define GPUWATCH_CHROME_TRACE_H
 
+#include <stddef.h>
 #include <stdio.h>
 
 struct an_run;
@@ -18,5 +19,7 @@ int gw_export_chrome(FILE *out, const struct an_run *run);
  * share args.correlation (gpuwatch's call id); ProfilerStep#N spans from the steps the
  * analysis found; distributedInfo and deviceProperties at the top. */
 int gw_export_kineto(FILE *out, const struct an_run *run);
+/* gw_export_kineto of the run's trace number index alone (one file per rank). */
+int gw_export_kineto_trace(FILE *out, const struct an_run *run, size_t index);
 
 #endif
