@@ -29,6 +29,8 @@
 #define TRACK_FINDINGS 2000000000u
 #define BUSY_BIN_NS 10000000ull       /* GPU busy counter: one value per 10 ms */
 #define CORR_SLOTS (1u << 16)         /* correlations in flight (CUPTI numbers them in order) */
+#define MEMCPY_KINDS 11               /* CUPTI's copy kinds (PtoP 10), enum gw_gpu_copy_kind */
+#define MEMORY_KINDS 6                /* CUPTI's memory kinds (managed 5), enum gw_gpu_memory_kind */
 
 struct corr_slot {
     uint64_t correlation, call_id;    /* call_id 0: empty */
@@ -51,6 +53,9 @@ struct export {
     size_t nbusy;
     struct gw_map cpu_ts, cpu_ns;     /* sampled thread -> its previous sample */
     uint64_t proc_ts, proc_desc_ns;   /* the previous process sample (0: none) */
+    /* copy records' names by kind, source and destination memory, made when first needed */
+    char memcpy_names[MEMCPY_KINDS][MEMORY_KINDS][MEMORY_KINDS][48];
+    char memcpy_other[96];
     /* ProfilerStep#N spans: the analysis's step marker found again (an_steps.marker_*) */
     const struct an_steps *steps;
     uint64_t step_start, nsteps;      /* the latest boundary (0: none yet), steps so far */
@@ -62,20 +67,24 @@ static int64_t since_origin(const struct export *x, uint64_t ts_ns)
 }
 
 /* {"ph":…, "name":…, "cat":…, "pid":…, "tid":…, "ts":… — the caller adds the rest and
- * closes it. */
-static void event(struct export *x, const char *ph, const char *name, const char *cat,
-                  uint64_t tid, uint64_t ts_ns)
+ * closes it. ph and cat are ours; name_plain: the name is one of our tables' too (an
+ * entry point's), so it needs no escaping. */
+static void event_named(struct export *x, const char *ph, const char *name, int name_plain,
+                        const char *cat, uint64_t tid, uint64_t ts_ns)
 {
     struct gw_json *j = x->j;
     gw_json_newline(j);
     gw_json_object(j);
     GW_JSON_KEY(j, "ph");
-    gw_json_str(j, ph);
+    gw_json_str_plain(j, ph, strlen(ph));
     GW_JSON_KEY(j, "name");
-    gw_json_str(j, name);
+    if (name_plain)
+        gw_json_str_plain(j, name, strlen(name));
+    else
+        gw_json_str(j, name);
     if (cat) {
         GW_JSON_KEY(j, "cat");
-        gw_json_str(j, cat);
+        gw_json_str_plain(j, cat, strlen(cat));
     }
     GW_JSON_KEY(j, "pid");
     gw_json_u64(j, x->pid);
@@ -83,6 +92,12 @@ static void event(struct export *x, const char *ph, const char *name, const char
     gw_json_u64(j, tid);
     GW_JSON_KEY(j, "ts");
     gw_json_ns_as_us(j, since_origin(x, ts_ns));
+}
+
+static void event(struct export *x, const char *ph, const char *name, const char *cat,
+                  uint64_t tid, uint64_t ts_ns)
+{
+    event_named(x, ph, name, 0, cat, tid, ts_ns);
 }
 
 static void duration(struct export *x, uint64_t dur_ns)
@@ -331,7 +346,7 @@ static void on_call(struct export *x, const struct gw_event *ev)
 {
     name_thread(x, ev->tid);
     const char *name = gw_api_name(ev->api_id);
-    event(x, "X", name ? name : "unknown call", "cuda_driver", ev->tid, ev->ts_ns);
+    event_named(x, "X", name ? name : "unknown call", 1, "cuda_driver", ev->tid, ev->ts_ns);
     duration(x, ev->dur_ns);
     if (ev->family == GW_FAM_LAUNCH || ev->family == GW_FAM_COPY || ev->family == GW_FAM_SET)
         flow(x, ev->call_id, "flow_out");
@@ -340,33 +355,51 @@ static void on_call(struct export *x, const struct gw_event *ev)
     on_memory(x, ev);
 }
 
+/* "Memcpy HtoD (pageable → device)": made once per kinds (a copy record is formatted
+ * millions of times otherwise). */
+static const char *memcpy_name(struct export *x, unsigned kind, unsigned src, unsigned dst)
+{
+    if (kind >= MEMCPY_KINDS || src >= MEMORY_KINDS || dst >= MEMORY_KINDS) {
+        snprintf(x->memcpy_other, sizeof x->memcpy_other, "Memcpy %s (%s \xE2\x86\x92 %s)",
+                 gw_gpu_copy_kind_name(kind), gw_gpu_memory_kind_name(src),
+                 gw_gpu_memory_kind_name(dst));
+        return x->memcpy_other;
+    }
+    char *name = x->memcpy_names[kind][src][dst];
+    if (!name[0])
+        snprintf(name, sizeof x->memcpy_names[0][0][0], "Memcpy %s (%s \xE2\x86\x92 %s)",
+                 gw_gpu_copy_kind_name(kind), gw_gpu_memory_kind_name(src),
+                 gw_gpu_memory_kind_name(dst));
+    return name;
+}
+
 static void on_gpu(struct export *x, const struct gw_event *ev)
 {
     uint64_t correlation, device, stream;
-    const char *cat;
-    char name[256];
+    const char *cat, *name;
+    char text[128];
     if (ev->kind == GW_EV_GPU_KERNEL) {
         correlation = ev->u.gpu_kernel.correlation_id;
         device = ev->u.gpu_kernel.device;
         stream = ev->u.gpu_kernel.stream_id;
-        const char *kernel = gw_reader_kernel_name(x->r, ev->u.gpu_kernel.shape_id);
-        snprintf(name, sizeof name, "%s", kernel ? kernel : "kernel");
+        name = gw_reader_kernel_name(x->r, ev->u.gpu_kernel.shape_id);
+        if (!name)
+            name = "kernel";
         cat = "kernel";
     } else if (ev->kind == GW_EV_GPU_MEMCPY) {
         correlation = ev->u.gpu_memcpy.correlation_id;
         device = ev->u.gpu_memcpy.device;
         stream = ev->u.gpu_memcpy.stream_id;
-        snprintf(name, sizeof name, "Memcpy %s (%s \xE2\x86\x92 %s)",
-                 gw_gpu_copy_kind_name(ev->u.gpu_memcpy.copy_kind),
-                 gw_gpu_memory_kind_name(ev->u.gpu_memcpy.src_kind),
-                 gw_gpu_memory_kind_name(ev->u.gpu_memcpy.dst_kind));
+        name = memcpy_name(x, ev->u.gpu_memcpy.copy_kind, ev->u.gpu_memcpy.src_kind,
+                           ev->u.gpu_memcpy.dst_kind);
         cat = "gpu_memcpy";
     } else {
         correlation = ev->u.gpu_memset.correlation_id;
         device = ev->u.gpu_memset.device;
         stream = ev->u.gpu_memset.stream_id;
-        snprintf(name, sizeof name, "Memset (%s)",
+        snprintf(text, sizeof text, "Memset (%s)",
                  gw_gpu_memory_kind_name(ev->u.gpu_memset.memory_kind));
+        name = text;
         cat = "gpu_memset";
     }
     const struct corr_slot *slot = &x->corr[correlation & (CORR_SLOTS - 1)];

@@ -6,6 +6,7 @@
 
 #include "text_out.h"
 
+/* a level's state (json_writer.h's inline path writes the same numbers) */
 enum { EMPTY = 0, HAS_VALUE = 1, AFTER_KEY = 2 };
 
 void gw_json_init(struct gw_json *j, FILE *out)
@@ -26,13 +27,7 @@ int gw_json_flush(struct gw_json *j)
     return j->failed ? -1 : 0;
 }
 
-/* Room for n more bytes (n <= GW_JSON_BUFFER). */
-static inline char *room(struct gw_json *j, size_t n)
-{
-    if (j->len + n > GW_JSON_BUFFER)
-        gw_json_flush(j);
-    return j->buf + j->len;
-}
+static inline char *room(struct gw_json *j, size_t n) { return gw_json__room(j, n); }
 
 static inline void put(struct gw_json *j, const char *s, size_t n)
 {
@@ -51,16 +46,7 @@ static inline void put_char(struct gw_json *j, char c)
     j->len++;
 }
 
-/* Before any value: the comma that separates it from the one before, unless a key came. */
-static void before_value(struct gw_json *j)
-{
-    if (j->depth == 0 || j->depth > GW_JSON_MAX_DEPTH)
-        return;
-    uint8_t *s = &j->state[j->depth - 1];
-    if (*s == HAS_VALUE)
-        put_char(j, ',');
-    *s = HAS_VALUE;
-}
+static inline void before_value(struct gw_json *j) { gw_json__before_value(j); }
 
 static void open_nested(struct gw_json *j, char c)
 {
@@ -86,19 +72,6 @@ void gw_json_array(struct gw_json *j) { open_nested(j, '['); }
 void gw_json_array_end(struct gw_json *j) { close_nested(j, ']'); }
 
 void gw_json_key(struct gw_json *j, const char *key) { gw_json_key_n(j, key, strlen(key)); }
-
-void gw_json_key_n(struct gw_json *j, const char *key, size_t n)
-{
-    before_value(j);
-    char *p = room(j, n + 3);
-    p[0] = '"';
-    memcpy(p + 1, key, n);
-    p[n + 1] = '"';
-    p[n + 2] = ':';
-    j->len += n + 3;
-    if (j->depth && j->depth <= GW_JSON_MAX_DEPTH)
-        j->state[j->depth - 1] = AFTER_KEY;
-}
 
 /* 1 for the bytes that go into a JSON string as they are: printable ASCII but " (0x22)
  * and \ (0x5C). (Range designators: a GNU C extension gcc and clang both take.) */
@@ -157,63 +130,14 @@ void gw_json_str_n(struct gw_json *j, const char *s, size_t n)
 
 void gw_json_str(struct gw_json *j, const char *s) { gw_json_str_n(j, s, s ? strlen(s) : 0); }
 
-/* Decimal digits of v, at most 20, into the end of tmp; returns where they start. Two at
- * a time: half the divisions. */
-static inline char *digits(uint64_t v, char *end)
-{
-    static const char pairs[201] = "00010203040506070809101112131415161718192021222324"
-                                   "25262728293031323334353637383940414243444546474849"
-                                   "50515253545556575859606162636465666768697071727374"
-                                   "75767778798081828384858687888990919293949596979899";
-    char *p = end;
-    while (v >= 100) {
-        unsigned k = (unsigned)(v % 100) * 2;
-        v /= 100;
-        *--p = pairs[k + 1];
-        *--p = pairs[k];
-    }
-    if (v >= 10) {
-        unsigned k = (unsigned)v * 2;
-        *--p = pairs[k + 1];
-        *--p = pairs[k];
-    } else {
-        *--p = (char)('0' + v);
-    }
-    return p;
-}
-
-void gw_json_u64(struct gw_json *j, uint64_t v)
-{
-    before_value(j);
-    char tmp[24], *p = digits(v, tmp + sizeof tmp);
-    put(j, p, (size_t)(tmp + sizeof tmp - p));
-}
-
 void gw_json_i64(struct gw_json *j, int64_t v)
 {
     before_value(j);
     char tmp[24], *end = tmp + sizeof tmp;
-    char *p = digits(v < 0 ? 0 - (uint64_t)v : (uint64_t)v, end);
+    char *p = gw_json__digits(v < 0 ? 0 - (uint64_t)v : (uint64_t)v, end);
     if (v < 0)
         *--p = '-';
-    put(j, p, (size_t)(end - p));
-}
-
-void gw_json_ns_as_us(struct gw_json *j, int64_t ns)
-{
-    before_value(j);
-    uint64_t a = ns < 0 ? 0 - (uint64_t)ns : (uint64_t)ns;
-    char tmp[32], *end = tmp + sizeof tmp;
-    uint64_t frac = a % 1000;
-    char *p = end;
-    *--p = (char)('0' + frac % 10);
-    *--p = (char)('0' + frac / 10 % 10);
-    *--p = (char)('0' + frac / 100);
-    *--p = '.';
-    p = digits(a / 1000, p);
-    if (ns < 0)
-        *--p = '-';
-    put(j, p, (size_t)(end - p));
+    gw_json__put_digits(j, p, end);
 }
 
 void gw_json_double(struct gw_json *j, double v)
