@@ -6,9 +6,6 @@
 
 #include "text_out.h"
 
-/* a level's state (json_writer.h's inline path writes the same numbers) */
-enum { EMPTY = 0, HAS_VALUE = 1, AFTER_KEY = 2 };
-
 void gw_json_init(struct gw_json *j, FILE *out)
 {
     j->out = out;
@@ -27,13 +24,11 @@ int gw_json_flush(struct gw_json *j)
     return j->failed ? -1 : 0;
 }
 
-static inline char *room(struct gw_json *j, size_t n) { return gw_json__room(j, n); }
-
 static inline void put(struct gw_json *j, const char *s, size_t n)
 {
     while (n) {
         size_t chunk = n < GW_JSON_BUFFER ? n : GW_JSON_BUFFER;
-        memcpy(room(j, chunk), s, chunk);
+        memcpy(gw_json__room(j, chunk), s, chunk);
         j->len += chunk;
         s += chunk;
         n -= chunk;
@@ -42,20 +37,19 @@ static inline void put(struct gw_json *j, const char *s, size_t n)
 
 static inline void put_char(struct gw_json *j, char c)
 {
-    *room(j, 1) = c;
+    *gw_json__room(j, 1) = c;
     j->len++;
 }
 
-static inline void before_value(struct gw_json *j) { gw_json__before_value(j); }
 
 static void open_nested(struct gw_json *j, char c)
 {
-    before_value(j);
+    gw_json__before_value(j);
     put_char(j, c);
     if (j->depth >= GW_JSON_MAX_DEPTH)
         j->overflow = 1;
     else
-        j->state[j->depth] = EMPTY;
+        j->state[j->depth] = GW_JSON_EMPTY;
     j->depth++;
 }
 
@@ -121,7 +115,7 @@ static void put_escaped(struct gw_json *j, const unsigned char *s, size_t n)
 
 void gw_json_str_n(struct gw_json *j, const char *s, size_t n)
 {
-    before_value(j);
+    gw_json__before_value(j);
     put_char(j, '"');
     if (s)
         put_escaped(j, (const unsigned char *)s, n);
@@ -132,7 +126,7 @@ void gw_json_str(struct gw_json *j, const char *s) { gw_json_str_n(j, s, s ? str
 
 void gw_json_i64(struct gw_json *j, int64_t v)
 {
-    before_value(j);
+    gw_json__before_value(j);
     char tmp[24], *end = tmp + sizeof tmp;
     char *p = gw_json__digits(v < 0 ? 0 - (uint64_t)v : (uint64_t)v, end);
     if (v < 0)
@@ -142,7 +136,7 @@ void gw_json_i64(struct gw_json *j, int64_t v)
 
 void gw_json_double(struct gw_json *j, double v)
 {
-    before_value(j);
+    gw_json__before_value(j);
     if (!isfinite(v)) {
         put(j, "null", 4);
         return;
@@ -154,7 +148,7 @@ void gw_json_double(struct gw_json *j, double v)
 
 void gw_json_bool(struct gw_json *j, int v)
 {
-    before_value(j);
+    gw_json__before_value(j);
     if (v)
         put(j, "true", 4);
     else
@@ -163,7 +157,7 @@ void gw_json_bool(struct gw_json *j, int v)
 
 void gw_json_null(struct gw_json *j)
 {
-    before_value(j);
+    gw_json__before_value(j);
     put(j, "null", 4);
 }
 

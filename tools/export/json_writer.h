@@ -17,14 +17,16 @@
 
 #define GW_JSON_BUFFER 65536
 
+/* What a nesting level holds so far: whether the next value needs a comma first. */
+enum gw_json_level { GW_JSON_EMPTY = 0, GW_JSON_HAS_VALUE = 1, GW_JSON_AFTER_KEY = 2 };
+
 struct gw_json {
     FILE *out;
     size_t len;              /* bytes waiting in buf */
     int failed;              /* a write to out failed */
     char buf[GW_JSON_BUFFER];
     unsigned depth;
-    /* per level: 1 once it holds a value (the next needs a comma); 2 right after a key */
-    uint8_t state[GW_JSON_MAX_DEPTH];
+    uint8_t state[GW_JSON_MAX_DEPTH];  /* enum gw_json_level per level */
     int overflow;            /* nesting went past GW_JSON_MAX_DEPTH: the output is invalid */
 };
 
@@ -68,9 +70,9 @@ static inline void gw_json__before_value(struct gw_json *j)
     if (__builtin_expect(j->depth == 0 || j->depth > GW_JSON_MAX_DEPTH, 0))
         return;
     uint8_t *s = &j->state[j->depth - 1];
-    if (*s == 1)
+    if (*s == GW_JSON_HAS_VALUE)
         *gw_json__room(j, 1) = ',', j->len++;
-    *s = 1;
+    *s = GW_JSON_HAS_VALUE;
 }
 
 static inline void gw_json_key_n(struct gw_json *j, const char *key, size_t n)
@@ -83,7 +85,7 @@ static inline void gw_json_key_n(struct gw_json *j, const char *key, size_t n)
     p[n + 2] = ':';
     j->len += n + 3;
     if (j->depth && j->depth <= GW_JSON_MAX_DEPTH)
-        j->state[j->depth - 1] = 2;  /* after a key: no comma before its value */
+        j->state[j->depth - 1] = GW_JSON_AFTER_KEY;  /* no comma before its value */
 }
 
 /* Decimal digits of v, at most 20, ending at end; returns where they start. Two at a time:
