@@ -32,30 +32,35 @@ struct site_thread {
 };
 static uint64_t native_every_ns;
 /* The apis whose every call the observer is told of (others only when they waited or
- * ended a stretch): those wants_python and wants_native take by family. */
+ * ended a stretch): python_family's and native_family's. */
 static uint8_t observed[GW_API_ID_LIMIT];
 static GW_TLS struct site_thread site_thread;
+
+/* The families whose every call gets a Python stack (launches: one in
+ * GW_PY_LAUNCH_EVERY), and a native one: the observer is told of these (and of any call
+ * that waited or ended a stretch). */
+static int python_family(int family)
+{
+    return family == GW_FAM_COPY || family == GW_FAM_ALLOC || family == GW_FAM_FREE ||
+           family == GW_FAM_HOSTMEM || family == GW_FAM_VMM || family == GW_FAM_LAUNCH;
+}
+
+static int native_family(int family)
+{
+    return family == GW_FAM_FREE || family == GW_FAM_HOSTMEM || family == GW_FAM_VMM;
+}
 
 /* Python stacks: the calls of trace_format.h's list. */
 static int wants_python(struct site_thread *t, int family, int waited, uint64_t gap)
 {
     if (gap >= GW_PY_STRETCH_NS || waited)
         return 1;
-    switch (family) {
-    case GW_FAM_COPY:
-    case GW_FAM_ALLOC:
-    case GW_FAM_FREE:
-    case GW_FAM_HOSTMEM:
-    case GW_FAM_VMM:
-        return 1;
-    case GW_FAM_LAUNCH:
-        if (++t->launches < GW_PY_LAUNCH_EVERY)
-            return 0;
-        t->launches = 0;
-        return 1;
-    default:
+    if (family != GW_FAM_LAUNCH)
+        return python_family(family);
+    if (++t->launches < GW_PY_LAUNCH_EVERY)
         return 0;
-    }
+    t->launches = 0;
+    return 1;
 }
 
 /* Native stacks: of those, the calls that waited for the GPU (synchronizes, synchronous
@@ -68,8 +73,7 @@ static int wants_python(struct site_thread *t, int family, int waited, uint64_t 
 static int wants_native(struct site_thread *t, int family, int waited, uint64_t gap,
                         uint64_t end_ns)
 {
-    if (!(waited || gap >= GW_PY_STRETCH_NS || family == GW_FAM_FREE ||
-          family == GW_FAM_HOSTMEM || family == GW_FAM_VMM))
+    if (!(waited || gap >= GW_PY_STRETCH_NS || native_family(family)))
         return 0;
     if (t->last_unwind && end_ns - t->last_unwind < native_every_ns)
         return 0;
@@ -116,11 +120,8 @@ void gw_call_sites_start(int native, unsigned native_every_ms)
     python_on = gw_py_on();
     for (unsigned id = 0; id < GW_API_ID_LIMIT; id++) {
         int family = api_family[id];
-        observed[id] = (python_on && (family == GW_FAM_COPY || family == GW_FAM_ALLOC ||
-                                      family == GW_FAM_FREE || family == GW_FAM_HOSTMEM ||
-                                      family == GW_FAM_VMM || family == GW_FAM_LAUNCH)) ||
-                       (native_on && (family == GW_FAM_FREE || family == GW_FAM_HOSTMEM ||
-                                      family == GW_FAM_VMM));
+        observed[id] = (python_on && python_family(family)) ||
+                       (native_on && native_family(family));
     }
     if (native_on || python_on)
         gw_rec_set_call_observer(on_call, observed);
