@@ -173,12 +173,15 @@ void gw_rec_call(unsigned api_id, uint64_t start_ns, uint64_t end_ns, int result
     if (GW_UNLIKELY(!ring))
         return;
     record_call(ring, api_id, start_ns, end_ns, result, words, nwords);
+    gw_call_observer_fn observer = __atomic_load_n(&call_observer, __ATOMIC_RELAXED);
+    if (!observer)
+        return;
+    /* (the gap since the thread's previous call: only an observer wants it; one is set at
+     * tracing start, before any call is recorded) */
     uint64_t gap = ring->last_end && start_ns > ring->last_end ? start_ns - ring->last_end : 0;
     ring->last_end = end_ns;
-    gw_call_observer_fn observer = __atomic_load_n(&call_observer, __ATOMIC_RELAXED);
-    if (GW_UNLIKELY(observer != NULL) &&
-        (ring->waited || gap >= GW_PY_STRETCH_NS ||
-         __atomic_load_n(&observed_apis, __ATOMIC_RELAXED)[api_id < GW_API_ID_LIMIT ? api_id : 0]))
+    if (ring->waited || gap >= GW_PY_STRETCH_NS ||
+        __atomic_load_n(&observed_apis, __ATOMIC_RELAXED)[api_id < GW_API_ID_LIMIT ? api_id : 0])
         tell_observer(observer, ring, api_id, start_ns, end_ns, result, gap);
 }
 

@@ -24,7 +24,8 @@ struct gw_ring {
     int wake_sent;                 /* producer only: already asked the writer to drain */
     int waited;                    /* producer only: a call reported a wait (gw_rec_wait) since
                                       the observer, if any, was last told */
-    uint64_t last_end;             /* producer only: end of the thread's latest call */
+    uint64_t last_end;             /* producer only: end of the thread's latest call (kept
+                                      while there is a call observer) */
     unsigned generation;           /* recorder generation it belongs to (fork resets) */
     uint32_t tid;
     uint32_t serial;               /* unique per ring in the process: call ids use it, not tid */
