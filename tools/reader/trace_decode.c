@@ -13,40 +13,6 @@
 
 /* ---- record decoding ---- */
 
-/* A record body being read: p moves towards end. */
-struct cursor {
-    const uint8_t *p, *end;
-};
-
-static inline size_t left(const struct cursor *c)
-{
-    return (size_t)(c->end - c->p);
-}
-
-static inline __attribute__((always_inline)) int get(struct cursor *c, uint64_t *value)
-{
-    if (c->p < c->end && c->p[0] < 0x80) {  /* most words are one byte */
-        *value = *c->p++;
-        return 0;
-    }
-    size_t k = gw_get_uvarint(c->p, left(c), value);
-    if (k == 0)
-        return -1;
-    c->p += k;
-    return 0;
-}
-
-/* Reads up to n varints; returns how many were read before the body ended. */
-static inline unsigned get_words(struct cursor *c, uint64_t *w, unsigned n)
-{
-    unsigned i = 0;
-    while (i < n && get(c, &w[i]) == 0)
-        i++;
-    for (unsigned j = i; j < n; j++)
-        w[j] = 0;
-    return i;
-}
-
 /* memset(p, 0, n) for a constant n, as 16-byte stores written out: GCC expands a memset of
  * more than 64 bytes into a `rep stos` (slow to start, and ~20 instructions where the
  * pieces take one store per 16 bytes), and merges adjacent memsets (ev->words and ev->u)

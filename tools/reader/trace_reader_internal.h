@@ -2,6 +2,7 @@
 #ifndef GPUWATCH_TRACE_READER_INTERNAL_H
 #define GPUWATCH_TRACE_READER_INTERNAL_H
 
+#include "gpuwatch/varint.h"
 #include "gw_map.h"
 #include "trace_reader.h"
 
@@ -133,5 +134,41 @@ int gw_site_decode(struct gw_reader *r, unsigned type, const uint8_t *body, size
 int gw_stacks_decode(struct gw_reader *r, const uint8_t *body, size_t len, uint64_t off,
                      struct gw_event *ev);
 void gw_stacks_free(struct gw_reader *r);
+
+/* ---- reading a record's body (trace_decode.c, trace_stacks.c) ---- */
+
+/* A record body being read: p moves towards end. */
+struct cursor {
+    const uint8_t *p, *end;
+};
+
+static inline size_t left(const struct cursor *c)
+{
+    return (size_t)(c->end - c->p);
+}
+
+static inline __attribute__((always_inline)) int get(struct cursor *c, uint64_t *value)
+{
+    if (c->p < c->end && c->p[0] < 0x80) {  /* most words are one byte */
+        *value = *c->p++;
+        return 0;
+    }
+    size_t k = gw_get_uvarint(c->p, left(c), value);
+    if (k == 0)
+        return -1;
+    c->p += k;
+    return 0;
+}
+
+/* Reads up to n varints; returns how many were read before the body ended. */
+static inline unsigned get_words(struct cursor *c, uint64_t *w, unsigned n)
+{
+    unsigned i = 0;
+    while (i < n && get(c, &w[i]) == 0)
+        i++;
+    for (unsigned j = i; j < n; j++)
+        w[j] = 0;
+    return i;
+}
 
 #endif

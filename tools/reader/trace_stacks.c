@@ -7,8 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gpuwatch/varint.h"
-
 /* What differs between the two kinds of stack. */
 struct stack_kind {
     const char *record;          /* the record's name, for damage reports */
@@ -70,16 +68,9 @@ static int decode_stack(struct gw_reader *r, struct gw_stack_table *t,
                         const struct stack_kind *kind, const uint8_t *body, size_t len,
                         uint64_t off, struct gw_event *ev)
 {
+    struct cursor c = {body, body + len};
     uint64_t head[2];
-    size_t at = 0;
-    unsigned have = 0;
-    while (have < 2 && at < len) {
-        size_t k = gw_get_uvarint(body + at, len - at, &head[have]);
-        if (!k)
-            break;
-        at += k;
-        have++;
-    }
+    unsigned have = get_words(&c, head, 2);
     if (have < 2) {
         gw_reader_report(r, GW_DAMAGE_RECORD, off, 0, off, r->ch.tid,
                          "offset %" PRIu64 ": expected 2 varints in the %zu-byte body of a "
@@ -90,20 +81,10 @@ static int decode_stack(struct gw_reader *r, struct gw_stack_table *t,
     unsigned want = head[1] > GW_STACK_MAX_FRAMES ? GW_STACK_MAX_FRAMES : (unsigned)head[1];
     uint64_t words[GW_STACK_MAX_FRAMES * GW_STACK_FRAME_WORDS];
     unsigned n = 0;
-    while (n < want) {
-        uint64_t *w = words + (size_t)n * kind->frame_words;
-        unsigned got = 0;
-        while (got < kind->frame_words && at < len) {
-            size_t k = gw_get_uvarint(body + at, len - at, &w[got]);
-            if (!k)
-                break;
-            at += k;
-            got++;
-        }
-        if (got < kind->frame_words)
-            break;
+    while (n < want &&
+           get_words(&c, words + (size_t)n * kind->frame_words, kind->frame_words) ==
+               kind->frame_words)
         n++;
-    }
     if (n < want)
         gw_reader_report(r, GW_DAMAGE_RECORD, off, 0, off, r->ch.tid,
                          "offset %" PRIu64 ": expected %u frames in the %zu-byte body of "
@@ -139,16 +120,9 @@ int gw_site_decode(struct gw_reader *r, unsigned type, const uint8_t *body, size
                    uint64_t off, struct gw_event *ev)
 {
     const char *name = type == GW_REC_PYSITE ? "PYSITE" : "STACKSITE";
+    struct cursor c = {body, body + len};
     uint64_t w[3];
-    size_t at = 0;
-    unsigned have = 0;
-    while (have < 3 && at < len) {
-        size_t k = gw_get_uvarint(body + at, len - at, &w[have]);
-        if (!k)
-            break;
-        at += k;
-        have++;
-    }
+    unsigned have = get_words(&c, w, 3);
     if (have < 3 || w[2] == 0) {
         gw_reader_report(r, GW_DAMAGE_RECORD, off, 0, off, r->ch.tid,
                          "offset %" PRIu64 ": expected a stack id, a first call number and "
