@@ -99,6 +99,39 @@ const char *an_line_cat_what(enum an_line_cat cat)
     }
 }
 
+static double percent(uint64_t part, double all) { return all ? 100.0 * (double)part / all : 0; }
+
+void an_py_cat_sentences(const struct an_py_cat *c, enum an_line_cat cat,
+                         void (*say)(void *user, const char *label, const char *text),
+                         void *user)
+{
+    char text[1024];
+    for (size_t i = 0; !c->ntop && i < c->nnative; i++) {
+        const struct an_native_site *n = &c->native[i];
+        snprintf(text, sizeof text, "%s: %.0f%% %s (%llu call%s)", n->where,
+                 percent(n->weight, (double)c->native_with_stack), an_line_cat_what(cat),
+                 (unsigned long long)n->calls, n->calls == 1 ? "" : "s");
+        say(user, "site", text);
+    }
+    if (!an_py_cat_any(c))
+        return;
+    double all = (double)c->with_stack + (double)c->without;
+    for (size_t i = 0; i < c->ntop; i++) {
+        const struct an_py_line *l = &c->top[i];
+        snprintf(text, sizeof text, "%s:%llu in %s: %.0f%% %s (%llu call%s)", l->file,
+                 (unsigned long long)l->line, l->function, percent(l->weight, all),
+                 an_line_cat_what(cat), (unsigned long long)l->calls, l->calls == 1 ? "" : "s");
+        say(user, "line", text);
+    }
+    if (c->without) {
+        snprintf(text, sizeof text, "%.0f%% %s was on threads without Python frames (C++ "
+                 "threads such as autograd's, or calls made with the GIL released where "
+                 "gpuwatch cannot follow it): no line is named for it",
+                 percent(c->without, all), an_line_cat_what(cat));
+        say(user, "line", text);
+    }
+}
+
 struct an_py_feed *an_py_feed_new(void) { return calloc(1, sizeof(struct an_py_feed)); }
 
 static struct thread_calls *thread_of(struct an_py_feed *p, uint32_t tid)

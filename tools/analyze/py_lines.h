@@ -94,6 +94,13 @@ const char *an_line_cat_name(enum an_line_cat cat);   /* "sync", "pageable", ...
 /* What a line's share is of, for the text report: "of the time waited for the GPU". */
 const char *an_line_cat_what(enum an_line_cat cat);
 static inline int an_native_any(const struct an_py_cat *c) { return c->nnative != 0; }
+/* The sentences a finding's lines are said in, the same in every report: say(user, label,
+ * text) for each, label "line" for the user's lines and for the share made without Python
+ * frames (no line named for it), "site" for native sites when no Python line is known. */
+void an_py_cat_sentences(const struct an_py_cat *c, enum an_line_cat cat,
+                         void (*say)(void *user, const char *label, const char *text),
+                         void *user);
+
 /* Whether a finding's lines say anything (the trace had Python stacks for its calls, or
  * calls that should have had one). */
 static inline int an_py_cat_any(const struct an_py_cat *c)

@@ -202,41 +202,16 @@ static void strikes_line(FILE *out, const struct an_finding *f)
 
 /* The user's lines that cause it, heaviest first; and how much was on threads without
  * Python frames, rather than name a wrong line for it. */
+static void say_line(void *user, const char *label, const char *text)
+{
+    FILE *out = user;
+    fprintf(out, "    %s:     ", label);
+    wrap(out, text, 14, 14);
+}
+
 static void python_lines(FILE *out, const struct an_finding *f)
 {
-    const struct an_py_cat *c = &f->lines;
-    char text[1024];
-    if (!c->ntop) {  /* no Python line: the program's native sites, when stacks say */
-        for (size_t i = 0; i < c->nnative; i++) {
-            const struct an_native_site *n = &c->native[i];
-            snprintf(text, sizeof text, "%s: %.0f%% %s (%llu call%s)", n->where,
-                     c->native_with_stack ? 100.0 * (double)n->weight / (double)c->native_with_stack : 0,
-                     an_line_cat_what(f->lines_cat), (unsigned long long)n->calls,
-                     n->calls == 1 ? "" : "s");
-            fprintf(out, "    site:     ");
-            wrap(out, text, 14, 14);
-        }
-    }
-    if (!an_py_cat_any(c))
-        return;
-    double all = (double)c->with_stack + (double)c->without;
-    for (size_t i = 0; i < c->ntop; i++) {
-        const struct an_py_line *l = &c->top[i];
-        snprintf(text, sizeof text, "%s:%llu in %s: %.0f%% %s (%llu call%s)", l->file,
-                 (unsigned long long)l->line, l->function, all ? 100.0 * (double)l->weight / all : 0,
-                 an_line_cat_what(f->lines_cat), (unsigned long long)l->calls,
-                 l->calls == 1 ? "" : "s");
-        fprintf(out, "    line:     ");
-        wrap(out, text, 14, 14);
-    }
-    if (c->without) {
-        snprintf(text, sizeof text, "%.0f%% %s was on threads without Python frames (C++ "
-                 "threads such as autograd's, or calls made with the GIL released where "
-                 "gpuwatch cannot follow it): no line is named for it",
-                 all ? 100.0 * (double)c->without / all : 0, an_line_cat_what(f->lines_cat));
-        fprintf(out, "    line:     ");
-        wrap(out, text, 14, 14);
-    }
+    an_py_cat_sentences(&f->lines, f->lines_cat, say_line, out);
 }
 
 static void finding(FILE *out, const struct an_run *run, const struct an_finding *f,

@@ -83,28 +83,17 @@ static void summary(FILE *out, const struct an_trace *t)
     fputs("</td></tr>\n</table>\n", out);
 }
 
+static void say_line(void *user, const char *label, const char *sentence)
+{
+    FILE *out = user;
+    fprintf(out, "<div><span class=\"k\">%s</span> ", label);
+    text(out, sentence);
+    fputs("</div>\n", out);
+}
+
 static void lines(FILE *out, const struct an_finding *f)
 {
-    const struct an_py_cat *c = &f->lines;
-    double all = (double)c->with_stack + (double)c->without;
-    for (size_t i = 0; i < c->ntop; i++) {
-        char buf[512];
-        snprintf(buf, sizeof buf, "%s:%" PRIu64 " in %s: %.0f%% %s", c->top[i].file,
-                 c->top[i].line, c->top[i].function,
-                 all ? 100.0 * (double)c->top[i].weight / all : 0, an_line_cat_what(f->lines_cat));
-        fputs("<div><span class=\"k\">line</span> ", out);
-        text(out, buf);
-        fputs("</div>\n", out);
-    }
-    for (size_t i = 0; !c->ntop && i < c->nnative; i++) {
-        char buf[512];
-        snprintf(buf, sizeof buf, "%s: %.0f%% %s", c->native[i].where,
-                 c->native_with_stack ? 100.0 * (double)c->native[i].weight / (double)c->native_with_stack : 0,
-                 an_line_cat_what(f->lines_cat));
-        fputs("<div><span class=\"k\">site</span> ", out);
-        text(out, buf);
-        fputs("</div>\n", out);
-    }
+    an_py_cat_sentences(&f->lines, f->lines_cat, say_line, out);
 }
 
 static void findings(FILE *out, const struct an_run *run)
