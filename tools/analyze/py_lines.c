@@ -382,7 +382,10 @@ static const char *reader_string(void *user, uint64_t id)
 static void sum_native(struct an_py_feed *p, const struct gw_reader *r, enum an_line_cat cat,
                        struct an_py_cat *out)
 {
-    struct an_native_site *groups = NULL;
+    struct native_group {
+        struct an_native_site site;
+        uint64_t heaviest;       /* weight of the heaviest stack named site.stack */
+    } *groups = NULL;
     size_t ngroups = 0;
     for (size_t i = 0; i < p->nsites; i++) {
         const struct site_weight *s = &p->sites[i];
@@ -390,38 +393,41 @@ static void sum_native(struct an_py_feed *p, const struct gw_reader *r, enum an_
             continue;
         out->native_with_stack += s->weight;
         const struct gw_stack *st = gw_reader_stack(r, s->stack);
-        char where[sizeof groups->where];
+        char where[sizeof groups->site.where];
         where[0] = 0;
         if (st)
             an_stack_where(st, reader_string, (void *)r, "PyTorch", where, sizeof where);
         if (!where[0])
             continue;
         size_t g = 0;
-        while (g < ngroups && strcmp(groups[g].where, where))
+        while (g < ngroups && strcmp(groups[g].site.where, where))
             g++;
         if (g == ngroups) {
-            struct an_native_site *grown = realloc(groups, (ngroups + 1) * sizeof *grown);
+            struct native_group *grown = realloc(groups, (ngroups + 1) * sizeof *grown);
             if (!grown)
                 continue;
             groups = grown;
             memset(&groups[ngroups], 0, sizeof *groups);
-            memcpy(groups[ngroups].where, where, sizeof where);
+            memcpy(groups[ngroups].site.where, where, sizeof where);
             ngroups++;
         }
-        if (s->weight > groups[g].weight || !groups[g].stack)
-            groups[g].stack = groups[g].weight < s->weight ? s->stack : groups[g].stack;
-        groups[g].weight += s->weight;
-        groups[g].calls += s->calls;
+        if (s->weight > groups[g].heaviest) {
+            groups[g].heaviest = s->weight;
+            groups[g].site.stack = s->stack;
+        }
+        groups[g].site.weight += s->weight;
+        groups[g].site.calls += s->calls;
     }
     while (out->nnative < AN_KEEP_LINES) {
         size_t best = ngroups;
         for (size_t g = 0; g < ngroups; g++)
-            if (groups[g].weight && (best == ngroups || groups[g].weight > groups[best].weight))
+            if (groups[g].site.weight &&
+                (best == ngroups || groups[g].site.weight > groups[best].site.weight))
                 best = g;
         if (best == ngroups)
             break;
-        out->native[out->nnative++] = groups[best];
-        groups[best].weight = 0;
+        out->native[out->nnative++] = groups[best].site;
+        groups[best].site.weight = 0;
     }
     free(groups);
 }
