@@ -269,37 +269,42 @@ static void call_args(struct export *x, const struct gw_event *ev)
     gw_json_object_end(j);
 }
 
+/* Memory held through a map of live pointers (bytes; 0 once freed): an allocation adds, a
+ * free of a pointer it knows gives back. 1 when *held changed. */
+static int held_alloc(struct gw_map *live, uint64_t *held, uint64_t ptr, uint64_t bytes)
+{
+    gw_map_put(live, ptr, bytes);
+    *held += bytes;
+    return 1;
+}
+
+static int held_free(struct gw_map *live, uint64_t *held, uint64_t ptr)
+{
+    uint64_t *bytes = gw_map_get(live, ptr);
+    if (!bytes || !*bytes)
+        return 0;
+    *held -= *bytes;
+    *bytes = 0;
+    return 1;
+}
+
 static void on_memory(struct export *x, const struct gw_event *ev)
 {
     if (ev->result)
         return;
     uint64_t end = ev->ts_ns + ev->dur_ns;
-    if (ev->family == GW_FAM_ALLOC) {
-        gw_map_put(&x->live, ev->u.alloc.ptr, ev->u.alloc.bytes);
-        x->held += ev->u.alloc.bytes;
-    } else if (ev->family == GW_FAM_FREE) {
-        uint64_t *bytes = gw_map_get(&x->live, ev->u.memfree.ptr);
-        if (!bytes || !*bytes)
-            return;
-        x->held -= *bytes;
-        *bytes = 0;
-    } else if (ev->family == GW_FAM_HOSTMEM) {
-        uint64_t *bytes = gw_map_get(&x->pinned, ev->u.hostmem.ptr);
-        if (ev->api_id == GW_API_cuMemAllocHost_v2 || ev->api_id == GW_API_cuMemHostAlloc) {
-            gw_map_put(&x->pinned, ev->u.hostmem.ptr, ev->u.hostmem.bytes);
-            x->pinned_held += ev->u.hostmem.bytes;
-        } else if (ev->api_id == GW_API_cuMemFreeHost && bytes && *bytes) {
-            x->pinned_held -= *bytes;
-            *bytes = 0;
-        } else {
-            return;
-        }
+    if ((ev->family == GW_FAM_ALLOC &&
+         held_alloc(&x->live, &x->held, ev->u.alloc.ptr, ev->u.alloc.bytes)) ||
+        (ev->family == GW_FAM_FREE && held_free(&x->live, &x->held, ev->u.memfree.ptr)))
+        counter(x, "device memory", end, "held", (double)x->held);
+    if (ev->family != GW_FAM_HOSTMEM)
+        return;
+    int alloc = ev->api_id == GW_API_cuMemAllocHost_v2 || ev->api_id == GW_API_cuMemHostAlloc;
+    if ((alloc && held_alloc(&x->pinned, &x->pinned_held, ev->u.hostmem.ptr,
+                             ev->u.hostmem.bytes)) ||
+        (ev->api_id == GW_API_cuMemFreeHost &&
+         held_free(&x->pinned, &x->pinned_held, ev->u.hostmem.ptr)))
         counter(x, "pinned host memory", end, "bytes", (double)x->pinned_held);
-        return;
-    } else {
-        return;
-    }
-    counter(x, "device memory", end, "held", (double)x->held);
 }
 
 /* A step boundary at ts on tid: the step since the previous one becomes ProfilerStep#N

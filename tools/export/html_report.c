@@ -58,15 +58,13 @@ static void head(FILE *out)
           out);
 }
 
-static void fmt_ns(char *buf, size_t size, double ns) { an_fmt_ns(buf, size, ns); }
-
 static void summary(FILE *out, const struct an_trace *t)
 {
     const struct an_model *m = t->model;
     char wall[32], busy[32], step[32];
-    fmt_ns(wall, sizeof wall, (double)m->wall_ns);
-    fmt_ns(busy, sizeof busy, (double)an_busy_ns(m, &m->total, m->wall_ns));
-    fmt_ns(step, sizeof step, (double)m->steps.median_ns);
+    an_fmt_ns(wall, sizeof wall, (double)m->wall_ns);
+    an_fmt_ns(busy, sizeof busy, (double)an_busy_ns(m, &m->total, m->wall_ns));
+    an_fmt_ns(step, sizeof step, (double)m->steps.median_ns);
     fputs("<table>\n<tr><th>process</th><td>", out);
     text(out, t->hdr.cmdline[0] ? t->hdr.cmdline : t->path);
     fprintf(out, " (pid %" PRIu32 ")</td></tr>\n<tr><th>GPU</th><td>", t->hdr.pid);
@@ -117,7 +115,7 @@ static void findings(FILE *out, const struct an_run *run)
         lines(out, f);
         if (!f->risk) {
             char buf[32];
-            fmt_ns(buf, sizeof buf, (double)f->saving_ns);
+            an_fmt_ns(buf, sizeof buf, (double)f->saving_ns);
             fprintf(out, "<div><span class=\"k\">saves</span> %s%s (%.1f%% of wall)</div>\n",
                     f->whatif ? "" : "up to ", buf, f->saving_share * 100);
         }
@@ -300,7 +298,7 @@ static void intervals_plot(FILE *out, const struct an_model *m)
         double x0 = MARGIN_L + (double)(iv->start - m->first_ts) / (double)m->wall_ns * w;
         double x1 = MARGIN_L + (double)(iv->end - m->first_ts) / (double)m->wall_ns * w;
         char len[32];
-        fmt_ns(len, sizeof len, (double)(iv->end - iv->start));
+        an_fmt_ns(len, sizeof len, (double)(iv->end - iv->start));
         fprintf(out, "<rect class=\"bar\" x=\"%.1f\" y=\"14\" width=\"%.1f\" height=\"%d\" "
                      "fill=\"%s\"><title>%s %s</title></rect>\n",
                 x0, x1 - x0 < 1 ? 1 : x1 - x0, bottom - 14, cause_colour[iv->cause],
