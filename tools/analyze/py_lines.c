@@ -272,7 +272,9 @@ void an_py_feed_event(struct an_py_feed *p, const struct gw_event *ev, const str
 
 static int contains(const char *path, const char *part) { return strstr(path, part) != NULL; }
 
-int an_py_is_library_file(const char *path)
+/* Code of the interpreter's library, site-packages/dist-packages or torch/: not the user's
+ * (user_frame takes the innermost frame outside them, the innermost one when all are). */
+static int is_library_file(const char *path)
 {
     if (!path || !*path)
         return 1;
@@ -294,7 +296,7 @@ static const char *text_of(const struct gw_reader *r, uint64_t id)
 static const struct gw_pyframe *user_frame(const struct gw_reader *r, const struct gw_pystack *st)
 {
     for (unsigned i = 0; i < st->nframes; i++)
-        if (!an_py_is_library_file(text_of(r, st->frames[i].file_id)))
+        if (!is_library_file(text_of(r, st->frames[i].file_id)))
             return &st->frames[i];
     return st->nframes ? &st->frames[0] : NULL;
 }

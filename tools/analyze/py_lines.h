@@ -85,10 +85,6 @@ void an_py_feed_event(struct an_py_feed *p, const struct gw_event *ev, const str
 /* Sums per user line into *out (the reader still open) and frees p. */
 void an_py_feed_finish(struct an_py_feed *p, const struct gw_reader *r, struct an_py_lines *out);
 
-/* The frame of a stack that is the user's: the innermost one outside the interpreter's
- * library, site-packages/dist-packages and torch/ (the innermost frame when all are). */
-int an_py_is_library_file(const char *path);
-
 const char *an_line_cat_unit(enum an_line_cat cat);   /* "ns", "bytes", "calls" */
 const char *an_line_cat_name(enum an_line_cat cat);   /* "sync", "pageable", ... */
 /* What a line's share is of, for the text report: "of the time waited for the GPU". */
