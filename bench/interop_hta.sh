@@ -24,12 +24,18 @@ GPUWATCH_CUPTI=$build/tests/fakecupti/libcupti.so.13 GPUWATCH_OUTPUT=$work/trace
 mkdir -p "$work/kineto"
 "$build/tools/gpuwatch" export --format kineto -o "$work/kineto/rank-0.json" "$work"/traces/*.gwt
 "$build/tools/gpuwatch" export -o "$work/chrome.json" "$work"/traces/*.gwt
-"$venv/bin/python" - "$work/kineto" "$work/chrome.json" <<'PY' 2>&1 | grep -v -i warning
+# HTA by default rounds every GPU record inward to whole microseconds (start up, end down;
+# its warning cites pytorch/pytorch#122425), which on sub-microsecond gaps and short kernels
+# adds up to a microsecond of idle per record; HTA_DISABLE_NS_ROUNDING=1 keeps the
+# nanoseconds the export carries. Both are printed; the goal is on the unrounded one.
+compare() {
+HTA_DISABLE_NS_ROUNDING=$1 "$venv/bin/python" - "$work/kineto" "$work/chrome.json" "$2" <<'PY' 2>&1 | grep -v -i -e warning -e '^Parsed' -e '^Rounding' -e 'distributedInfo' -e '^leaving' -e '^entering' -e 'Overall parsing' 
 import json, sys
 from hta.trace_analysis import TraceAnalysis
 analyzer = TraceAnalysis(trace_dir=sys.argv[1])
 hta = analyzer.get_temporal_breakdown(visualize=False).iloc[0]
 hta_idle, hta_span = float(hta["idle_time(us)"]), float(hta["kernel_time(us)"])
+label = sys.argv[3]
 # gpuwatch's GPU records over HTA's span: the kernels launched before the last step began
 events = json.load(open(sys.argv[2]))["traceEvents"]
 steps = [e for e in events if e.get("cat") == "user_annotation"]
@@ -48,7 +54,14 @@ for s, e in kept:
 busy += cur_e - cur_s
 span = max(e for _, e in kept) - kept[0][0]
 ours = span - busy
-print("HTA temporal breakdown: idle %.1f us of a %.1f us kernel span (%.2f%%)" % (hta_idle, hta_span, 100 * hta_idle / hta_span))
+print("HTA temporal breakdown (%s): idle %.1f us of a %.1f us kernel span (%.2f%%)" % (label, hta_idle, hta_span, 100 * hta_idle / hta_span))
 print("gpuwatch, same span:     idle %.1f us of a %.1f us kernel span (%.2f%%)" % (ours, span, 100 * ours / span))
-print("ratio HTA / gpuwatch idle: %.4f (goal: within 2%%)" % (hta_idle / ours if ours else float("nan")))
+print("ratio HTA (%s) / gpuwatch idle: %.4f" % (label, hta_idle / ours if ours else float("nan")))
 PY
+}
+compare 1 "ns timestamps" | sed '$s/$/ (goal: within 2%)/'
+# With sub-microsecond kernels the rounding makes durations negative and HTA's own
+# assertion (idle <= span) fails; that is said, not hidden.
+compare 0 "HTA default, whole-us rounding" | grep -v '^gpuwatch' | tail -3 ||
+    echo "HTA with its default rounding failed on this trace (see above)"
+
