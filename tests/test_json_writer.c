@@ -4,6 +4,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,6 +89,88 @@ static void test_numbers(void **state)
     assert_string_equal(buf, "[1234.567,-0.005,0.000,null,0.5,18446744073709551615]");
 }
 
+/* Every digit count, and the edges of the eight-digit chunks, against printf. */
+static void test_digits_at_every_length(void **state)
+{
+    (void)state;
+    static const uint64_t edges[] = {0, 1, 9, 10, 99, 100, 999, 99999999, 100000000,
+                                     100000001, 1000000000000000ull, 10000000000000000000ull};
+    char want[8192] = "[", num[32];
+    FILE *f = open_buf();
+    static struct gw_json j;
+    gw_json_init(&j, f);
+    gw_json_array(&j);
+    for (uint64_t v = 1; v != 0 && v <= UINT64_MAX / 10; v *= 10) {
+        uint64_t around[3] = {v - 1, v, v + 1};
+        for (int k = 0; k < 3; k++) {
+            gw_json_u64(&j, around[k]);
+            snprintf(num, sizeof num, "%" PRIu64 ",", around[k]);
+            strcat(want, num);
+        }
+    }
+    for (size_t i = 0; i < sizeof edges / sizeof edges[0]; i++) {
+        gw_json_u64(&j, edges[i]);
+        gw_json_ns_as_us(&j, (int64_t)(edges[i] / 2));
+        gw_json_i64(&j, -(int64_t)(edges[i] / 2));
+        snprintf(num, sizeof num, "%" PRIu64 ",", edges[i]);
+        strcat(want, num);
+        uint64_t half = edges[i] / 2;
+        snprintf(num, sizeof num, "%" PRIu64 ".%03" PRIu64 ",", half / 1000, half % 1000);
+        strcat(want, num);
+        snprintf(num, sizeof num, "%" PRId64 ",", -(int64_t)half);
+        strcat(want, num);
+    }
+    want[strlen(want) - 1] = ']';
+    gw_json_array_end(&j);
+    assert_int_equal(gw_json_flush(&j), 0);
+    fclose(f);
+    assert_string_equal(buf, want);
+}
+
+/* A writer with no FILE keeps its text; members made so go into another writer's objects
+ * as they were written. */
+static void test_members_made_once(void **state)
+{
+    (void)state;
+    static struct gw_json scratch, j;
+    gw_json_init(&scratch, NULL);
+    gw_json_object(&scratch);
+    GW_JSON_KEY(&scratch, "ph");
+    gw_json_str(&scratch, "X");
+    GW_JSON_KEY(&scratch, "tid");
+    gw_json_u64(&scratch, 7);
+    size_t n;
+    const char *text = gw_json_text(&scratch, &n);
+    assert_int_equal(n, 17);
+    FILE *f = open_buf();
+    gw_json_init(&j, f);
+    gw_json_array(&j);
+    for (int i = 0; i < 2; i++) {
+        gw_json_object(&j);
+        gw_json_members(&j, text + 1, n - 1);
+        GW_JSON_KEY(&j, "ts");
+        gw_json_u64(&j, (uint64_t)i);
+        gw_json_object_end(&j);
+    }
+    gw_json_object(&j);
+    GW_JSON_KEY(&j, "a");
+    gw_json_bool(&j, 0);
+    gw_json_members(&j, text + 1, n - 1);
+    gw_json_object_end(&j);
+    gw_json_array_end(&j);
+    assert_int_equal(gw_json_flush(&j), 0);
+    fclose(f);
+    assert_string_equal(buf, "[{\"ph\":\"X\",\"tid\":7,\"ts\":0},{\"ph\":\"X\",\"tid\":7,\"ts\":1},"
+                             "{\"a\":false,\"ph\":\"X\",\"tid\":7}]");
+    /* more than the buffer: the text is said to be lost, not cut */
+    gw_json_init(&scratch, NULL);
+    gw_json_array(&scratch);
+    for (int i = 0; i < GW_JSON_BUFFER; i++)
+        gw_json_u64(&scratch, 1);
+    text = gw_json_text(&scratch, &n);
+    assert_int_equal(n, 0);
+}
+
 /* More than the buffer holds, in one string and in many values: all of it, in order. */
 static void test_longer_than_the_buffer(void **state)
 {
@@ -141,6 +224,8 @@ int main(void)
         cmocka_unit_test(test_nesting_and_commas),
         cmocka_unit_test(test_strings_are_escaped),
         cmocka_unit_test(test_numbers),
+        cmocka_unit_test(test_digits_at_every_length),
+        cmocka_unit_test(test_members_made_once),
         cmocka_unit_test(test_longer_than_the_buffer),
         cmocka_unit_test(test_too_deep_is_said),
     };

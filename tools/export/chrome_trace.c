@@ -22,6 +22,7 @@
 #include "steps.h"
 #include "gw_map.h"
 #include "json_writer.h"
+#include "text_cache.h"
 #include "trace_reader.h"
 
 /* Synthetic track ids: GPU streams and the findings, apart from any kernel thread id. */
@@ -46,6 +47,7 @@ struct export {
     struct corr_slot *corr;
     struct gw_map tracks;             /* GPU track id -> 1 once named */
     struct gw_map threads;            /* host tid -> 1 once named */
+    uint32_t named_last;              /* the thread named or found named last (0: none) */
     struct gw_map live, pinned;       /* device / pinned pointer -> bytes (0: freed) */
     uint64_t held, pinned_held;
     struct gw_map range_names;        /* NVTX start/end range id -> name string id */
@@ -59,21 +61,41 @@ struct export {
     /* ProfilerStep#N spans: the analysis's step marker found again (an_steps.marker_*) */
     const struct an_steps *steps;
     uint64_t step_start, nsteps;      /* the latest boundary (0: none yet), steps so far */
+    /* the heads of calls' and GPU records' events and kernels' names, rendered once each
+     * (keys: cache_key) with the scratch writer */
+    struct gw_text_cache texts;
+    struct gw_json *scratch;
 };
+
+/* What a text in x->texts is: the head of a call's event on a thread (sub: the entry
+ * point), of a GPU record's on a track (sub: its name's, below), a launch's kernel member. */
+enum cached_text { CACHED_CALL_HEAD = 1, CACHED_GPU_HEAD, CACHED_KERNEL_MEMBER };
+/* A GPU record's name in a key's sub: a kernel's shape id, or a copy's or memset's kinds. */
+#define SUB_SHAPE 0u
+#define SUB_MEMCPY (1u << 28)
+#define SUB_MEMSET (2u << 28)
+#define SUB_LIMIT (1u << 28)
+
+/* 0 (kept nowhere: rendered each time) when track or sub do not fit their bits. */
+static uint64_t cache_key(enum cached_text what, uint64_t track, uint64_t sub)
+{
+    if (track >= SUB_LIMIT || sub >= (1ull << 32))
+        return 0;
+    return (uint64_t)what << 60 | track << 32 | sub;
+}
 
 static int64_t since_origin(const struct export *x, uint64_t ts_ns)
 {
     return (int64_t)(ts_ns - x->origin);
 }
 
-/* {"ph":…, "name":…, "cat":…, "pid":…, "tid":…, "ts":… — the caller adds the rest and
+/* {"ph":…, "name":…, "cat":…, "pid":…, "tid":… — the caller adds "ts" and the rest and
  * closes it. ph and cat are ours; name_plain: the name is one of our tables' too (an
  * entry point's), so it needs no escaping. */
-static void event_named(struct export *x, const char *ph, const char *name, int name_plain,
-                        const char *cat, uint64_t tid, uint64_t ts_ns)
+static void event_head(struct export *x, const char *ph, const char *name, int name_plain,
+                       const char *cat, uint64_t tid)
 {
     struct gw_json *j = x->j;
-    gw_json_newline(j);
     gw_json_object(j);
     GW_JSON_KEY(j, "ph");
     gw_json_str_plain(j, ph, strlen(ph));
@@ -90,8 +112,73 @@ static void event_named(struct export *x, const char *ph, const char *name, int 
     gw_json_u64(j, x->pid);
     GW_JSON_KEY(j, "tid");
     gw_json_u64(j, tid);
-    GW_JSON_KEY(j, "ts");
-    gw_json_ns_as_us(j, since_origin(x, ts_ns));
+}
+
+static void event_ts(struct export *x, uint64_t ts_ns)
+{
+    GW_JSON_KEY(x->j, "ts");
+    gw_json_ns_as_us(x->j, since_origin(x, ts_ns));
+}
+
+static void event_named(struct export *x, const char *ph, const char *name, int name_plain,
+                        const char *cat, uint64_t tid, uint64_t ts_ns)
+{
+    gw_json_newline(x->j);
+    event_head(x, ph, name, name_plain, cat, tid);
+    event_ts(x, ts_ns);
+}
+
+/* The members one of x->texts holds, rendered by render(x, arg) into the scratch writer the
+ * first time; NULL when it cannot be kept (then the caller renders it each time). */
+static const char *cached_members(struct export *x, uint64_t key, size_t *n,
+                                  void (*render)(struct export *, const void *), const void *arg)
+{
+    if (!key)
+        return NULL;
+    const char *text = gw_text_cache_get(&x->texts, key, n);
+    if (text)
+        return text;
+    if (!x->scratch && !(x->scratch = malloc(sizeof *x->scratch)))
+        return NULL;
+    gw_json_init(x->scratch, NULL);
+    struct gw_json *j = x->j;
+    x->j = x->scratch;
+    render(x, arg);
+    x->j = j;
+    text = gw_json_text(x->scratch, n);
+    if (*n < 2)  /* (failed: it outgrew the buffer) */
+        return NULL;
+    /* the members: without the scratch object's opening brace */
+    return gw_text_cache_put(&x->texts, key, text + 1, --*n);
+}
+
+struct head_args {
+    const char *ph, *name, *cat;
+    int name_plain;
+    uint64_t tid;
+};
+
+static void render_head(struct export *x, const void *arg)
+{
+    const struct head_args *h = arg;
+    event_head(x, h->ph, h->name, h->name_plain, h->cat, h->tid);
+}
+
+/* event_named for the events of one key: their head, render(x, arg), is rendered once. */
+static void event_cached(struct export *x, uint64_t key,
+                         void (*render)(struct export *, const void *), const void *arg,
+                         uint64_t ts_ns)
+{
+    size_t n;
+    const char *members = cached_members(x, key, &n, render, arg);
+    gw_json_newline(x->j);
+    if (members) {
+        gw_json_object(x->j);
+        gw_json_members(x->j, members, n);
+    } else {
+        render(x, arg);
+    }
+    event_ts(x, ts_ns);
 }
 
 static void event(struct export *x, const char *ph, const char *name, const char *cat,
@@ -147,6 +234,9 @@ static const char *string_of(const struct export *x, uint64_t id)
 
 static void name_thread(struct export *x, uint32_t tid)
 {
+    if (tid == x->named_last)  /* (calls come in runs from one thread) */
+        return;
+    x->named_last = tid;
     if (gw_map_get(&x->threads, tid))
         return;
     gw_map_put(&x->threads, tid, 1);
@@ -192,12 +282,15 @@ static void add_busy(struct export *x, uint64_t ts, uint64_t dur)
     }
 }
 
-/* The flow from a call to its GPU work: bind_id is the call id. */
-static void flow(struct export *x, uint64_t call_id, const char *direction)
+/* The flow from a call to its GPU work: bind_id is the call id; out: the call's end. */
+static void flow(struct export *x, uint64_t call_id, int out)
 {
     GW_JSON_KEY(x->j, "bind_id");
     gw_json_u64(x->j, call_id);
-    gw_json_key(x->j, direction);
+    if (out)
+        GW_JSON_KEY(x->j, "flow_out");
+    else
+        GW_JSON_KEY(x->j, "flow_in");
     gw_json_bool(x->j, 1);
 }
 
@@ -208,6 +301,22 @@ static void stream_key(struct export *x)
         GW_JSON_KEY(x->j, "gpuwatch_stream");
     else
         GW_JSON_KEY(x->j, "stream");
+}
+
+static void render_kernel_member(struct export *x, uint64_t shape)
+{
+    const char *kernel = gw_reader_kernel_name(x->r, shape);
+    if (kernel) {
+        GW_JSON_KEY(x->j, "kernel");
+        gw_json_str(x->j, kernel);
+    }
+}
+
+/* (rendered into an object of its own, as cached_members wants) */
+static void render_kernel(struct export *x, const void *shape)
+{
+    gw_json_object(x->j);
+    render_kernel_member(x, *(const uint64_t *)shape);
 }
 
 static void call_args(struct export *x, const struct gw_event *ev)
@@ -226,11 +335,14 @@ static void call_args(struct export *x, const struct gw_event *ev)
     }
     switch (ev->family) {
     case GW_FAM_LAUNCH: {
-        const char *kernel = gw_reader_kernel_name(x->r, ev->u.launch.shape_id);
-        if (kernel) {
-            GW_JSON_KEY(j, "kernel");
-            gw_json_str(j, kernel);
-        }
+        uint64_t shape = ev->u.launch.shape_id;
+        size_t n;
+        const char *member = cached_members(x, cache_key(CACHED_KERNEL_MEMBER, 0, shape), &n,
+                                            render_kernel, &shape);
+        if (member)
+            gw_json_members(j, member, n);
+        else
+            render_kernel_member(x, shape);
         stream_key(x);
         gw_json_u64(j, ev->u.launch.stream_id);
         break;
@@ -350,11 +462,14 @@ static void find_step_boundary(struct export *x, const struct gw_event *ev)
 static void on_call(struct export *x, const struct gw_event *ev)
 {
     name_thread(x, ev->tid);
+    uint64_t key = cache_key(CACHED_CALL_HEAD, ev->tid, ev->api_id);
     const char *name = gw_api_name(ev->api_id);
-    event_named(x, "X", name ? name : "unknown call", 1, "cuda_driver", ev->tid, ev->ts_ns);
+    struct head_args head = {.ph = "X", .name = name ? name : "unknown call", .name_plain = 1,
+                             .cat = "cuda_driver", .tid = ev->tid};
+    event_cached(x, key, render_head, &head, ev->ts_ns);
     duration(x, ev->dur_ns);
     if (ev->family == GW_FAM_LAUNCH || ev->family == GW_FAM_COPY || ev->family == GW_FAM_SET)
-        flow(x, ev->call_id, "flow_out");
+        flow(x, ev->call_id, 1);
     call_args(x, ev);
     gw_json_object_end(x->j);
     on_memory(x, ev);
@@ -378,34 +493,69 @@ static const char *memcpy_name(struct export *x, unsigned kind, unsigned src, un
     return name;
 }
 
+/* A GPU record's event name (text: room for a memset's) and category. */
+static void gpu_name(struct export *x, const struct gw_event *ev, char text[128],
+                     struct head_args *head)
+{
+    if (ev->kind == GW_EV_GPU_KERNEL) {
+        head->name = gw_reader_kernel_name(x->r, ev->u.gpu_kernel.shape_id);
+        if (!head->name)
+            head->name = "kernel";
+        head->cat = "kernel";
+    } else if (ev->kind == GW_EV_GPU_MEMCPY) {
+        head->name = memcpy_name(x, ev->u.gpu_memcpy.copy_kind, ev->u.gpu_memcpy.src_kind,
+                                 ev->u.gpu_memcpy.dst_kind);
+        head->cat = "gpu_memcpy";
+    } else {
+        snprintf(text, 128, "Memset (%s)",
+                 gw_gpu_memory_kind_name(ev->u.gpu_memset.memory_kind));
+        head->name = text;
+        head->cat = "gpu_memset";
+    }
+}
+
+/* What names a GPU record's event on its track, as a cache key's sub. */
+static uint64_t gpu_name_sub(const struct gw_event *ev)
+{
+    if (ev->kind == GW_EV_GPU_KERNEL)
+        return ev->u.gpu_kernel.shape_id < SUB_LIMIT ? SUB_SHAPE + ev->u.gpu_kernel.shape_id
+                                                      : UINT64_MAX;
+    if (ev->kind == GW_EV_GPU_MEMCPY)
+        return SUB_MEMCPY + (ev->u.gpu_memcpy.copy_kind & 0xFF) * 65536u +
+               (ev->u.gpu_memcpy.src_kind & 0xFF) * 256u + (ev->u.gpu_memcpy.dst_kind & 0xFF);
+    return SUB_MEMSET + (ev->u.gpu_memset.memory_kind & 0xFFFF);
+}
+
+/* (the cache's render: gpu_name is made only when the head is not kept yet) */
+struct gpu_head {
+    const struct gw_event *ev;
+    uint64_t tid;
+};
+
+static void render_gpu_head(struct export *x, const void *arg)
+{
+    const struct gpu_head *g = arg;
+    char text[128];
+    struct head_args head = {.ph = "X", .tid = g->tid};
+    gpu_name(x, g->ev, text, &head);
+    render_head(x, &head);
+}
+
 static void on_gpu(struct export *x, const struct gw_event *ev)
 {
     uint64_t correlation, device, stream;
-    const char *cat, *name;
-    char text[128];
     if (ev->kind == GW_EV_GPU_KERNEL) {
         correlation = ev->u.gpu_kernel.correlation_id;
         device = ev->u.gpu_kernel.device;
         stream = ev->u.gpu_kernel.stream_id;
-        name = gw_reader_kernel_name(x->r, ev->u.gpu_kernel.shape_id);
-        if (!name)
-            name = "kernel";
-        cat = "kernel";
     } else if (ev->kind == GW_EV_GPU_MEMCPY) {
         correlation = ev->u.gpu_memcpy.correlation_id;
         device = ev->u.gpu_memcpy.device;
         stream = ev->u.gpu_memcpy.stream_id;
-        name = memcpy_name(x, ev->u.gpu_memcpy.copy_kind, ev->u.gpu_memcpy.src_kind,
-                           ev->u.gpu_memcpy.dst_kind);
-        cat = "gpu_memcpy";
     } else {
         correlation = ev->u.gpu_memset.correlation_id;
         device = ev->u.gpu_memset.device;
         stream = ev->u.gpu_memset.stream_id;
-        snprintf(text, sizeof text, "Memset (%s)",
-                 gw_gpu_memory_kind_name(ev->u.gpu_memset.memory_kind));
-        name = text;
-        cat = "gpu_memset";
     }
     const struct corr_slot *slot = &x->corr[correlation & (CORR_SLOTS - 1)];
     uint64_t call_id = slot->call_id && slot->correlation == correlation ? slot->call_id : 0;
@@ -417,11 +567,17 @@ static void on_gpu(struct export *x, const struct gw_event *ev)
     } else {
         tid = gpu_track(x, device, stream);
     }
-    event(x, "X", name, cat, tid, ev->ts_ns);
+    /* (a copy's kinds fit the sub's bits, a memset's too; the track is the device's and
+     * stream's, which fit it unless device > 255 or stream > 65535) */
+    uint64_t key = device < 256 && stream < 65536
+        ? cache_key(CACHED_GPU_HEAD, device << 16 | stream, gpu_name_sub(ev))
+        : 0;
+    struct gpu_head g = {.ev = ev, .tid = tid};
+    event_cached(x, key, render_gpu_head, &g, ev->ts_ns);
     x->pid = pid;
     duration(x, ev->dur_ns);
     if (call_id)
-        flow(x, call_id, "flow_in");
+        flow(x, call_id, 0);
     GW_JSON_KEY(x->j, "args");
     gw_json_object(x->j);
     GW_JSON_KEY(x->j, "correlation");
@@ -621,6 +777,8 @@ static int export_trace(struct gw_json *j, const struct an_run *run, const struc
                 t->path, gw_reader_stats(r)->damage_reports);
     free(x.corr);
     free(x.busy);
+    free(x.scratch);
+    gw_text_cache_free(&x.texts);
     gw_map_free(&x.tracks);
     gw_map_free(&x.threads);
     gw_map_free(&x.live);

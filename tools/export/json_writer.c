@@ -18,10 +18,21 @@ void gw_json_init(struct gw_json *j, FILE *out)
 
 int gw_json_flush(struct gw_json *j)
 {
+    if (!j->out) {  /* text kept for gw_json_text outgrew the buffer, all there is */
+        j->failed = 1;
+        j->len = 0;
+        return -1;
+    }
     if (j->len && fwrite(j->buf, 1, j->len, j->out) != j->len)
         j->failed = 1;
     j->len = 0;
     return j->failed ? -1 : 0;
+}
+
+const char *gw_json_text(const struct gw_json *j, size_t *n)
+{
+    *n = j->failed ? 0 : j->len;
+    return j->buf;
 }
 
 static inline void put(struct gw_json *j, const char *s, size_t n)
@@ -35,37 +46,17 @@ static inline void put(struct gw_json *j, const char *s, size_t n)
     }
 }
 
-static inline void put_char(struct gw_json *j, char c)
-{
-    *gw_json__room(j, 1) = c;
-    j->len++;
-}
-
-
-static void open_nested(struct gw_json *j, char c)
-{
-    gw_json__before_value(j);
-    put_char(j, c);
-    if (j->depth >= GW_JSON_MAX_DEPTH)
-        j->overflow = 1;
-    else
-        j->state[j->depth] = GW_JSON_EMPTY;
-    j->depth++;
-}
-
-static void close_nested(struct gw_json *j, char c)
-{
-    if (j->depth)
-        j->depth--;
-    put_char(j, c);
-}
-
-void gw_json_object(struct gw_json *j) { open_nested(j, '{'); }
-void gw_json_object_end(struct gw_json *j) { close_nested(j, '}'); }
-void gw_json_array(struct gw_json *j) { open_nested(j, '['); }
-void gw_json_array_end(struct gw_json *j) { close_nested(j, ']'); }
+static inline void put_char(struct gw_json *j, char c) { gw_json__put_char(j, c); }
 
 void gw_json_key(struct gw_json *j, const char *key) { gw_json_key_n(j, key, strlen(key)); }
+
+void gw_json_members(struct gw_json *j, const char *text, size_t n)
+{
+    if (!n)
+        return;
+    gw_json__before_value(j);
+    put(j, text, n);
+}
 
 /* 1 for the bytes that go into a JSON string as they are: printable ASCII but " (0x22)
  * and \ (0x5C). (Range designators: a GNU C extension gcc and clang both take.) */
@@ -127,11 +118,9 @@ void gw_json_str(struct gw_json *j, const char *s) { gw_json_str_n(j, s, s ? str
 void gw_json_i64(struct gw_json *j, int64_t v)
 {
     gw_json__before_value(j);
-    char tmp[24], *end = tmp + sizeof tmp;
-    char *p = gw_json__digits(v < 0 ? 0 - (uint64_t)v : (uint64_t)v, end);
     if (v < 0)
-        *--p = '-';
-    gw_json__put_digits(j, p, end);
+        put_char(j, '-');
+    gw_json__put_u64(j, v < 0 ? 0 - (uint64_t)v : (uint64_t)v);
 }
 
 void gw_json_double(struct gw_json *j, double v)
@@ -146,14 +135,6 @@ void gw_json_double(struct gw_json *j, double v)
     put(j, tmp, n > 0 ? (size_t)n : 0);
 }
 
-void gw_json_bool(struct gw_json *j, int v)
-{
-    gw_json__before_value(j);
-    if (v)
-        put(j, "true", 4);
-    else
-        put(j, "false", 5);
-}
 
 void gw_json_null(struct gw_json *j)
 {

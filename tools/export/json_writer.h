@@ -30,14 +30,21 @@ struct gw_json {
     int overflow;            /* nesting went past GW_JSON_MAX_DEPTH: the output is invalid */
 };
 
-/* (struct gw_json is large: keep it static or on the heap.) */
+/* (struct gw_json is large: keep it static or on the heap.) With out NULL, the writer keeps
+ * what it writes in its buffer for gw_json_text, up to GW_JSON_BUFFER bytes (more fails). */
 void gw_json_init(struct gw_json *j, FILE *out);
-/* Writes what waits to out; 0, or -1 when a write failed (then or before). */
+/* What a writer with no FILE has written, n bytes. */
+const char *gw_json_text(const struct gw_json *j, size_t *n);
+/* Members of the open object, as a writer rendered them ("key":value,… without braces):
+ * text made once (gw_json_text) and copied for each of many objects. */
+void gw_json_members(struct gw_json *j, const char *text, size_t n);
+/* Writes what waits to out; 0, or -1 when a write failed (then or before). (Called on a
+ * writer with no FILE only when its text outgrew the buffer: that fails it.) */
 int gw_json_flush(struct gw_json *j);
-void gw_json_object(struct gw_json *j);
-void gw_json_object_end(struct gw_json *j);
-void gw_json_array(struct gw_json *j);
-void gw_json_array_end(struct gw_json *j);
+static inline void gw_json_object(struct gw_json *j);
+static inline void gw_json_object_end(struct gw_json *j);
+static inline void gw_json_array(struct gw_json *j);
+static inline void gw_json_array_end(struct gw_json *j);
 /* The key of the next value, in an object: plain ASCII that needs no escaping. */
 void gw_json_key(struct gw_json *j, const char *key);
 static inline void gw_json_key_n(struct gw_json *j, const char *key, size_t n);
@@ -50,7 +57,7 @@ void gw_json_i64(struct gw_json *j, int64_t v);
 /* ns / 1000 exactly, with three decimals: nanoseconds as microseconds (trace events' unit) */
 static inline void gw_json_ns_as_us(struct gw_json *j, int64_t ns);
 void gw_json_double(struct gw_json *j, double v);
-void gw_json_bool(struct gw_json *j, int v);
+static inline void gw_json_bool(struct gw_json *j, int v);
 void gw_json_null(struct gw_json *j);
 /* Ends a line between top-level array elements (readable, still one JSON document). */
 void gw_json_newline(struct gw_json *j);
@@ -88,9 +95,21 @@ static inline void gw_json_key_n(struct gw_json *j, const char *key, size_t n)
         j->state[j->depth - 1] = GW_JSON_AFTER_KEY;  /* no comma before its value */
 }
 
-/* Decimal digits of v, at most 20, ending at end; returns where they start. Two at a time:
- * half the divisions. */
-static inline char *gw_json__digits(uint64_t v, char *end)
+/* How many decimal digits v has (1 for 0): its bit length gives the count to within one. */
+static inline unsigned gw_json__digit_count(uint64_t v)
+{
+    static const uint64_t pow10[20] = {
+        1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull, 10000000ull,
+        100000000ull, 1000000000ull, 10000000000ull, 100000000000ull, 1000000000000ull,
+        10000000000000ull, 100000000000000ull, 1000000000000000ull, 10000000000000000ull,
+        100000000000000000ull, 1000000000000000000ull, 10000000000000000000ull};
+    unsigned bits = 64 - (unsigned)__builtin_clzll(v | 1);
+    unsigned n = (bits * 1233) >> 12;  /* floor(bits * log10(2)) */
+    return n + (v >= pow10[n]) + (v == 0);
+}
+
+/* The digits of v < 10^8, two at a time, ending at end; returns where they start. */
+static inline char *gw_json__digits32(uint32_t v, char *end)
 {
     static const char pairs[201] = "00010203040506070809101112131415161718192021222324"
                                    "25262728293031323334353637383940414243444546474849"
@@ -98,13 +117,13 @@ static inline char *gw_json__digits(uint64_t v, char *end)
                                    "75767778798081828384858687888990919293949596979899";
     char *p = end;
     while (v >= 100) {
-        unsigned k = (unsigned)(v % 100) * 2;
+        unsigned k = (v % 100) * 2;
         v /= 100;
         *--p = pairs[k + 1];
         *--p = pairs[k];
     }
     if (v >= 10) {
-        unsigned k = (unsigned)v * 2;
+        unsigned k = v * 2;
         *--p = pairs[k + 1];
         *--p = pairs[k];
     } else {
@@ -113,11 +132,67 @@ static inline char *gw_json__digits(uint64_t v, char *end)
     return p;
 }
 
-static inline void gw_json__put_digits(struct gw_json *j, const char *p, const char *end)
+/* The decimal digits of v written so that they end at end; returns where they start. In
+ * chunks of eight, so that all but two divisions are 32-bit ones. */
+static inline char *gw_json__digits(uint64_t v, char *end)
 {
-    size_t n = (size_t)(end - p);
-    memcpy(gw_json__room(j, n), p, n);
+    char *p = end;
+    while (v >= 100000000u) {
+        uint32_t low = (uint32_t)(v % 100000000u);
+        v /= 100000000u;
+        char *q = gw_json__digits32(low, p);
+        while (q > p - 8)  /* (the chunk's leading zeros) */
+            *--q = '0';
+        p -= 8;
+    }
+    return gw_json__digits32((uint32_t)v, p);
+}
+
+/* v's digits straight into the buffer (a copy through a scratch array cost as much as the
+ * digits themselves). */
+static inline void gw_json__put_u64(struct gw_json *j, uint64_t v)
+{
+    unsigned n = gw_json__digit_count(v);
+    char *p = gw_json__room(j, n);
+    gw_json__digits(v, p + n);
     j->len += n;
+}
+
+static inline void gw_json__put_char(struct gw_json *j, char c)
+{
+    *gw_json__room(j, 1) = c;
+    j->len++;
+}
+
+static inline void gw_json__open(struct gw_json *j, char c)
+{
+    gw_json__before_value(j);
+    gw_json__put_char(j, c);
+    if (__builtin_expect(j->depth >= GW_JSON_MAX_DEPTH, 0))
+        j->overflow = 1;
+    else
+        j->state[j->depth] = GW_JSON_EMPTY;
+    j->depth++;
+}
+
+static inline void gw_json__close(struct gw_json *j, char c)
+{
+    if (j->depth)
+        j->depth--;
+    gw_json__put_char(j, c);
+}
+
+static inline void gw_json_object(struct gw_json *j) { gw_json__open(j, '{'); }
+static inline void gw_json_object_end(struct gw_json *j) { gw_json__close(j, '}'); }
+static inline void gw_json_array(struct gw_json *j) { gw_json__open(j, '['); }
+static inline void gw_json_array_end(struct gw_json *j) { gw_json__close(j, ']'); }
+
+static inline void gw_json_bool(struct gw_json *j, int v)
+{
+    gw_json__before_value(j);
+    char *p = gw_json__room(j, 5);
+    memcpy(p, v ? "true" : "false", v ? 4 : 5);
+    j->len += v ? 4 : 5;
 }
 
 /* A string the caller knows needs no escaping (printable ASCII without " or \\: the names
@@ -135,25 +210,24 @@ static inline void gw_json_str_plain(struct gw_json *j, const char *s, size_t n)
 static inline void gw_json_u64(struct gw_json *j, uint64_t v)
 {
     gw_json__before_value(j);
-    char tmp[24], *end = tmp + sizeof tmp;
-    gw_json__put_digits(j, gw_json__digits(v, end), end);
+    gw_json__put_u64(j, v);
 }
 
 static inline void gw_json_ns_as_us(struct gw_json *j, int64_t ns)
 {
     gw_json__before_value(j);
     uint64_t a = ns < 0 ? 0 - (uint64_t)ns : (uint64_t)ns;
-    char tmp[32], *end = tmp + sizeof tmp;
-    uint64_t frac = a % 1000;
-    char *p = end;
-    *--p = (char)('0' + frac % 10);
-    *--p = (char)('0' + frac / 10 % 10);
-    *--p = (char)('0' + frac / 100);
-    *--p = '.';
-    p = gw_json__digits(a / 1000, p);
+    uint64_t whole = a / 1000;
+    unsigned frac = (unsigned)(a % 1000), n = gw_json__digit_count(whole);
+    char *p = gw_json__room(j, n + 5);
     if (ns < 0)
-        *--p = '-';
-    gw_json__put_digits(j, p, end);
+        *p++ = '-', j->len++;
+    gw_json__digits(whole, p + n);
+    p[n] = '.';
+    p[n + 1] = (char)('0' + frac / 100);
+    p[n + 2] = (char)('0' + frac / 10 % 10);
+    p[n + 3] = (char)('0' + frac % 10);
+    j->len += n + 4;
 }
 
 #endif
