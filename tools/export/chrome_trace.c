@@ -46,6 +46,7 @@ struct export {
     uint64_t origin;                  /* trace clock of ts 0 (the run's earliest start) */
     struct corr_slot *corr;
     struct gw_map tracks;             /* GPU track id -> 1 once named */
+    uint64_t track_last;              /* the track named or found named last (0: none) */
     struct gw_map threads;            /* host tid -> 1 once named */
     uint32_t named_last;              /* the thread named or found named last (0: none) */
     struct gw_map live, pinned;       /* device / pinned pointer -> bytes (0: freed) */
@@ -250,6 +251,9 @@ static void name_thread(struct export *x, uint32_t tid)
 static uint64_t gpu_track(struct export *x, uint64_t device, uint64_t cupti_stream)
 {
     uint64_t tid = TRACK_GPU_BASE + (device & 0xFF) * 65536u + (cupti_stream & 0xFFFF);
+    if (tid == x->track_last)  /* (records come in runs on one stream) */
+        return tid;
+    x->track_last = tid;
     if (!gw_map_get(&x->tracks, tid)) {
         gw_map_put(&x->tracks, tid, 1);
         char text[96];
@@ -283,10 +287,10 @@ static void add_busy(struct export *x, uint64_t ts, uint64_t dur)
 }
 
 /* The flow from a call to its GPU work: bind_id is the call id; out: the call's end. */
-static void flow(struct export *x, uint64_t call_id, int out)
+static void flow(struct export *x, const struct gw_json_number *call_id, int out)
 {
     GW_JSON_KEY(x->j, "bind_id");
-    gw_json_u64(x->j, call_id);
+    gw_json_number(x->j, call_id);
     if (out)
         GW_JSON_KEY(x->j, "flow_out");
     else
@@ -319,7 +323,8 @@ static void render_kernel(struct export *x, const void *shape)
     render_kernel_member(x, *(const uint64_t *)shape);
 }
 
-static void call_args(struct export *x, const struct gw_event *ev)
+static void call_args(struct export *x, const struct gw_event *ev,
+                      const struct gw_json_number *call_id)
 {
     struct gw_json *j = x->j;
     GW_JSON_KEY(j, "args");
@@ -328,7 +333,7 @@ static void call_args(struct export *x, const struct gw_event *ev)
         GW_JSON_KEY(j, "correlation");
     else
         GW_JSON_KEY(j, "call_id");
-    gw_json_u64(j, ev->call_id);
+    gw_json_number(j, call_id);
     if (ev->result) {
         GW_JSON_KEY(j, "result");
         gw_json_str(j, gw_cu_result_name(ev->result));
@@ -468,9 +473,11 @@ static void on_call(struct export *x, const struct gw_event *ev)
                              .cat = "cuda_driver", .tid = ev->tid};
     event_cached(x, key, render_head, &head, ev->ts_ns);
     duration(x, ev->dur_ns);
+    struct gw_json_number call_id;
+    gw_json_number_of(&call_id, ev->call_id);
     if (ev->family == GW_FAM_LAUNCH || ev->family == GW_FAM_COPY || ev->family == GW_FAM_SET)
-        flow(x, ev->call_id, 1);
-    call_args(x, ev);
+        flow(x, &call_id, 1);
+    call_args(x, ev, &call_id);
     gw_json_object_end(x->j);
     on_memory(x, ev);
 }
@@ -576,13 +583,19 @@ static void on_gpu(struct export *x, const struct gw_event *ev)
     event_cached(x, key, render_gpu_head, &g, ev->ts_ns);
     x->pid = pid;
     duration(x, ev->dur_ns);
-    if (call_id)
-        flow(x, call_id, 0);
+    struct gw_json_number call_text;
+    if (call_id) {
+        gw_json_number_of(&call_text, call_id);
+        flow(x, &call_text, 0);
+    }
     GW_JSON_KEY(x->j, "args");
     gw_json_object(x->j);
     GW_JSON_KEY(x->j, "correlation");
     /* Kineto links a call and its GPU work by one correlation: the call id is it */
-    gw_json_u64(x->j, x->kineto && call_id ? call_id : correlation);
+    if (x->kineto && call_id)
+        gw_json_number(x->j, &call_text);
+    else
+        gw_json_u64(x->j, correlation);
     if (x->kineto) {
         GW_JSON_KEY(x->j, "device");
         gw_json_u64(x->j, device);
@@ -591,7 +604,7 @@ static void on_gpu(struct export *x, const struct gw_event *ev)
     }
     if (call_id) {
         GW_JSON_KEY(x->j, "call_id");
-        gw_json_u64(x->j, call_id);
+        gw_json_number(x->j, &call_text);
     }
     if (ev->kind == GW_EV_GPU_MEMCPY || ev->kind == GW_EV_GPU_MEMSET) {
         GW_JSON_KEY(x->j, "bytes");

@@ -207,6 +207,27 @@ static inline void gw_json_str_plain(struct gw_json *j, const char *s, size_t n)
     j->len += n + 2;
 }
 
+/* An unsigned number rendered once, for one that is written more than once (an event's
+ * id as its flow's and as its argument). */
+struct gw_json_number {
+    char text[24];
+    unsigned len;
+};
+
+static inline void gw_json_number_of(struct gw_json_number *num, uint64_t v)
+{
+    num->len = gw_json__digit_count(v);
+    gw_json__digits(v, num->text + num->len);
+}
+
+static inline void gw_json_number(struct gw_json *j, const struct gw_json_number *num)
+{
+    gw_json__before_value(j);
+    /* (the whole array: a copy of known size is two moves) */
+    memcpy(gw_json__room(j, sizeof num->text), num->text, sizeof num->text);
+    j->len += num->len;
+}
+
 static inline void gw_json_u64(struct gw_json *j, uint64_t v)
 {
     gw_json__before_value(j);
