@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # gpuwatch report on planted-waste examples (simulated GPU timeline): the page is
 # self-contained (no script, nothing fetched), holds the plots with their data (bars of
-# idle by cause and of the longest intervals, the memory line), and every finding of the
-# run; then headless Chromium renders it: the DOM it builds has the plots, no console
-# error is logged, and the screenshot is an image of the page.
+# idle by cause, of the longest intervals and of the kernels with most GPU time, the memory
+# line), and every finding of the run; then headless Chromium renders it: the DOM it builds
+# has the plots, no console error is logged, and the screenshot is an image of the page.
 # usage: test_report.sh GPUWATCH SHIM FAKE_DIR CUPTI EXAMPLE...
 set -euo pipefail
 gpuwatch=$1 shim=$2 fake_dir=$3 cupti=$4
@@ -57,6 +57,12 @@ for plot in ("idle", "over_time", "step", "memory", "intervals", "copies"):
         problems.append("no %s plot" % plot)
 if any(page.bars.get(p, 0) < 1 for p in ("idle", "over_time", "step", "intervals", "copies")):
     problems.append("plots without data: %s" % page.bars)
+# the kernels with most GPU time: one bar for each the analysis lists, none left out
+kernels = [k for p in report["processes"] for k in p["kernels"]]
+if not kernels:
+    problems.append("the analysis lists no kernels by GPU time")
+elif page.bars.get("kernels", 0) != len(kernels):
+    problems.append("%d kernel bars for %d kernels" % (page.bars.get("kernels", 0), len(kernels)))
 if page.points < 4:
     problems.append("the memory line has %d points" % page.points)
 want = sorted(f["id"] for f in report["risks"] + report["findings"])
@@ -72,7 +78,7 @@ PY
         --enable-logging=stderr --v=0 --dump-dom "file://$work/$name.html" \
         >"$work/$name.dom" 2>"$work/$name.console") || fail "$name: chromium --dump-dom failed"
     n=$(grep -o '<svg id="[a-z_]*"' "$work/$name.dom" | wc -l)
-    [ "$n" -ge 6 ] || fail "$name: chromium's DOM has $n plots, expected 6 or more"
+    [ "$n" -ge 7 ] || fail "$name: chromium's DOM has $n plots, expected 7 or more"
     if grep -q 'CONSOLE' "$work/$name.console"; then
         fail "$name: console messages: $(grep CONSOLE "$work/$name.console" | head -2)"
     fi

@@ -386,6 +386,9 @@ void an_model_finish(struct an_model *m)
     steady_from_bins(m);
     slices_from_bins(m);
     an_steps_top_kernels(m, &st->steps);
+    m->nkernel_times = an_kernel_times_top(&st->kernel_times, m->kernel_times,
+                                           AN_KEEP_KERNEL_TIMES, m->resolve, m->resolve_user);
+    an_kernel_times_free(&st->kernel_times);
     an_cpu_summarize(&st->cpu, m->steady_start, m->steady_end, m->header.pid, &m->cpu);
     an_cpu_free(&st->cpu);
     m->history_dropped = an_history_dropped(&st->hist);

@@ -18,6 +18,7 @@
 #include "an_event.h"
 #include "cpu_use.h"
 #include "gpuwatch/trace_format.h"
+#include "kernel_times.h"
 #include "mem_timeline.h"
 #include "py_lines.h"
 #include "replay.h"
@@ -198,6 +199,7 @@ struct an_kernel_count {
     char name[64];
 };
 #define AN_KEEP_KERNELS 4
+#define AN_KEEP_KERNEL_TIMES 10
 
 struct an_model {
     struct an_thresholds th;
@@ -245,6 +247,9 @@ struct an_model {
     struct an_kernel_count top_kernels[AN_KEEP_KERNELS];
     size_t ntop_kernels;
     uint64_t kernel_shapes;      /* distinct launched kernels */
+    /* the kernels with most GPU time, from the GPU records (none without a timeline) */
+    struct an_kernel_time kernel_times[AN_KEEP_KERNEL_TIMES];
+    size_t nkernel_times;
 
     /* draining calls by entry point (whole run), and device-to-host copies of a scalar
      * (<= 64 bytes, what .item() makes) among them */

@@ -5,6 +5,7 @@
 #include "cpu_use.h"
 #include "gw_map.h"
 #include "history.h"
+#include "kernel_times.h"
 #include "model.h"
 #include "ptrmap.h"
 #include "reorder.h"
@@ -30,6 +31,7 @@ struct an_stream_state {
 
 struct an_model_state {
     struct an_history hist;
+    struct an_kernel_times kernel_times;
     struct an_reorder *host_order, *gpu_order;   /* used by an_model_feed_all */
     uint64_t host_seen;          /* host side released up to here */
 
@@ -100,6 +102,7 @@ static inline void an_gpu_kernel_figures(struct an_model *m, const struct an_ev 
 {
     m->total.gpu_kernels++;
     m->total.gpu_kernel_ns += ev->end - ev->ts;
+    an_kernel_times_add(&m->state->kernel_times, ev->key, ev->end - ev->ts);
     struct an_bin *bin = an_bins_slot(&m->state->bins, ev->ts);
     bin->v[AN_BIN_KERNEL_NS] += (double)(ev->end - ev->ts);
     bin->v[AN_BIN_KERNELS] += 1;

@@ -111,6 +111,21 @@ static void transfers(FILE *out, const struct an_model *m)
     fputc('}', out);
 }
 
+/* "kernels": the kernels with most GPU time (GPU records; empty without a timeline). */
+static void kernels(FILE *out, const struct an_model *m)
+{
+    fputs("\"kernels\": [", out);
+    for (size_t i = 0; i < m->nkernel_times; i++) {
+        const struct an_kernel_time *k = &m->kernel_times[i];
+        fputs(i ? ", {" : "{", out);
+        field_str(out, "name", k->name, strlen(k->name));
+        fprintf(out, ", \"shape\": %" PRIu64 ", \"records\": %" PRIu64 ", \"gpu_ns\": %" PRIu64
+                     "}",
+                k->shape_id, k->records, k->gpu_ns);
+    }
+    fputc(']', out);
+}
+
 static void memory(FILE *out, const struct an_model *m)
 {
     const struct an_memory *mem = &m->mem;
@@ -271,6 +286,8 @@ static void process(FILE *out, const struct an_trace *t)
     idle(out, m);
     fputs(",\n   ", out);
     transfers(out, m);
+    fputs(",\n   ", out);
+    kernels(out, m);
     fputs(",\n   ", out);
     memory(out, m);
     fputs(",\n   ", out);

@@ -410,6 +410,68 @@ static void copies_plot(FILE *out, const struct an_model *m)
             left, h - 12);
 }
 
+/* One bar of a ranked list: the label left of the bar (cut to what the margin holds), the
+ * bar's length as value/most of the width, and what it says right of it. */
+static void ranked_bar(FILE *out, int y, int left, double width, const char *label,
+                       double value, double most, const char *colour, const char *says)
+{
+    char shown[40];
+    size_t n = strlen(label);
+    if (n < sizeof shown) {
+        memcpy(shown, label, n + 1);
+    } else {  /* (the end of a kernel name says least: templates' arguments) */
+        memcpy(shown, label, sizeof shown - 4);
+        memcpy(shown + sizeof shown - 4, "...", 4);
+    }
+    double len = most > 0 ? value / most * width : 0;
+    fprintf(out, "<text class=\"axis\" x=\"%d\" y=\"%d\" text-anchor=\"end\"><title>", left - 4,
+            y + 13);
+    text(out, label);
+    fputs("</title>", out);
+    text(out, shown);
+    fprintf(out, "</text><rect class=\"bar\" x=\"%d\" y=\"%d\" width=\"%.1f\" height=\"18\" "
+                 "fill=\"%s\"/><text class=\"legend\" x=\"%.0f\" y=\"%d\">",
+            left, y, len + 1, colour, left + len + 6, y + 13);
+    text(out, says);
+    fputs("</text>\n", out);
+}
+
+/* The kernels that took most GPU time (GPU records), or without a timeline the most
+ * launched ones (host calls). */
+static void kernels_plot(FILE *out, const struct an_model *m)
+{
+    size_t rows = m->nkernel_times ? m->nkernel_times : m->ntop_kernels;
+    if (!rows)
+        return;
+    int h = 20 + (int)rows * 24 + MARGIN_B;
+    svg_open(out, "kernels",
+             m->nkernel_times ? "Top kernels by GPU time (ms)" : "Most launched kernels (launches)",
+             h);
+    const int left = 250;  /* room for 36 characters of a kernel's name */
+    double w = PLOT_W - left - 230;
+    int y = 12;
+    char says[96];
+    for (size_t i = 0; i < rows; i++, y += 24) {
+        if (m->nkernel_times) {
+            const struct an_kernel_time *k = &m->kernel_times[i];
+            snprintf(says, sizeof says, "%.2f ms, %" PRIu64 " runs, mean %.1f \xC2\xB5s",
+                     (double)k->gpu_ns / 1e6, k->records,
+                     (double)k->gpu_ns / 1e3 / (double)k->records);
+            ranked_bar(out, y, left, w, k->name, (double)k->gpu_ns,
+                       (double)m->kernel_times[0].gpu_ns, "#0072B2", says);
+        } else {
+            const struct an_kernel_count *k = &m->top_kernels[i];
+            snprintf(says, sizeof says, "%" PRIu64 " launches", k->launches);
+            ranked_bar(out, y, left, w, k->name, (double)k->launches,
+                       (double)m->top_kernels[0].launches, "#E69F00", says);
+        }
+    }
+    fprintf(out, "<text class=\"axis\" x=\"%d\" y=\"%d\">%s</text>\n</svg>\n", left, h - 12,
+            m->nkernel_times ? "GPU time in the kernel's records, ms (of "
+                               "the kernels with most, at most 10)"
+                             : "launches of the kernel (no GPU timeline in this trace)");
+}
+
 /* The training thread's and the worker processes' CPU use in the steady state. */
 static void cpu_plot(FILE *out, const struct an_model *m)
 {
@@ -439,6 +501,7 @@ static void process_section(FILE *out, const struct an_trace *t)
     memory_plot(out, t->model);
     intervals_plot(out, t->model);
     copies_plot(out, t->model);
+    kernels_plot(out, t->model);
     cpu_plot(out, t->model);
 }
 
