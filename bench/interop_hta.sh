@@ -6,6 +6,8 @@
 # time is the GPU's idle time between the first kernel and the end of the last one
 # launched before the last ProfilerStep (it drops the last step); gpuwatch's is the same
 # span's idle from its own GPU records (the busy time it reports, merged over streams).
+# Then TensorBoard's profiler plugin (torch-tb-profiler, PyPI, same venv) parses the same
+# file: its steps, its views, and its kernel table against gpuwatch's kernels by GPU time.
 #   bash bench/interop_hta.sh [BUILD_DIR] [EXAMPLE] [STEPS]
 set -euo pipefail
 build=$(cd "${1:-build}" && pwd)
@@ -16,6 +18,8 @@ if [ ! -x "$venv/bin/python" ]; then
     python3 -m venv "$venv"
     "$venv/bin/pip" install -q HolisticTraceAnalysis
 fi
+"$venv/bin/python" -c "import torch_tb_profiler" 2>/dev/null ||
+    "$venv/bin/pip" install -q torch-tb-profiler
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 GPUWATCH_CUPTI=$build/tests/fakecupti/libcupti.so.13 GPUWATCH_OUTPUT=$work/traces \
@@ -64,4 +68,19 @@ compare 1 "ns timestamps" | sed '$s/$/ (goal: within 2%)/'
 # assertion (idle <= span) fails; that is said, not hidden.
 compare 0 "HTA default, whole-us rounding" | grep -v '^gpuwatch' | tail -3 ||
     echo "HTA with its default rounding failed on this trace (see above)"
-
+# TensorBoard's profiler plugin reads files named WORKER.pt.trace.json
+cp "$work/kineto/rank-0.json" "$work/kineto/worker0.pt.trace.json"
+"$build/tools/gpuwatch" analyze --json "$work"/traces/*.gwt >"$work/analysis.json"
+"$venv/bin/python" - "$work/kineto/worker0.pt.trace.json" "$work/analysis.json" "$work/tbcache" <<'PY' 2>&1 | grep -v -i -e warning -e 'should not intersect'
+import json, sys
+from torch_tb_profiler.profiler.data import RunProfileData
+from torch_tb_profiler.profiler.run_generator import RunGenerator
+data = RunProfileData.parse("worker0", None, sys.argv[1], sys.argv[3])
+profile = RunGenerator("worker0", None, data).generate_run_profile()
+rows = {r[0]: (r[2], r[3]) for r in profile.kernel_table["data"]["rows"]}
+ours = [k for p in json.load(open(sys.argv[2]))["processes"] for k in p["kernels"]]
+same = sum(1 for k in ours if rows.get(k["name"]) == (k["records"], round(k["gpu_ns"] / 1e3, 3)))
+print("torch-tb-profiler: %d steps, views %s; kernel table: %d of gpuwatch's %d top kernels "
+      "with the same calls and total duration" % (len(data.steps_costs),
+      ", ".join(v.name for v in profile.views), same, len(ours)))
+PY

@@ -432,7 +432,9 @@ static void step_boundary(struct export *x, uint32_t tid, uint64_t ts)
         char name[48];
         snprintf(name, sizeof name, "ProfilerStep#%" PRIu64, x->nsteps++);
         event(x, "X", name, "user_annotation", tid, x->step_start);
-        duration(x, ts - x->step_start);
+        /* (a nanosecond short of the next step: viewers that add ts and dur in floating
+         * point, TensorBoard's profiler plugin among them, would see the two overlap) */
+        duration(x, ts - x->step_start > 1 ? ts - x->step_start - 1 : 1);
         gw_json_object_end(x->j);
     }
     x->step_start = ts;
