@@ -2,11 +2,13 @@
  * Host cost of driver calls in a launch-heavy loop: per iteration 8 kernel launches, one
  * async host-to-device copy and one stream query, the mix of a small training step.
  * Prints "ns_per_call N" (the fastest of --repeats timed passes). bench/run_overhead.sh
- * runs it with and without the shim and prints the difference.
+ * runs it with and without the shim and prints the difference; --only measures one entry
+ * point alone.
  */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #define __CUDA_API_VERSION_INTERNAL 1
@@ -36,17 +38,33 @@ int main(int argc, char **argv)
     static const struct option options[] = {
         {"iterations", required_argument, NULL, 'i'},
         {"repeats", required_argument, NULL, 'r'},
+        {"only", required_argument, NULL, 'o'},
         {NULL, 0, NULL, 0},
     };
     long iterations = 20000;
     int repeats = 5, opt;
-    while ((opt = getopt_long(argc, argv, "i:r:", options, NULL)) != -1) {
-        if (opt == 'i')
+    /* --only launch|copy|query: ten calls of that entry point per iteration, for the cost
+     * of one hook alone */
+    enum { MIX, LAUNCH, COPY, QUERY } only = MIX;
+    while ((opt = getopt_long(argc, argv, "i:r:o:", options, NULL)) != -1) {
+        if (opt == 'i') {
             iterations = atol(optarg);
-        else if (opt == 'r')
+        } else if (opt == 'r') {
             repeats = atoi(optarg);
-        else
+        } else if (opt == 'o') {
+            if (!strcmp(optarg, "launch"))
+                only = LAUNCH;
+            else if (!strcmp(optarg, "copy"))
+                only = COPY;
+            else if (!strcmp(optarg, "query"))
+                only = QUERY;
+            else {
+                fprintf(stderr, "bench_calls: --only launch, copy or query, not %s\n", optarg);
+                return 2;
+            }
+        } else {
             return 2;
+        }
     }
     CUdevice dev;
     CUcontext ctx;
@@ -69,10 +87,16 @@ int main(int argc, char **argv)
     for (int r = 0; r < repeats; r++) {
         double start = now_ns();
         for (long i = 0; i < iterations; i++) {
-            for (int k = 0; k < 8; k++)
-                cuLaunchKernel(kernel, 1, 1, 1, 32, 1, 1, 0, stream, NULL, NULL);
-            cuMemcpyHtoDAsync_v2(buffer, pinned, 64, stream);
-            cuStreamQuery(stream);
+            for (int k = 0; k < 10; k++) {
+                /* the mix: calls 0-7 launches, 8 a copy, 9 a query */
+                int what = only != MIX ? (int)only : k < 8 ? LAUNCH : k == 8 ? COPY : QUERY;
+                if (what == LAUNCH)
+                    cuLaunchKernel(kernel, 1, 1, 1, 32, 1, 1, 0, stream, NULL, NULL);
+                else if (what == COPY)
+                    cuMemcpyHtoDAsync_v2(buffer, pinned, 64, stream);
+                else
+                    cuStreamQuery(stream);
+            }
         }
         double per_call = (now_ns() - start) / (iterations * 10.0);
         if (per_call < best)

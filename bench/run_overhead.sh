@@ -1,9 +1,17 @@
 #!/usr/bin/env bash
-# Host overhead of the shim per intercepted call, on the simulated driver: the same call
-# loop without the shim, with it (GPU timeline off), and with the GPU timeline on through the
-# simulated CUPTI, interleaved, in one run. Prints the medians, the differences per call, and
-# the trace's bytes per event. Note: with the timeline on, the simulated CUPTI's own cost of
-# producing records is included; real CUPTI's cost differs and needs a GPU to measure.
+# Host overhead of the shim per intercepted call, on the simulated driver, in one run: the
+# same call loop (bench_calls: the launch-heavy mix, then each entry point of it alone)
+#   - without the shim,
+#   - with it, GPU timeline off (host-only),
+#   - with the timeline on through a CUPTI double that makes no record
+#     (FAKECUPTI_NO_RECORDS=1): the shim's own timeline cost per call (correlation push and
+#     pop, its hooks' timeline work), with nothing to convert,
+#   - with the timeline on through the simulated CUPTI, which makes a record per op: the
+#     difference from the line above is the simulated CUPTI's work plus the shim's handling
+#     of the records (buffers, conversion, writing).
+# Rounds are interleaved; each figure is the median of the rounds (each round: the fastest
+# of 5 passes). Also the trace's bytes per event, host-only and with the timeline. Real
+# CUPTI's cost differs from the simulated one's and needs a GPU to measure.
 # Usage: bash bench/run_overhead.sh [BUILD_DIR] [ROUNDS]
 set -euo pipefail
 build=${1:-build}
@@ -17,27 +25,57 @@ for f in "$bench" "$shim" "$fake/libcuda.so.1" "$cupti"; do
 done
 traces=$(mktemp -d)
 trap 'rm -rf "$traces"' EXIT
-base=() shim_ns=() timeline_ns=()
-for ((i = 0; i < rounds; i++)); do
-  base+=("$(LD_LIBRARY_PATH=$fake "$bench" | awk '/ns_per_call/ {print $2}')")
-  rm -rf "$traces"/*
-  timeline_ns+=("$(GPUWATCH_CUPTI=$cupti GPUWATCH_OUTPUT=$traces LD_PRELOAD=$shim \
-                   LD_LIBRARY_PATH=$fake "$bench" | awk '/ns_per_call/ {print $2}')")
-  rm -rf "$traces"/*
-  shim_ns+=("$(GPUWATCH_CUPTI=0 GPUWATCH_OUTPUT=$traces LD_PRELOAD=$shim LD_LIBRARY_PATH=$fake \
-               "$bench" | awk '/ns_per_call/ {print $2}')")
-done
+modes=(mix launch copy query)
+configs=(base host null full)
+declare -A ns
+run() {  # run CONFIG MODE: ns per call of one pass of bench_calls
+  local only=()
+  [ "$2" != mix ] && only=(--only "$2")
+  rm -rf "${traces:?}/$1"
+  case $1 in
+    base) LD_LIBRARY_PATH=$fake "$bench" "${only[@]}" ;;
+    host) GPUWATCH_CUPTI=0 GPUWATCH_OUTPUT=$traces/host LD_PRELOAD=$shim \
+            LD_LIBRARY_PATH=$fake "$bench" "${only[@]}" ;;
+    null) FAKECUPTI_NO_RECORDS=1 GPUWATCH_CUPTI=$cupti GPUWATCH_OUTPUT=$traces/null \
+            LD_PRELOAD=$shim LD_LIBRARY_PATH=$fake "$bench" "${only[@]}" ;;
+    full) GPUWATCH_CUPTI=$cupti GPUWATCH_OUTPUT=$traces/full LD_PRELOAD=$shim \
+            LD_LIBRARY_PATH=$fake "$bench" "${only[@]}" ;;
+  esac | awk '/ns_per_call/ {print $2}'
+}
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-b=$(median "${base[@]}")
-s=$(median "${shim_ns[@]}")
-trace=$(ls "$traces"/*.gwt | head -1)
-size=$(stat -c %s "$trace")
-events=$("$build/tools/gpuwatch" stats --json "$trace" | grep -o '"events": *[0-9]*' | head -1 | grep -o '[0-9]*$')
-echo "rounds:                 $rounds (median of each; each round = fastest of 5 passes)"
-echo "without shim:           $b ns/call"
-t=$(median "${timeline_ns[@]}")
-echo "with shim:              $s ns/call (GPU timeline off)"
-echo "with shim + timeline:   $t ns/call (simulated CUPTI)"
-awk -v b="$b" -v s="$s" 'BEGIN { printf "shim overhead:          %.1f ns/call (%.2fx the simulated call)\n", s - b, s / b }'
-awk -v s="$s" -v t="$t" 'BEGIN { printf "timeline on vs off:     +%.1f ns/call (%.2fx)\n", t - s, t / s }'
-awk -v n="$size" -v e="$events" 'BEGIN { printf "trace:                  %d bytes, %d events, %.2f bytes/event\n", n, e, n / e }'
+bytes_per_event() {  # the mix's trace of CONFIG
+  local trace
+  trace=$(ls "$traces/$1"/*.gwt | head -1)
+  local size events
+  size=$(stat -c %s "$trace")
+  events=$("$build/tools/gpuwatch" stats --json "$trace" | grep -o '"events": *[0-9]*' | head -1 | grep -o '[0-9]*$')
+  awk -v n="$size" -v e="$events" 'BEGIN { printf "%d bytes, %d events, %.2f B/event", n, e, n / e }'
+}
+for mode in "${modes[@]}"; do
+  declare -A samples=()
+  for ((i = 0; i < rounds; i++)); do
+    for c in "${configs[@]}"; do
+      samples[$c]+=" $(run "$c" "$mode")"
+    done
+  done
+  for c in "${configs[@]}"; do
+    # shellcheck disable=SC2086
+    ns[$mode,$c]=$(median ${samples[$c]})
+  done
+  if [ "$mode" == mix ]; then
+    host_size=$(bytes_per_event host)
+    full_size=$(bytes_per_event full)
+  fi
+done
+echo "rounds: $rounds (median of each; each round = fastest of 5 passes of 200000 calls)"
+echo "ns per call            no shim  host-only  timeline,   timeline,     shim's own cost      simulated CUPTI"
+echo "                                           no records  sim. CUPTI    host-only  timeline  + record handling"
+for mode in "${modes[@]}"; do
+  awk -v m="$mode" -v b="${ns[$mode,base]}" -v h="${ns[$mode,host]}" -v n="${ns[$mode,null]}" \
+      -v f="${ns[$mode,full]}" 'BEGIN {
+    label = m == "mix" ? "mix (8 launch,copy,query)" : m " alone";
+    printf "%-22s %7.1f  %9.1f  %10.1f  %10.1f    %+8.1f  %+8.1f   %+8.1f\n", label, b, h, n, f, h - b, n - b, f - n }'
+done
+echo "timeline sampled: not built yet (GPUWATCH_TIMELINE=sampled is issue 21's)"
+echo "trace of the mix, host-only:     $host_size"
+echo "trace of the mix, with timeline: $full_size"

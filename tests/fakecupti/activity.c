@@ -483,7 +483,7 @@ static int any_enabled(void)
 static void update_sink(void)
 {
     pthread_mutex_lock(&attach_lock);
-    int want = any_enabled() && !fk_cfg.in_use;
+    int want = any_enabled() && !fk_cfg.in_use && !fk_cfg.no_records;
     if (want != attached) {
         void (*set)(fakecuda_activity_sink_fn) = find_setter();
         if (set) {

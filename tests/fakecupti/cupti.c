@@ -46,6 +46,7 @@ static void config_once(void)
     fk_cfg.version = (uint32_t)env_uint("FAKECUPTI_VERSION", CUPTI_API_VERSION, 1, UINT32_MAX);
     fk_cfg.in_use = (int)env_uint("FAKECUPTI_IN_USE", 0, 0, 1);
     fk_cfg.buffer_limit = (size_t)env_uint("FAKECUPTI_BUFFER_LIMIT", 0, 0, 1u << 30);
+    fk_cfg.no_records = (int)env_uint("FAKECUPTI_NO_RECORDS", 0, 0, 1);
 }
 
 void fk_config_load(void)

@@ -20,6 +20,7 @@ struct fk_config {
     uint32_t version;      /* FAKECUPTI_VERSION: what cuptiGetVersion reports */
     int in_use;            /* FAKECUPTI_IN_USE: another tool holds CUPTI */
     size_t buffer_limit;   /* FAKECUPTI_BUFFER_LIMIT: records per buffer, 0 = no limit */
+    int no_records;        /* FAKECUPTI_NO_RECORDS: every call succeeds, no record is made */
 };
 extern struct fk_config fk_cfg;
 
