@@ -30,6 +30,8 @@ declare -A tests=(
     [tools/analyze/py_lines.c]='^(test_python_lines)$'
     [tools/export/json_writer.c]='^(test_json_writer|test_export)$'
     [tools/export/chrome_trace.c]='^(test_export)$'
+    [tools/export/text_cache.c]='^(test_export)$'
+    [tools/analyze/kernel_times.c]='^(analyze_test_kernel_times|analyze_golden|test_report)$'
 )
 files=("$@")
 [ ${#files[@]} -gt 0 ] || files=(libintercept/recorder.c libintercept/hooks_copy.c
