@@ -80,8 +80,11 @@
 
 static inline uint64_t gw_u64(const void *pointer) { return (uint64_t)(uintptr_t)pointer; }
 
-/* Interned ids through a per-thread cache (hooks_ids.c). */
-uint64_t gw_stream_id(CUstream stream);
+/* Interned ids through a per-thread cache (hooks_ids.c). The stream of a call to entry
+ * point api: CU_STREAM_LEGACY is the legacy default stream (0) as NULL is; in the
+ * _ptsz/_ptds twins NULL, and CU_STREAM_PER_THREAD anywhere, is the calling thread's
+ * per-thread default stream, an id of its own. */
+uint64_t gw_stream_id(CUstream stream, unsigned api);
 uint64_t gw_shape_id(CUfunction func, const uint32_t dims[6], uint32_t shared_mem);
 /* Name id for a function or kernel handle, asking the driver when we never saw it made. */
 uint64_t gw_name_of_handle(uint64_t handle);

@@ -6,7 +6,7 @@
 
 #define CAPTURE_HOOK(name, call, stream)                                            \
     GW_HOOK_BEGIN(name, GW_TIMED, call);                                            \
-    uint64_t words[2] = {gw_stream_id(stream), 0};                                  \
+    uint64_t words[2] = {gw_stream_id(stream, GW_API_##name), 0};                   \
     GW_RECORD_AND_RETURN(GW_API_##name, words, 2)
 
 #define BEGIN_CAPTURE_V1(name)                                                      \

@@ -27,7 +27,7 @@ static uint64_t classify_unified(uint64_t dst, uint64_t src)
 static void record_copy(unsigned api, uint64_t t0, uint64_t t1, CUresult result, uint64_t bytes,
                         uint64_t kind, CUstream stream, uint64_t dst, uint64_t src)
 {
-    uint64_t words[5] = {bytes, kind, gw_stream_id(stream), dst, src};
+    uint64_t words[5] = {bytes, kind, gw_stream_id(stream, api), dst, src};
     gw_rec_call(api, t0, t1, result, words, 5);
 }
 
@@ -265,7 +265,7 @@ COPY_BATCH_V2(cuMemcpyBatchAsync_v2_ptsz)
 static void record_set(unsigned api, uint64_t t0, uint64_t t1, CUresult result, uint64_t ptr,
                        uint64_t bytes, CUstream stream)
 {
-    uint64_t words[3] = {ptr, bytes, gw_stream_id(stream)};
+    uint64_t words[3] = {ptr, bytes, gw_stream_id(stream, api)};
     gw_rec_call(api, t0, t1, result, words, 3);
 }
 

@@ -24,7 +24,21 @@ struct id_cache {
     unsigned generation;
     struct shape_slot shapes[SHAPE_SLOTS];
     struct stream_slot streams[STREAM_SLOTS];
+    uint64_t per_thread_stream;   /* this thread's per-thread default stream (0: not yet) */
 };
+
+/* The _ptsz/_ptds twins, from the one table: there a NULL stream is the calling thread's
+ * per-thread default stream, not the legacy one. */
+static const uint8_t per_thread_api[GW_API_ID_LIMIT] = {
+#define GW_API(id, name, family, base, version, per_thread, async) [id] = per_thread,
+#include "gpuwatch/api_list.h"
+#undef GW_API
+};
+
+/* CUDA's stream handles that are no stream object (cuda.h: CU_STREAM_LEGACY,
+ * CU_STREAM_PER_THREAD) */
+#define LEGACY_STREAM_HANDLE 0x1u
+#define PER_THREAD_STREAM_HANDLE 0x2u
 
 static GW_TLS struct id_cache *tls_ids;
 
@@ -42,10 +56,11 @@ static inline struct id_cache *cache(void)
     return ids;
 }
 
-/* First sight of a stream in this trace: define it with the id CUPTI's GPU records use. */
-static uint64_t define_stream(uint64_t handle)
+/* First sight of a stream in this trace: define it under key with the id CUPTI's GPU
+ * records use, asked of the driver for the stream `handle` names. */
+static uint64_t define_stream(uint64_t key, uint64_t handle)
 {
-    uint64_t id = gw_rec_stream_known(handle);
+    uint64_t id = gw_rec_stream_known(key);
     if (id)
         return id;
     unsigned long long cupti_id = 0;
@@ -53,20 +68,39 @@ static uint64_t define_stream(uint64_t handle)
         (CUresult(*)(CUstream, unsigned long long *))gw_driver_symbol("cuStreamGetId");
     if (!get_id || get_id((CUstream)(uintptr_t)handle, &cupti_id) != CUDA_SUCCESS)
         cupti_id = 0;
-    return gw_rec_stream(handle, cupti_id);
+    return gw_rec_stream(key, cupti_id);
 }
 
-uint64_t gw_stream_id(CUstream stream)
+/* The calling thread's per-thread default stream: one stream per thread, its key a number
+ * no stream object's address can be (its low bits 0x2; objects are aligned). Its CUPTI id
+ * is the driver's answer for CU_STREAM_PER_THREAD on this thread. */
+static uint64_t per_thread_stream_id(struct id_cache *ids)
+{
+    if (ids && ids->per_thread_stream)
+        return ids->per_thread_stream;
+    static uint64_t threads_seen;
+    uint64_t key = __atomic_add_fetch(&threads_seen, 1, __ATOMIC_RELAXED) << 4 |
+                   PER_THREAD_STREAM_HANDLE;
+    uint64_t id = define_stream(key, PER_THREAD_STREAM_HANDLE);
+    if (ids)
+        ids->per_thread_stream = id;
+    return id;
+}
+
+uint64_t gw_stream_id(CUstream stream, unsigned api)
 {
     uint64_t handle = gw_u64(stream);
-    if (!handle)
+    if (handle == PER_THREAD_STREAM_HANDLE ||
+        (!handle && api < GW_API_ID_LIMIT && per_thread_api[api]))
+        return per_thread_stream_id(cache());
+    if (!handle || handle == LEGACY_STREAM_HANDLE)
         return 0;
     struct id_cache *ids = cache();
     if (!ids)
-        return define_stream(handle);
+        return define_stream(handle, handle);
     struct stream_slot *slot = &ids->streams[(handle >> 4) % STREAM_SLOTS];
     if (slot->handle != handle) {
-        slot->id = define_stream(handle);
+        slot->id = define_stream(handle, handle);
         slot->handle = handle;
     }
     return slot->id;

@@ -7,7 +7,7 @@ static inline void record_launch(unsigned api, uint64_t t0, uint64_t t1, CUresul
                                  CUfunction func, const uint32_t dims[6], uint32_t shared_mem,
                                  CUstream stream)
 {
-    uint64_t words[2] = {gw_shape_id(func, dims, shared_mem), gw_stream_id(stream)};
+    uint64_t words[2] = {gw_shape_id(func, dims, shared_mem), gw_stream_id(stream, api)};
     gw_rec_call(api, t0, t1, result, words, 2);
 }
 
@@ -65,7 +65,8 @@ LAUNCH_EX(cuLaunchKernelEx_ptsz)
     GW_EXPORT CUresult name params                                                          \
     {                                                                                       \
         GW_HOOK_BEGIN(name, GW_TIMED_GPU, call);                                            \
-        uint64_t words[3] = {0, gw_stream_id(stream), (uint64_t)(uintptr_t)(handle)};       \
+        uint64_t words[3] = {0, gw_stream_id(stream, GW_API_##name),                        \
+                             (uint64_t)(uintptr_t)(handle)};                                \
         GW_RECORD_AND_RETURN(GW_API_##name, words, 3);                                      \
     }
 LAUNCH_HANDLE(cuLaunchHostFunc, (CUstream stream, CUhostFn fn, void *data),

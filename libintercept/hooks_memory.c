@@ -56,8 +56,8 @@ GW_EXPORT CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t bytes, unsigned i
         MEMORY_HOOK(name, real(dptr, bytes, stream),                                    \
                     uint64_t ptr = out_pointer(ok, dptr);                               \
                     gw_ranges_add(GW_RANGE_DEVICE, ptr, bytes);                         \
-                    uint64_t words[5] = {ptr, bytes, gw_stream_id(stream), 0,           \
-                                         gw_stack_here()});                     \
+                    uint64_t words[5] = {ptr, bytes, gw_stream_id(stream, GW_API_##name), \
+                                         0, gw_stack_here()});                          \
     }
 ALLOC_ASYNC(cuMemAllocAsync)
 ALLOC_ASYNC(cuMemAllocAsync_ptsz)
@@ -69,8 +69,8 @@ ALLOC_ASYNC(cuMemAllocAsync_ptsz)
         MEMORY_HOOK(name, real(dptr, bytes, pool, stream),                              \
                     uint64_t ptr = out_pointer(ok, dptr);                               \
                     gw_ranges_add(GW_RANGE_DEVICE, ptr, bytes);                         \
-                    uint64_t words[5] = {ptr, bytes, gw_stream_id(stream), gw_u64(pool), \
-                                         gw_stack_here()});                     \
+                    uint64_t words[5] = {ptr, bytes, gw_stream_id(stream, GW_API_##name), \
+                                         gw_u64(pool), gw_stack_here()});               \
     }
 ALLOC_FROM_POOL(cuMemAllocFromPoolAsync)
 ALLOC_FROM_POOL(cuMemAllocFromPoolAsync_ptsz)
@@ -80,7 +80,7 @@ ALLOC_FROM_POOL(cuMemAllocFromPoolAsync_ptsz)
     {                                                                                   \
         MEMORY_HOOK(name, real(dptr, stream),                                           \
                     if (ok) gw_ranges_remove(GW_RANGE_DEVICE, dptr);                    \
-                    uint64_t words[2] = {dptr, gw_stream_id(stream)});                  \
+                    uint64_t words[2] = {dptr, gw_stream_id(stream, GW_API_##name)});   \
     }
 FREE_ASYNC(cuMemFreeAsync)
 FREE_ASYNC(cuMemFreeAsync_ptsz)

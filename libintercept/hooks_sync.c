@@ -6,7 +6,7 @@
  * GW_TIMED_WAITING for the calls that block until GPU work is done, else GW_TIMED. */
 #define SYNC_HOOK(name, TIMED, call, stream, event)                                 \
     GW_HOOK_BEGIN(name, TIMED, call);                                               \
-    uint64_t words[2] = {gw_stream_id(stream), gw_u64(event)};                      \
+    uint64_t words[2] = {gw_stream_id(stream, GW_API_##name), gw_u64(event)};       \
     GW_RECORD_AND_RETURN(GW_API_##name, words, 2)
 
 GW_EXPORT CUresult cuCtxSynchronize(void)

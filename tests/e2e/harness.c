@@ -122,16 +122,24 @@ static void count_thread_launch(struct file_tally *file, uint32_t tid)
     }
 }
 
-/* Launch calls and GPU kernel records, joined through correlation records at the end. */
+/* Launch calls and GPU kernel records, joined through correlation records at the end; and
+ * every call that issues GPU work against every GPU record. */
 struct launch_call { uint64_t call_id, start_ns, kernels; };
 struct link { uint64_t correlation_id, call_id; };
 struct gpu_kernel { uint64_t correlation_id, start_ns; };
+/* kind: the record kind a call issues (GW_EV_GPU_*; 0 for a graph launch: any); name: a
+ * launch's kernel (the reader's string) */
+struct issuing_call { uint64_t call_id, stream, records; unsigned kind; const char *name; };
+struct gpu_record { uint64_t correlation_id, stream; unsigned kind; const char *name; };
 
 struct join {
     struct launch_call *launches;
     struct link *links;
     struct gpu_kernel *kernels;
+    struct issuing_call *calls;
+    struct gpu_record *records;
     size_t nlaunches, nlinks, nkernels, cap_launches, cap_links, cap_kernels;
+    size_t ncalls, nrecords, cap_calls, cap_records;
 };
 
 #define PUSH(array, count, cap, value)                                                  \
@@ -155,12 +163,61 @@ static int by_correlation(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+static int by_issuing_call(const void *a, const void *b)
+{
+    uint64_t x = ((const struct issuing_call *)a)->call_id;
+    uint64_t y = ((const struct issuing_call *)b)->call_id;
+    return x < y ? -1 : x > y;
+}
+
+/* Each GPU record to the call its correlation names: there must be one, on the record's
+ * stream, issuing that kind of work (and for a kernel, that kernel). */
+static void join_records(struct join *join, struct file_tally *file)
+{
+    if (join->ncalls)
+        qsort(join->calls, join->ncalls, sizeof *join->calls, by_issuing_call);
+    for (size_t i = 0; i < join->nrecords; i++) {
+        const struct gpu_record *r = &join->records[i];
+        struct link key = {r->correlation_id, 0};
+        struct link *link = join->nlinks ? bsearch(&key, join->links, join->nlinks, sizeof key,
+                                                   by_correlation) : NULL;
+        struct issuing_call call_key = {.call_id = link ? link->call_id : 0};
+        struct issuing_call *call = link && join->ncalls
+            ? bsearch(&call_key, join->calls, join->ncalls, sizeof call_key, by_issuing_call)
+            : NULL;
+        if (!call) {
+            file->records_unlinked++;
+            continue;
+        }
+        file->records_linked++;
+        call->records++;
+        file->records_other_stream += r->stream != call->stream;
+        file->records_other_work +=
+            call->kind && (call->kind != r->kind ||
+                           (r->kind == GW_EV_GPU_KERNEL &&
+                            (!r->name || !call->name || strcmp(r->name, call->name) != 0)));
+    }
+    for (size_t i = 0; i < join->ncalls; i++) {
+        const struct issuing_call *c = &join->calls[i];
+        if (c->kind) {
+            file->issuing_calls++;
+            file->issuing_linked_once += c->records == 1;
+        } else {
+            file->graph_launches++;
+            file->graph_records += c->records;
+        }
+    }
+    free(join->calls);
+    free(join->records);
+}
+
 static void finish_join(struct join *join, struct file_tally *file)
 {
     if (join->nlaunches)  /* (qsort of a NULL array, even empty, is undefined) */
         qsort(join->launches, join->nlaunches, sizeof *join->launches, by_call);
     if (join->nlinks)
         qsort(join->links, join->nlinks, sizeof *join->links, by_correlation);
+    join_records(join, file);
     for (size_t i = 0; i < join->nkernels; i++) {
         struct link key = {join->kernels[i].correlation_id, 0};
         struct link *link = bsearch(&key, join->links, join->nlinks, sizeof key, by_correlation);
@@ -240,6 +297,7 @@ static void tally_file(const char *path, struct file_tally *file)
     struct nvtx_thread nvtx_threads[TALLY_MAX_THREADS];
     unsigned nvtx_nthreads = 0;
     uint64_t last_end_on_stream[16] = {0}, stream_of_slot[16] = {0};
+    uint64_t capturing[16] = {0};  /* stream id + 1 of the streams capturing now */
     file->kernel_dur_min = UINT64_MAX;
     while (gw_reader_next(reader, &ev) > 0) {
         if (ev.kind == GW_EV_LOST)
@@ -305,6 +363,55 @@ static void tally_file(const char *path, struct file_tally *file)
         if (ev.kind == GW_EV_CALL && ev.family == GW_FAM_LAUNCH) {
             struct launch_call call = {ev.call_id, ev.ts_ns, 0};
             PUSH(join.launches, join.nlaunches, join.cap_launches, call);
+        }
+        if (ev.kind == GW_EV_GPU_KERNEL || ev.kind == GW_EV_GPU_MEMCPY ||
+            ev.kind == GW_EV_GPU_MEMSET) {
+            uint64_t correlation = ev.kind == GW_EV_GPU_KERNEL ? ev.u.gpu_kernel.correlation_id
+                                 : ev.kind == GW_EV_GPU_MEMCPY ? ev.u.gpu_memcpy.correlation_id
+                                                               : ev.u.gpu_memset.correlation_id;
+            uint64_t cupti = ev.kind == GW_EV_GPU_KERNEL ? ev.u.gpu_kernel.stream_id
+                           : ev.kind == GW_EV_GPU_MEMCPY ? ev.u.gpu_memcpy.stream_id
+                                                         : ev.u.gpu_memset.stream_id;
+            struct gpu_record record = {correlation, UINT64_MAX, ev.kind, NULL};
+            if (gw_reader_stream_by_cupti(reader, cupti, &record.stream) != 0)
+                record.stream = UINT64_MAX;
+            if (ev.kind == GW_EV_GPU_KERNEL)
+                record.name = gw_reader_kernel_name(reader, ev.u.gpu_kernel.shape_id);
+            PUSH(join.records, join.nrecords, join.cap_records, record);
+        }
+        /* streams capturing a graph: their work runs when the graph is launched */
+        const char *api_name = ev.kind == GW_EV_CALL ? gw_api_name(ev.api_id) : NULL;
+        if (api_name && !ev.result && (!strncmp(api_name, "cuStreamBeginCapture", 20) ||
+                                       !strncmp(api_name, "cuStreamEndCapture", 18))) {
+            int begin = api_name[8] == 'B';
+            for (unsigned k = 0; k < 16; k++)
+                if (capturing[k] == (begin ? 0 : ev.u.sync.stream_id + 1)) {
+                    capturing[k] = begin ? ev.u.sync.stream_id + 1 : 0;
+                    break;
+                }
+        }
+        int captured = 0;
+        if (ev.kind == GW_EV_CALL && ev.family == GW_FAM_LAUNCH)
+            for (unsigned k = 0; k < 16; k++)
+                captured |= capturing[k] == ev.u.launch.stream_id + 1;
+        int graph = api_name && !strncmp(api_name, "cuGraphLaunch", 13);
+        if (ev.kind == GW_EV_CALL && !ev.result && !captured &&
+            ((ev.family == GW_FAM_LAUNCH && (ev.u.launch.shape_id || graph)) ||
+             ev.family == GW_FAM_COPY || ev.family == GW_FAM_SET)) {
+            struct issuing_call call = {.call_id = ev.call_id};
+            if (ev.family == GW_FAM_LAUNCH) {
+                call.stream = ev.u.launch.stream_id;
+                call.name = gw_reader_kernel_name(reader, ev.u.launch.shape_id);
+                /* a graph replays what it captured: any kernels, copies and sets */
+                call.kind = graph ? 0 : GW_EV_GPU_KERNEL;
+            } else if (ev.family == GW_FAM_COPY) {
+                call.stream = ev.u.copy.stream_id;
+                call.kind = GW_EV_GPU_MEMCPY;
+            } else {
+                call.stream = ev.u.set.stream_id;
+                call.kind = GW_EV_GPU_MEMSET;
+            }
+            PUSH(join.calls, join.ncalls, join.cap_calls, call);
         }
         if (ev.kind != GW_EV_CALL || ev.api_id >= GW_API_ID_LIMIT)
             continue;

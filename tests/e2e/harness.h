@@ -66,6 +66,15 @@ struct file_tally {
     uint64_t launches_linked_once; /* launch calls with exactly one GPU kernel linked to them */
     uint64_t kernels_unlinked;     /* kernel records with no launch call behind them */
     uint64_t kernels_before_launch;/* kernel records starting before their launch call began */
+    /* every GPU record (kernel, copy, memset) against the call its correlation names */
+    uint64_t records_linked;       /* linked to a successful launch, copy or set call */
+    uint64_t records_unlinked;     /* no such call behind them */
+    uint64_t records_other_stream; /* linked, but on another stream than the call's */
+    uint64_t records_other_work;   /* linked, but not what the call issues: a kernel of another
+                                      name than the launch's, a copy to a set call... */
+    uint64_t issuing_calls;        /* successful launch (not graph), copy and set calls */
+    uint64_t issuing_linked_once;  /* ... with exactly one record linked to them */
+    uint64_t graph_launches, graph_records;  /* cuGraphLaunch* calls, the records linked to them */
     /* CPU samples */
     uint64_t cpu_proc_samples, cpu_thread_samples;
     uint64_t max_descendants, max_descendants_cpu_ns, max_active;

@@ -76,6 +76,31 @@ static void test_many_threads_every_launch_linked(void **state)
     remove_dir(result.trace_dir);
 }
 
+/* Each GPU record links to the call that issued it, whatever the stream: two streams
+ * ordered by an event, a graph replayed on one of them, and a second thread's per-thread
+ * default stream (_ptsz entry points, whose NULL stream is that thread's own). */
+static void test_streams_every_record_linked_to_its_call(void **state)
+{
+    (void)state;
+    const struct file_tally *f =
+        run_one((const char *[]){"--mode", "streams", "--launches", "50", NULL}, NULL);
+    /* per step: stream_a, stream_b, a copy, a graph of two kernels; and on the other
+     * thread per_thread_c and a memset */
+    assert_int_equal(f->gpu_kernels, 250);
+    assert_int_equal(f->gpu_memcpys, 50);
+    assert_int_equal(f->gpu_memsets, 50);
+    assert_int_equal(f->issuing_calls, 250);
+    assert_int_equal(f->issuing_linked_once, 250);
+    assert_int_equal(f->graph_launches, 50);
+    assert_int_equal(f->graph_records, 100);
+    assert_int_equal(f->records_linked, 350);
+    assert_int_equal(f->records_unlinked, 0);
+    assert_int_equal(f->records_other_stream, 0);
+    assert_int_equal(f->records_other_work, 0);
+    assert_int_equal(f->kernels_stream_known, 250);
+    remove_dir(result.trace_dir);
+}
+
 /* Host side must be complete and identical whatever happened to CUPTI. */
 static void assert_host_side_complete(const struct file_tally *f)
 {
@@ -201,6 +226,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_timeline_matches_the_simulation),
         cmocka_unit_test(test_many_threads_every_launch_linked),
+        cmocka_unit_test(test_streams_every_record_linked_to_its_call),
         cmocka_unit_test(test_profiler_holding_cupti_falls_back),
         cmocka_unit_test(test_cupti_missing_falls_back),
         cmocka_unit_test(test_cupti_too_old_falls_back),

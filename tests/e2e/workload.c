@@ -24,7 +24,12 @@
 static const char module_ptx[] =
     ".version 8.0\n.target sm_52\n.address_size 64\n"
     ".visible .entry tiny_kernel()\n{\n ret;\n}\n"
-    ".visible .entry step_50us()\n{\n ret;\n}\n";
+    ".visible .entry step_50us()\n{\n ret;\n}\n"
+    ".visible .entry stream_a_20us()\n{\n ret;\n}\n"
+    ".visible .entry stream_b_30us()\n{\n ret;\n}\n"
+    ".visible .entry per_thread_c_40us()\n{\n ret;\n}\n"
+    ".visible .entry graph_g1_10us()\n{\n ret;\n}\n"
+    ".visible .entry graph_g2_15us()\n{\n ret;\n}\n";
 
 static int launches = 100;
 static int threads = 8;
@@ -603,6 +608,68 @@ static void run_timeline(void)
     free(pageable);
 }
 
+/* The per-thread default stream's side of run_streams: its _ptsz entry points, as a
+ * program built with --default-stream per-thread calls them. */
+static void *per_thread_stream_job(void *arg)
+{
+    struct thread_job *job = arg;
+    CUdeviceptr device;
+    CHECK(cuCtxSetCurrent(job->ctx));
+    CHECK(cuMemAlloc_v2(&device, 4096));
+    for (int step = 0; step < launches; step++) {
+        CHECK(cuLaunchKernel_ptsz(job->kernel, 4, 1, 1, 64, 1, 1, 0, NULL, NULL, NULL));
+        CHECK(cuMemsetD8Async_ptsz(device, 0, 4096, NULL));
+    }
+    CHECK(cuStreamSynchronize_ptsz(NULL));
+    return NULL;
+}
+
+/* GPU work each record of which must link to the call that issued it, on several streams
+ * at once: per step, stream_a_20us on stream 1; an event recorded after it that stream 2
+ * waits for; stream_b_30us and a pinned copy on stream 2; a captured graph of two kernels
+ * (graph_g1_10us, graph_g2_15us) replayed on stream 1; and on a second thread
+ * per_thread_c_40us and a memset on its per-thread default stream. */
+static void run_streams(void)
+{
+    CUfunction a, b, g1, g2;
+    struct thread_job job;
+    setup_kernel(&a, "stream_a_20us");
+    setup_kernel(&b, "stream_b_30us");
+    setup_kernel(&g1, "graph_g1_10us");
+    setup_kernel(&g2, "graph_g2_15us");
+    setup_kernel(&job.kernel, "per_thread_c_40us");
+    CHECK(cuCtxGetCurrent(&job.ctx));
+    CUstream s1, s2;
+    CUevent after_a;
+    CUdeviceptr device;
+    void *pinned;
+    CHECK(cuStreamCreate(&s1, CU_STREAM_NON_BLOCKING));
+    CHECK(cuStreamCreate(&s2, CU_STREAM_NON_BLOCKING));
+    CHECK(cuEventCreate(&after_a, CU_EVENT_DISABLE_TIMING));
+    CHECK(cuMemAlloc_v2(&device, 1 << 16));
+    CHECK(cuMemAllocHost_v2(&pinned, 1 << 16));
+    CUgraph graph;
+    CUgraphExec exec;
+    CHECK(cuStreamBeginCapture_v2(s1, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
+    CHECK(cuLaunchKernel(g1, 2, 1, 1, 32, 1, 1, 0, s1, NULL, NULL));
+    CHECK(cuLaunchKernel(g2, 2, 1, 1, 32, 1, 1, 0, s1, NULL, NULL));
+    CHECK(cuStreamEndCapture(s1, &graph));
+    CHECK(cuGraphInstantiateWithFlags(&exec, graph, 0));
+    pthread_t other;
+    pthread_create(&other, NULL, per_thread_stream_job, &job);
+    for (int step = 0; step < launches; step++) {
+        CHECK(cuLaunchKernel(a, 8, 1, 1, 128, 1, 1, 0, s1, NULL, NULL));
+        CHECK(cuEventRecord(after_a, s1));
+        CHECK(cuStreamWaitEvent(s2, after_a, 0));
+        CHECK(cuLaunchKernel(b, 8, 1, 1, 128, 1, 1, 0, s2, NULL, NULL));
+        CHECK(cuMemcpyHtoDAsync_v2(device, pinned, 1 << 16, s2));
+        CHECK(cuGraphLaunch(exec, s1));
+    }
+    pthread_join(other, NULL);
+    CHECK(cuStreamSynchronize(s1));
+    CHECK(cuStreamSynchronize(s2));
+}
+
 /* `.item()` each step: a tiny_kernel (FAKECUDA_KERNEL_NS long), the loss read back into
  * pageable memory (the copy waits for the kernel), and a stream synchronize. */
 static void run_waits(void)
@@ -860,6 +927,8 @@ int main(int argc, char **argv)
         run_timeline();
     } else if (strcmp(mode, "waits") == 0) {
         run_waits();
+    } else if (strcmp(mode, "streams") == 0) {
+        run_streams();
     } else if (strcmp(mode, "profiler-takeover") == 0) {
         run_profiler_takeover();
     } else if (strcmp(mode, "copies") == 0) {
