@@ -214,6 +214,60 @@ static int complete(uint64_t start, uint64_t end)
     return 0;
 }
 
+/* Which host call issued the work of a CUPTI correlation id, from the external
+ * correlation records: CUPTI puts one in the buffer ahead of the records of the work it
+ * tags, so the work's records carry the call id themselves (their `call` word) and no
+ * CORRELATION record is written. Should a record come first, it is written without, and
+ * the external record after it as a CORRELATION record, as before. A slot per id modulo
+ * LINK_SLOTS (ids only grow); a link pushed out of its slot before any record used it is
+ * written as a CORRELATION record then, so none is lost. Only the thread draining CUPTI
+ * buffers uses it (as shape_cache). */
+#define LINK_SLOTS 4096u
+enum link_state { LINK_EMPTY, LINK_KNOWN, LINK_USED, LINK_WORK_FIRST };
+static struct link_slot {
+    uint32_t correlation;
+    uint8_t state;        /* enum link_state */
+    unsigned generation;
+    uint64_t call_id;
+} links[LINK_SLOTS];
+
+static struct link_slot *link_slot(uint32_t correlation)
+{
+    struct link_slot *slot = &links[correlation % LINK_SLOTS];
+    if (slot->generation != gw_recorder_generation() || slot->correlation != correlation) {
+        if (slot->generation == gw_recorder_generation() && slot->state == LINK_KNOWN) {
+            uint64_t words[2] = {slot->correlation, slot->call_id};
+            gw_rec_untimed(GW_REC_CORRELATION, words, 2);
+        }
+        *slot = (struct link_slot){correlation, LINK_EMPTY, gw_recorder_generation(), 0};
+    }
+    return slot;
+}
+
+/* The call behind a GPU record's correlation id, or 0 (then noted: the link comes later). */
+static uint64_t call_of(uint32_t correlation)
+{
+    struct link_slot *slot = link_slot(correlation);
+    if (slot->state == LINK_KNOWN || slot->state == LINK_USED) {
+        slot->state = LINK_USED;  /* (kept: a graph's records share their launch's id) */
+        return slot->call_id;
+    }
+    slot->state = LINK_WORK_FIRST;
+    return 0;
+}
+
+static void record_link(uint32_t correlation, uint64_t call_id)
+{
+    struct link_slot *slot = link_slot(correlation);
+    if (slot->state == LINK_WORK_FIRST) {
+        uint64_t words[2] = {correlation, call_id};
+        gw_rec_untimed(GW_REC_CORRELATION, words, 2);
+        return;
+    }
+    slot->state = LINK_KNOWN;
+    slot->call_id = call_id;
+}
+
 static void record_kernel(const CUpti_ActivityKernel5 *kernel)
 {
     if (!complete(kernel->start, kernel->end))
@@ -222,7 +276,7 @@ static void record_kernel(const CUpti_ActivityKernel5 *kernel)
     uint64_t start = trace_time(kernel->start);
     uint64_t words[6] = {trace_time(kernel->end) - start, kernel->correlationId,
                          kernel->deviceId, kernel->streamId, shape, kernel->graphId};
-    gw_rec_timed(GW_REC_GPU_KERNEL, start, words, 6);
+    gw_rec_gpu(GW_REC_GPU_KERNEL, start, words, 6, call_of(kernel->correlationId));
 }
 
 static void record_memcpy(const CUpti_ActivityMemcpy4 *copy)
@@ -233,7 +287,7 @@ static void record_memcpy(const CUpti_ActivityMemcpy4 *copy)
     uint64_t words[9] = {trace_time(copy->end) - start, copy->correlationId, copy->deviceId,
                          copy->streamId, copy->bytes, copy->copyKind, copy->srcKind,
                          copy->dstKind, copy->graphId};
-    gw_rec_timed(GW_REC_GPU_MEMCPY, start, words, 9);
+    gw_rec_gpu(GW_REC_GPU_MEMCPY, start, words, 9, call_of(copy->correlationId));
 }
 
 static void record_memset(const CUpti_ActivityMemset3 *set)
@@ -243,7 +297,7 @@ static void record_memset(const CUpti_ActivityMemset3 *set)
     uint64_t start = trace_time(set->start);
     uint64_t words[7] = {trace_time(set->end) - start, set->correlationId, set->deviceId,
                          set->streamId, set->bytes, set->memoryKind, set->graphId};
-    gw_rec_timed(GW_REC_GPU_MEMSET, start, words, 7);
+    gw_rec_gpu(GW_REC_GPU_MEMSET, start, words, 7, call_of(set->correlationId));
 }
 
 /* Runs on CUPTI's thread (or in a flush): translate each record into the trace. */
@@ -267,10 +321,8 @@ static void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream_id, uin
             break;
         case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {
             const CUpti_ActivityExternalCorrelation *link = (const void *)record;
-            if (link->externalKind == GW_CORRELATION_KIND) {
-                uint64_t words[2] = {link->correlationId, link->externalId};
-                gw_rec_untimed(GW_REC_CORRELATION, words, 2);
-            }
+            if (link->externalKind == GW_CORRELATION_KIND)
+                record_link(link->correlationId, link->externalId);
             break;
         }
         default:

@@ -51,6 +51,10 @@ void gw_rec_set_call_observer(gw_call_observer_fn observer, const uint8_t *apis)
 uint64_t gw_rec_next_call_id(void);
 /* Any other timed record (GPU activity, NVTX): words follow the dt. */
 void gw_rec_timed(uint8_t type, uint64_t ts_ns, const uint64_t *words, unsigned nwords);
+/* A GPU record (GW_REC_GPU_KERNEL, _MEMCPY, _MEMSET) at ts_ns, words following the dt,
+ * and the host call that issued the work (0: not known) as its `call` word. */
+void gw_rec_gpu(uint8_t type, uint64_t ts_ns, const uint64_t *words, unsigned nwords,
+                uint64_t call_id);
 /* An untimed record among this thread's events (GPU-to-call correlations). */
 void gw_rec_untimed(uint8_t type, const uint64_t *words, unsigned nwords);
 

@@ -21,6 +21,8 @@ struct gw_ring {
     uint64_t lost;                 /* producer only: dropped since the last LOST record */
     uint64_t lost_calls;           /* producer only: how many of those were calls */
     uint64_t calls;                /* producer only: calls numbered so far (host call ids) */
+    uint64_t producer_link_base;   /* producer only: the call id the next GPU record's `call`
+                                      word is relative to (trace_format.h) */
     int wake_sent;                 /* producer only: already asked the writer to drain */
     int waited;                    /* producer only: a call reported a wait (gw_rec_wait) since
                                       the observer, if any, was last told */
@@ -36,6 +38,7 @@ struct gw_ring {
     uint64_t writer_last_ts;       /* writer only: time the next chunk's dt chain starts */
     uint32_t writer_seq;           /* writer only: next chunk sequence number */
     uint64_t writer_calls;         /* writer only: number of the next chunk's first call */
+    uint64_t writer_link_base;     /* writer only: the next chunk's link_base (CALL_BASE) */
     struct gw_ring *next;
 };
 

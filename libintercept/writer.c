@@ -78,11 +78,37 @@ static int ensure_staging(size_t len)
 
 /* What a chunk of a thread's records holds, for the chunk that follows it: the records,
  * the calls among them (a LOST record's dropped calls included), and its last time. */
-struct chunk_walk { uint64_t records, calls, last_ts; };
+struct chunk_walk { uint64_t records, calls, last_ts, link_base; };
 
-static struct chunk_walk walk_chunk(const uint8_t *buf, size_t len, uint64_t start_ts)
+/* Where a GPU record's `call` word is, if it has one: after its fixed words (dt first). */
+static unsigned call_word_at(uint8_t type)
 {
-    struct chunk_walk walk = {0, 0, start_ts};
+    switch (type) {
+    case GW_REC_GPU_KERNEL: return 7;
+    case GW_REC_GPU_MEMCPY: return 10;
+    case GW_REC_GPU_MEMSET: return 8;
+    default: return 0;
+    }
+}
+
+/* The link_base after a GPU record: its `call` word moves it (trace_format.h). */
+static uint64_t link_after(const struct gw_record_view *rec, unsigned at_word, uint64_t base)
+{
+    size_t at = 0;
+    uint64_t word = 0;
+    for (unsigned i = 0; i <= at_word; i++) {
+        size_t n = gw_get_uvarint(rec->body + at, rec->body_len - at, &word);
+        if (!n)
+            return base;  /* no `call` word: not linked */
+        at += n;
+    }
+    return word ? base + (uint64_t)gw_unzigzag(word - 1) : base;
+}
+
+static struct chunk_walk walk_chunk(const uint8_t *buf, size_t len, uint64_t start_ts,
+                                    uint64_t link_base)
+{
+    struct chunk_walk walk = {0, 0, start_ts, link_base};
     size_t offset = 0;
     struct gw_record_view rec;
     while (gw_next_record(buf, len, &offset, &rec) == 0) {
@@ -94,6 +120,8 @@ static struct chunk_walk walk_chunk(const uint8_t *buf, size_t len, uint64_t sta
         walk.last_ts += (uint64_t)gw_unzigzag(dt);
         if (rec.type == GW_REC_CALL || rec.type == GW_REC_CALL_ERR) {
             walk.calls++;
+        } else if (call_word_at(rec.type)) {
+            walk.link_base = link_after(&rec, call_word_at(rec.type), walk.link_base);
         } else if (rec.type == GW_REC_LOST && at) {
             uint64_t count = 0, calls = 0;
             size_t n = gw_get_uvarint(rec.body + at, rec.body_len - at, &count);
@@ -125,14 +153,15 @@ static void drain_ring(struct gw_ring *ring, uint64_t head)
         memcpy(records + first, ring->data, len - first);
     }
     uint64_t base = ring->writer_last_ts;
-    struct chunk_walk walk = walk_chunk(records, len, base);
+    struct chunk_walk walk = walk_chunk(records, len, base, ring->writer_link_base);
     uint8_t call_base[CALL_BASE_ROOM];
-    uint64_t words[2] = {ring->serial, ring->writer_calls};
-    size_t base_len = gw_encode_record(call_base, GW_REC_CALL_BASE, words, 2, NULL, 0);
+    uint64_t words[3] = {ring->serial, ring->writer_calls, ring->writer_link_base};
+    size_t base_len = gw_encode_record(call_base, GW_REC_CALL_BASE, words, 3, NULL, 0);
     memcpy(records - base_len, call_base, base_len);
     uint32_t seq = ring->writer_seq++;
     ring->writer_last_ts = walk.last_ts;
     ring->writer_calls += walk.calls;
+    ring->writer_link_base = walk.link_base;
     /* what the ring will be once the chunk is in the file: a reader of a killed process's
      * rings takes it if the chunk is there, the state before it if not (trace_format.h) */
     gw_ring_slot_writing(ring->slot, head, ring->writer_last_ts, ring->writer_calls, seq);

@@ -1720,6 +1720,86 @@ static void test_call_base_resynchronises(void **state)
     gw_reader_close(r);
 }
 
+/* GPU records that name their call (the `call` word): each is read as the CORRELATION
+ * event a separate record would have made, then the GPU event; the words chain from the
+ * chunk's link_base (CALL_BASE's third word), each relative to the one before, anew in each
+ * chunk; 0 names none; in a chunk whose CALL_BASE gives no link_base nothing can be read. */
+static void test_gpu_records_name_their_calls(void **state)
+{
+    (void)state;
+    const char *path = tmp_path("links.gwt");
+    FILE *f = create(path);
+    struct gw_file_header h = tw_header();
+    tw_write_header(f, &h);
+    struct tw_chunk c = {0};
+    const uint64_t serial = (uint64_t)3 << 32;
+#define CALL_WORD(delta) ((uint64_t)gw_zigzag(delta) + 1)
+    tw_begin(&c, 1000);
+    uint64_t base[3] = {3, 0, serial | 0};
+    tw_record(&c, GW_REC_CALL_BASE, base, 3, NULL, 0);
+    uint64_t k1[7] = {100, 10, 0, 7, 0, 0, CALL_WORD(2)};        /* call 2 */
+    tw_timed(&c, GW_REC_GPU_KERNEL, 1000, k1, 7);
+    uint64_t k2[7] = {100, 11, 0, 7, 0, 0, CALL_WORD(3)};        /* call 5 */
+    tw_timed(&c, GW_REC_GPU_KERNEL, 1200, k2, 7);
+    uint64_t k3[7] = {100, 12, 0, 7, 0, 0, 0};                   /* names none */
+    tw_timed(&c, GW_REC_GPU_KERNEL, 1400, k3, 7);
+    uint64_t m[10] = {50, 13, 0, 7, 4096, GW_GPU_COPY_HTOD, GW_GPU_MEM_PINNED,
+                      GW_GPU_MEM_DEVICE, 0, CALL_WORD(-1)};      /* call 4 */
+    tw_timed(&c, GW_REC_GPU_MEMCPY, 1600, m, 10);
+    uint64_t s[8] = {20, 14, 0, 7, 4096, GW_GPU_MEM_DEVICE, 0, CALL_WORD(10)};  /* call 14 */
+    tw_timed(&c, GW_REC_GPU_MEMSET, 1700, s, 8);
+    tw_write_chunk(f, &c, 5, GW_CHUNK_EVENTS, 0);
+    tw_begin(&c, 2000);                                          /* a chunk starts anew */
+    base[2] = serial | 100;
+    tw_record(&c, GW_REC_CALL_BASE, base, 3, NULL, 0);
+    uint64_t k4[7] = {100, 15, 0, 7, 0, 0, CALL_WORD(0)};        /* call 100 */
+    tw_timed(&c, GW_REC_GPU_KERNEL, 2000, k4, 7);
+    uint64_t k5[7] = {100, 16, 0, 7, 0, 0, CALL_WORD(1)};        /* call 101 */
+    tw_timed(&c, GW_REC_GPU_KERNEL, 2200, k5, 7);
+    tw_write_chunk(f, &c, 5, GW_CHUNK_EVENTS, 1);
+    tw_begin(&c, 3000);                                          /* no link_base */
+    tw_record(&c, GW_REC_CALL_BASE, base, 2, NULL, 0);
+    uint64_t k6[7] = {100, 17, 0, 7, 0, 0, CALL_WORD(1)};
+    tw_timed(&c, GW_REC_GPU_KERNEL, 3000, k6, 7);
+    tw_write_chunk(f, &c, 5, GW_CHUNK_EVENTS, 2);
+    tw_free(&c);
+    fclose(f);
+#undef CALL_WORD
+
+    struct gw_reader *r = open_ok(path);
+    const struct { enum gw_event_kind kind; uint64_t correlation, call; } want[] = {
+        {GW_EV_CORRELATION, 10, serial | 2}, {GW_EV_GPU_KERNEL, 10, 0},
+        {GW_EV_CORRELATION, 11, serial | 5}, {GW_EV_GPU_KERNEL, 11, 0},
+        {GW_EV_GPU_KERNEL, 12, 0},
+        {GW_EV_CORRELATION, 13, serial | 4}, {GW_EV_GPU_MEMCPY, 13, 0},
+        {GW_EV_CORRELATION, 14, serial | 14}, {GW_EV_GPU_MEMSET, 14, 0},
+        {GW_EV_CORRELATION, 15, serial | 100}, {GW_EV_GPU_KERNEL, 15, 0},
+        {GW_EV_CORRELATION, 16, serial | 101}, {GW_EV_GPU_KERNEL, 16, 0},
+        {GW_EV_GPU_KERNEL, 17, 0},
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        struct gw_event ev = next_of(r, want[i].kind);
+        if (ev.kind == GW_EV_CORRELATION) {
+            assert_int_equal(ev.u.correlation.correlation_id, want[i].correlation);
+            assert_int_equal(ev.u.correlation.call_id, want[i].call);
+            assert_int_equal(ev.tid, 5);
+        } else {
+            uint64_t corr = ev.kind == GW_EV_GPU_KERNEL ? ev.u.gpu_kernel.correlation_id
+                          : ev.kind == GW_EV_GPU_MEMCPY ? ev.u.gpu_memcpy.correlation_id
+                                                        : ev.u.gpu_memset.correlation_id;
+            assert_int_equal(corr, want[i].correlation);
+        }
+    }
+    struct gw_event ev;
+    assert_int_equal(gw_reader_next(r, &ev), 0);
+    const struct gw_reader_stats *st = gw_reader_stats(r);
+    assert_int_equal(st->correlations, 6);
+    assert_int_equal(st->links_unreadable, 1);
+    assert_int_equal(st->gpu_kernels, 6);
+    assert_int_equal(st->damage_reports, 0);
+    gw_reader_close(r);
+}
+
 static void test_call_ids(void **state)
 {
     (void)state;
@@ -2112,6 +2192,7 @@ int main(void)
         cmocka_unit_test(test_short_gpu_records),
         cmocka_unit_test(test_call_ids),
         cmocka_unit_test(test_call_base_resynchronises),
+        cmocka_unit_test(test_gpu_records_name_their_calls),
         cmocka_unit_test(test_correlation_join),
         cmocka_unit_test(test_busy_union),
         cmocka_unit_test(test_busy_from_trace),

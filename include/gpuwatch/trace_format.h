@@ -183,7 +183,8 @@ _Static_assert(sizeof(struct gw_chunk_header) == 32, "chunk header is 32 bytes")
  * chunk starts with GW_REC_CALL_BASE: the thread's serial (unique in the process, unlike a
  * reused tid) and the number of its first call, so numbering survives lost chunks. The call
  * id of a host call is serial << 32 | number (tid << 32 | number in files without
- * CALL_BASE); GPU records link to it through GW_REC_CORRELATION.
+ * CALL_BASE); GPU records link to it through GW_REC_CORRELATION, or through their own
+ * optional last word, `call`.
  *
  * GPU timeline (CUPTI activity, written by whichever thread drains CUPTI's buffers; dt is
  * the GPU start time, dur its end minus start, on the trace clock):
@@ -195,9 +196,16 @@ _Static_assert(sizeof(struct gw_chunk_header) == 32, "chunk header is 32 bytes")
  *                    copy_kind is CUPTI's: HTOD 1, DTOH 2, DTOD 8, HTOH 9, PTOP 10;
  *                    src/dst kind CUPTI's: PAGEABLE 1, PINNED 2, DEVICE 3, ARRAY 4, MANAGED 5
  * GW_REC_GPU_MEMSET  dt(zigzag) dur correlation_id device cupti_stream_id bytes memory_kind graph_id
+ *   each of the three may end with one more word, `call`: the host call that issued the
+ *   work, so that no CORRELATION record is needed for it. 0: none; else the call id is
+ *   link_base + unzigzag(call - 1), and link_base becomes that id. link_base starts each
+ *   chunk at its CALL_BASE's third word: consecutive GPU records of a thread's calls differ
+ *   by a few calls, so `call` takes one or two bytes, not five.
  * GW_REC_GPU_LOST    dt(zigzag) count   activity records CUPTI dropped
  * GW_REC_CORRELATION correlation_id call_id   (untimed; the host call that issued the work)
- * GW_REC_CALL_BASE   thread_serial next_call_number   (untimed; first in each EVENTS chunk)
+ * GW_REC_CALL_BASE   thread_serial next_call_number [link_base]   (untimed; first in each
+ *                    EVENTS chunk; link_base: where the chunk's `call` words start from;
+ *                    without it, `call` words in the chunk cannot be read and link nothing)
  *
  * NVTX (on the calling thread; domain_id and name_id are string ids, domain 0 = default):
  * GW_REC_RANGE_PUSH  dt(zigzag) domain_id name_id

@@ -418,9 +418,9 @@ struct timed_spec {
 static const struct timed_spec *timed_spec(uint8_t type)
 {
     static const struct timed_spec specs[] = {
-        [GW_REC_GPU_KERNEL - GW_REC_GPU_KERNEL] = {GW_EV_GPU_KERNEL, 1, 6},
-        [GW_REC_GPU_MEMCPY - GW_REC_GPU_KERNEL] = {GW_EV_GPU_MEMCPY, 1, 9},
-        [GW_REC_GPU_MEMSET - GW_REC_GPU_KERNEL] = {GW_EV_GPU_MEMSET, 1, 7},
+        [GW_REC_GPU_KERNEL - GW_REC_GPU_KERNEL] = {GW_EV_GPU_KERNEL, 1, 6, 7},
+        [GW_REC_GPU_MEMCPY - GW_REC_GPU_KERNEL] = {GW_EV_GPU_MEMCPY, 1, 9, 10},
+        [GW_REC_GPU_MEMSET - GW_REC_GPU_KERNEL] = {GW_EV_GPU_MEMSET, 1, 7, 8},
         [GW_REC_GPU_LOST - GW_REC_GPU_KERNEL] = {GW_EV_GPU_LOST, 1, 1},
         [GW_REC_RANGE_PUSH - GW_REC_GPU_KERNEL] = {GW_EV_RANGE_PUSH, 0, 2},
         [GW_REC_RANGE_POP - GW_REC_GPU_KERNEL] = {GW_EV_RANGE_POP, 0, 1},
@@ -441,11 +441,38 @@ static unsigned small(uint64_t v)
     return v > UINT32_MAX ? UINT32_MAX : (unsigned)v;
 }
 
+/* A GPU record (ev, filled) with its `call` word: the call it names reads first, as the
+ * CORRELATION event a separate record would have made, and the GPU event next
+ * (r->pending). Without a link_base in the chunk the word cannot be read: the record is
+ * left unlinked. Returns what decode_timed returns. */
+static int gpu_link(struct gw_reader *r, struct gw_event *ev, uint64_t correlation,
+                    uint64_t word)
+{
+    note_time(r, ev->ts_ns, ev->dur_ns);
+    if (r->defs_only)
+        return 0;
+    if (!word)
+        return 1;
+    if (!r->link_known) {
+        r->stats.links_unreadable++;
+        return 1;
+    }
+    r->link_base += (uint64_t)gw_unzigzag(word - 1);
+    r->pending = *ev;
+    r->has_pending = 1;
+    uint64_t off = ev->offset;
+    start_event(ev, GW_EV_CORRELATION, r->ch.tid, 0, off);
+    ev->u.correlation.correlation_id = correlation;
+    ev->u.correlation.call_id = r->link_base;
+    r->stats.correlations++;
+    return 1;
+}
+
 /* GPU and NVTX records, after their dt. */
 static int decode_timed(struct gw_reader *r, uint8_t type, const struct timed_spec *spec,
                         struct cursor *c, uint64_t off, size_t body_len, struct gw_event *ev)
 {
-    uint64_t w[9];
+    uint64_t w[10];
     unsigned have = get_words(c, w, spec->most > spec->full ? spec->most : spec->full);
     if (have < spec->need) {
         report_short(r, off, record_name(type), 1 + have, 1 + spec->need, body_len);
@@ -464,6 +491,8 @@ static int decode_timed(struct gw_reader *r, uint8_t type, const struct timed_sp
         ev->u.gpu_kernel.stream_id = w[3], ev->u.gpu_kernel.shape_id = w[4];
         ev->u.gpu_kernel.graph_id = w[5];
         r->stats.gpu_kernels++;
+        if (have > spec->full)
+            return gpu_link(r, ev, w[1], w[spec->full]);
         break;
     case GW_REC_GPU_MEMCPY:
         ev->dur_ns = w[0];
@@ -472,6 +501,8 @@ static int decode_timed(struct gw_reader *r, uint8_t type, const struct timed_sp
         ev->u.gpu_memcpy.copy_kind = small(w[5]), ev->u.gpu_memcpy.src_kind = small(w[6]);
         ev->u.gpu_memcpy.dst_kind = small(w[7]), ev->u.gpu_memcpy.graph_id = w[8];
         r->stats.gpu_memcpys++;
+        if (have > spec->full)
+            return gpu_link(r, ev, w[1], w[spec->full]);
         break;
     case GW_REC_GPU_MEMSET:
         ev->dur_ns = w[0];
@@ -479,6 +510,8 @@ static int decode_timed(struct gw_reader *r, uint8_t type, const struct timed_sp
         ev->u.gpu_memset.stream_id = w[3], ev->u.gpu_memset.bytes = w[4];
         ev->u.gpu_memset.memory_kind = small(w[5]), ev->u.gpu_memset.graph_id = w[6];
         r->stats.gpu_memsets++;
+        if (have > spec->full)
+            return gpu_link(r, ev, w[1], w[spec->full]);
         break;
     case GW_REC_GPU_LOST:
         ev->u.gpu_lost.count = w[0];
@@ -600,8 +633,9 @@ static __attribute__((noinline)) int decode_untimed(struct gw_reader *r,
     }
     if (rec->type == GW_REC_CALL_BASE) {
         /* The writer's own numbering: whatever was lost before, numbers are sure again. */
-        uint64_t w[2];
-        if (get_words(c, w, 2) < 2) {
+        uint64_t w[3];
+        unsigned have = get_words(c, w, 3);
+        if (have < 2) {
             report_short(r, off, "CALL_BASE", 0, 2, rec->body_len);
             return 0;
         }
@@ -609,6 +643,8 @@ static __attribute__((noinline)) int decode_untimed(struct gw_reader *r,
         r->call_id_high = (w[0] ? w[0] : (uint64_t)r->ch.tid) << 32;
         r->call_next = w[1];
         r->call_unsure = 0;
+        r->link_known = have >= 3;
+        r->link_base = have >= 3 ? w[2] : 0;
         return 0;
     }
     r->stats.unknown_records++;
@@ -765,6 +801,8 @@ static inline __attribute__((always_inline)) int fast_kernel(struct gw_reader *r
         if (q > end)  /* here too: a read past the end stays within the padding */
             return 0;
     }
+    uint64_t call = 0;  /* the optional `call` word */
+    int linked = q < end && (k = gw_get_uvarint_padded(q, &call)) != 0 && q + k <= end;
     r->rec_off = next;
     uint64_t ts = r->ts + (uint64_t)gw_unzigzag(dt);
     r->ts = ts;
@@ -774,6 +812,8 @@ static inline __attribute__((always_inline)) int fast_kernel(struct gw_reader *r
     ev->u.gpu_kernel.stream_id = w[3], ev->u.gpu_kernel.shape_id = w[4];
     ev->u.gpu_kernel.graph_id = w[5];
     r->stats.gpu_kernels++;
+    if (linked)
+        return gpu_link(r, ev, w[1], call);
     note_time(r, ts, w[0]);
     return 1;
 }
@@ -846,6 +886,11 @@ static __attribute__((noinline)) int next_kernel(struct gw_reader *r, size_t at,
  * first and calls nothing, so that it saves no registers; the rest is reader_next_slow. */
 int gw_reader_next(struct gw_reader *r, struct gw_event *ev)
 {
+    if (__builtin_expect(r->has_pending, 0)) {  /* a linked GPU record's own event */
+        *ev = r->pending;
+        r->has_pending = 0;
+        return 1;
+    }
     if (r->in_chunk) {
         size_t at = r->rec_off;
         size_t len = r->ch.payload_len;

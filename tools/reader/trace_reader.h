@@ -256,7 +256,8 @@ struct gw_reader_stats {
     uint64_t gpu_memsets;     /* GPU_MEMSET records */
     uint64_t gpu_lost_records; /* GPU_LOST records */
     uint64_t gpu_lost_events; /* sum of GPU_LOST counts (activity records CUPTI dropped) */
-    uint64_t correlations;    /* CORRELATION records */
+    uint64_t correlations;    /* CORRELATION records, and GPU records that name their call */
+    uint64_t links_unreadable; /* GPU records naming their call in a chunk without link_base */
     uint64_t nvtx_records;    /* RANGE_PUSH/POP, MARK, RANGE_START/END records */
     uint64_t calls_unsure;    /* calls returned with call_id_unsure set */
     uint64_t lost_calls;      /* sum of LOST calls words (of the counts when absent) */

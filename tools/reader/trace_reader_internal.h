@@ -63,6 +63,13 @@ struct gw_reader {
     unsigned call_unsure;       /* and whether numbers may be short */
     uint64_t call_id_high;      /* the high half of its call ids: the thread serial from
                                  * CALL_BASE, or the tid without one, << 32 */
+    /* GPU records' `call` words (trace_format.h): the current chunk's link_base, known
+     * once its CALL_BASE gave one; a linked record reads as a CORRELATION event, then
+     * the GPU event, kept here until the next gw_reader_next */
+    uint64_t link_base;
+    unsigned link_known;
+    int has_pending;
+    struct gw_event pending;
 
     /* definition tables (trace_tables.c) */
     struct gw_string_entry *strings;
