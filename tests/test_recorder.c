@@ -229,12 +229,68 @@ static void test_full_ring_counts_every_drop(void **state)
     cleanup();
 }
 
+/* GPU records that name their calls, in several chunks (a drain between them): each reads
+ * back linked to its own call, whatever chunk it is in, and needs no CORRELATION record. */
+static void test_gpu_links_across_chunks(void **state)
+{
+    (void)state;
+    start(1 << 20, 1000);
+    uint64_t launch[2] = {0, 0};
+    uint64_t calls[12];
+    for (int i = 0; i < 12; i++) {
+        calls[i] = gw_rec_next_call_id();
+        gw_rec_call(GW_API_cuLaunchKernel, 1000000 + 1000 * (uint64_t)i, 1000100 + 1000 * (uint64_t)i,
+                    0, launch, 2);
+    }
+    /* in an order of their own (as CUPTI delivers them), one unlinked, a drain after every
+     * third: four chunks */
+    const int order[12] = {0, 2, 1, 5, 4, 3, 6, 7, 11, 10, 9, 8};
+    for (int k = 0; k < 12; k++) {
+        int i = order[k];
+        uint64_t words[6] = {500, 100 + (uint64_t)i, 0, 3, 0, 0};
+        gw_rec_gpu(GW_REC_GPU_KERNEL, 2000000 + 1000 * (uint64_t)i, words, 6,
+                   i == 7 ? 0 : calls[i]);
+        if (k % 3 == 2)
+            gw_writer_drain_all();
+    }
+    gw_recorder_stop();
+
+    struct gw_reader *reader = open_trace();
+    struct gw_event ev;
+    uint64_t linked_to = 0;
+    unsigned links = 0, kernels = 0, unlinked = 0;
+    while (gw_reader_next(reader, &ev) > 0) {
+        if (ev.kind == GW_EV_CORRELATION) {
+            linked_to = ev.u.correlation.call_id;
+            links++;
+        } else if (ev.kind == GW_EV_GPU_KERNEL) {
+            int i = (int)(ev.u.gpu_kernel.correlation_id - 100);
+            assert_in_range(i, 0, 11);
+            if (i == 7) {
+                unlinked++;
+            } else {
+                assert_int_equal(linked_to, calls[i]);  /* the event just before named it */
+            }
+            linked_to = 0;
+            kernels++;
+        }
+    }
+    assert_int_equal(kernels, 12);
+    assert_int_equal(links, 11);
+    assert_int_equal(unlinked, 1);
+    assert_int_equal(gw_reader_stats(reader)->links_unreadable, 0);
+    assert_true(gw_reader_stats(reader)->chunks >= 4);
+    gw_reader_close(reader);
+    cleanup();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip_every_family),
         cmocka_unit_test(test_eight_threads_no_loss),
         cmocka_unit_test(test_full_ring_counts_every_drop),
+        cmocka_unit_test(test_gpu_links_across_chunks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -83,7 +83,8 @@ static void test_streams_every_record_linked_to_its_call(void **state)
 {
     (void)state;
     const struct file_tally *f =
-        run_one((const char *[]){"--mode", "streams", "--launches", "50", NULL}, NULL);
+        run_one((const char *[]){"--mode", "streams", "--launches", "50", NULL},
+                (const char *[]){"GPUWATCH_FLUSH_MS=1", "FAKECUPTI_BUFFER_LIMIT=8", NULL});
     /* per step: stream_a, stream_b, a copy, a graph of two kernels; and on the other
      * thread per_thread_c and a memset */
     assert_int_equal(f->gpu_kernels, 250);
