@@ -43,13 +43,17 @@ run() {  # run CONFIG MODE: ns per call of one pass of bench_calls
   esac | awk '/ns_per_call/ {print $2}'
 }
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-bytes_per_event() {  # the mix's trace of CONFIG
+bytes_per_event() {  # the mix's trace of CONFIG: bytes per event, host calls and GPU records
   local trace
   trace=$(ls "$traces/$1"/*.gwt | head -1)
-  local size events
+  local size json events gpu
   size=$(stat -c %s "$trace")
-  events=$("$build/tools/gpuwatch" stats --json "$trace" | grep -o '"events": *[0-9]*' | head -1 | grep -o '[0-9]*$')
-  awk -v n="$size" -v e="$events" 'BEGIN { printf "%d bytes, %d events, %.2f B/event", n, e, n / e }'
+  json=$("$build/tools/gpuwatch" stats --json "$trace")
+  events=$(grep -o '"events": *[0-9]*' <<<"$json" | head -1 | grep -o '[0-9]*$')
+  gpu=$(grep -o '"gpu_\(kernels\|memcpys\|memsets\)": *[0-9]*' <<<"$json" | head -3 |
+        awk -F: '{s += $2} END {print s + 0}')
+  awk -v n="$size" -v e="$events" -v g="$gpu" 'BEGIN {
+    printf "%d bytes, %d host events + %d GPU records, %.2f B/event", n, e, g, n / (e + g) }'
 }
 for mode in "${modes[@]}"; do
   declare -A samples=()

@@ -226,20 +226,30 @@ static int complete(uint64_t start, uint64_t end)
 enum link_state { LINK_EMPTY, LINK_KNOWN, LINK_USED, LINK_WORK_FIRST };
 static struct link_slot {
     uint32_t correlation;
-    uint8_t state;        /* enum link_state */
-    unsigned generation;
+    uint32_t state;       /* enum link_state */
     uint64_t call_id;
 } links[LINK_SLOTS];
+static unsigned links_generation;  /* the recorder generation the slots belong to */
+
+/* A new trace (after a fork) starts with no links: the old ones name the parent's calls. */
+static void links_for_this_trace(void)
+{
+    if (links_generation != gw_recorder_generation()) {
+        memset(links, 0, sizeof links);
+        links_generation = gw_recorder_generation();
+    }
+}
 
 static struct link_slot *link_slot(uint32_t correlation)
 {
     struct link_slot *slot = &links[correlation % LINK_SLOTS];
-    if (slot->generation != gw_recorder_generation() || slot->correlation != correlation) {
-        if (slot->generation == gw_recorder_generation() && slot->state == LINK_KNOWN) {
+    if (slot->correlation != correlation || slot->state == LINK_EMPTY) {
+        if (slot->state == LINK_KNOWN) {  /* pushed out before a record used it */
             uint64_t words[2] = {slot->correlation, slot->call_id};
             gw_rec_untimed(GW_REC_CORRELATION, words, 2);
         }
-        *slot = (struct link_slot){correlation, LINK_EMPTY, gw_recorder_generation(), 0};
+        slot->correlation = correlation;
+        slot->state = LINK_EMPTY;
     }
     return slot;
 }
@@ -306,6 +316,7 @@ static void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream_id, uin
 {
     int was_in_hook = gw_in_hook;
     gw_in_hook = 1; /* CUPTI's own driver calls are not the program's */
+    links_for_this_trace();
     CUpti_Activity *record = NULL;
     while (valid_size && api.next_record(buffer, valid_size, &record) == CUPTI_SUCCESS) {
         switch (record->kind) {

@@ -91,17 +91,33 @@ static unsigned call_word_at(uint8_t type)
     }
 }
 
+/* Past n varints from p (NULL when the body ends first): each ends with a byte below 0x80,
+ * so eight bytes at a time their ends are found, not their values decoded. */
+static const uint8_t *skip_varints(const uint8_t *p, const uint8_t *end, unsigned n)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    while (n && end - p >= 8) {
+        uint64_t x;
+        memcpy(&x, p, sizeof x);
+        for (uint64_t ends = ~x & 0x8080808080808080ull; ends; ends &= ends - 1)
+            if (--n == 0)
+                return p + __builtin_ctzll(ends) / 8 + 1;
+        p += 8;
+    }
+#endif
+    for (; n && p < end; p++)
+        n -= *p < 0x80;
+    return n ? NULL : p;
+}
+
 /* The link_base after a GPU record: its `call` word moves it (trace_format.h). */
 static uint64_t link_after(const struct gw_record_view *rec, unsigned at_word, uint64_t base)
 {
-    size_t at = 0;
+    const uint8_t *end = rec->body + rec->body_len;
+    const uint8_t *at = skip_varints(rec->body, end, at_word);
     uint64_t word = 0;
-    for (unsigned i = 0; i <= at_word; i++) {
-        size_t n = gw_get_uvarint(rec->body + at, rec->body_len - at, &word);
-        if (!n)
-            return base;  /* no `call` word: not linked */
-        at += n;
-    }
+    if (!at || at == end || !gw_get_uvarint(at, (size_t)(end - at), &word))
+        return base;  /* no `call` word: not linked */
     return word ? base + (uint64_t)gw_unzigzag(word - 1) : base;
 }
 

@@ -243,12 +243,13 @@ static void test_gpu_links_across_chunks(void **state)
                     0, launch, 2);
     }
     /* in an order of their own (as CUPTI delivers them), one unlinked, a drain after every
-     * third: four chunks */
+     * third: four chunks; every other record all one-byte words (its `call` word within
+     * its first eight bytes), the others longer */
     const int order[12] = {0, 2, 1, 5, 4, 3, 6, 7, 11, 10, 9, 8};
     for (int k = 0; k < 12; k++) {
         int i = order[k];
-        uint64_t words[6] = {500, 100 + (uint64_t)i, 0, 3, 0, 0};
-        gw_rec_gpu(GW_REC_GPU_KERNEL, 2000000 + 1000 * (uint64_t)i, words, 6,
+        uint64_t words[6] = {i % 2 ? 1 : 500, 100 + (uint64_t)i, 0, 3, 0, 0};
+        gw_rec_gpu(GW_REC_GPU_KERNEL, i % 2 ? 2000000 : 2000000 + 70000 * (uint64_t)i, words, 6,
                    i == 7 ? 0 : calls[i]);
         if (k % 3 == 2)
             gw_writer_drain_all();
