@@ -4,7 +4,8 @@
 # SECONDS (default 10): with clang's libFuzzer, ASan and UBSan when present, else a plain
 # driver on pseudo-random inputs. A crash or a broken invariant fails. The corpora persist
 # in BUILD_DIR/fuzz, so longer runs by hand (scripts/fuzz.sh 600) start where CI stopped;
-# the traces in tests/fuzz/seeds (real ones: a Python program's stacks and sites) seed the
+# the traces in tests/fuzz/seeds (real ones: a Python program's stacks and sites; GPU records
+# on several streams naming their calls) seed the
 # reader's and the analyzer's, and the plain driver replays them first.
 #   bash scripts/fuzz.sh [SECONDS]
 set -euo pipefail
