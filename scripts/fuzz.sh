@@ -5,8 +5,8 @@
 # driver on pseudo-random inputs. A crash or a broken invariant fails. The corpora persist
 # in BUILD_DIR/fuzz, so longer runs by hand (scripts/fuzz.sh 600) start where CI stopped;
 # the traces in tests/fuzz/seeds (real ones: a Python program's stacks and sites; GPU records
-# on several streams naming their calls) seed the
-# reader's and the analyzer's, and the plain driver replays them first.
+# on several streams naming their calls) seed the reader's and the analyzer's, and the plain
+# driver replays them first.
 #   bash scripts/fuzz.sh [SECONDS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
