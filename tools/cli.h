@@ -18,6 +18,7 @@ int gw_cmd_stats(int argc, char **argv);
 int gw_cmd_analyze(int argc, char **argv);
 int gw_cmd_export(int argc, char **argv);
 int gw_cmd_report(int argc, char **argv);
+int gw_cmd_diff(int argc, char **argv);
 
 /* "usage error" helper: prints "gpuwatch CMD: message" and a hint to stderr, returns 2. */
 int gw_usage_error(const char *cmd, const char *fmt, ...)

@@ -30,6 +30,8 @@ static const struct command commands[] = {
      gw_cmd_analyze},
     {"export", "the run as a timeline for Perfetto UI / chrome://tracing", gw_cmd_export},
     {"report", "the analysis as one self-contained HTML page", gw_cmd_report},
+    {"diff", "two runs before and after a change: what moved, predicted vs realized",
+     gw_cmd_diff},
 };
 
 static void usage(FILE *out)

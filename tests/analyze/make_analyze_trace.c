@@ -4,6 +4,7 @@
  * input and then reads the loss back with a blocking copy.
  *
  *   make_analyze_trace OUT.gwt [--gpu] [--damage] [--rank R] [--leak] [--cpus N]
+ *                              [--input-us U]
  *
  *   --gpu     CUPTI records too (kernels, copies), written by another thread at the end
  *             of the file as the shim's CUPTI thread does
@@ -11,6 +12,8 @@
  *   --rank R  the header's rank (several processes of one run)
  *   --leak    keeps 8 MiB more device memory every step
  *   --cpus N  the header records N CPUs usable (of 2N online), as the shim does
+ *   --input-us U  each step waits U us for its input (default 4000): a shorter wait is the
+ *             same program with its input pipeline fixed (gpuwatch diff's golden test)
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -66,6 +69,7 @@ static void gpu(struct writer *g, uint8_t type, uint64_t start, const uint64_t *
 int main(int argc, char **argv)
 {
     int with_gpu = 0, damage = 0, leak = 0, rank = -1, cpus = 0;
+    uint64_t input_ns = 4 * MS;
     const char *path = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--gpu"))
@@ -78,6 +82,8 @@ int main(int argc, char **argv)
             rank = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--cpus") && i + 1 < argc)
             cpus = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--input-us") && i + 1 < argc)
+            input_ns = (uint64_t)atoll(argv[++i]) * US;
         else if (!path)
             path = argv[i];
         else
@@ -85,7 +91,7 @@ int main(int argc, char **argv)
     }
     if (!path) {
         fprintf(stderr, "usage: make_analyze_trace OUT.gwt [--gpu] [--damage] [--rank R] "
-                        "[--leak] [--cpus N]\n");
+                        "[--leak] [--cpus N] [--input-us U]\n");
         return 2;
     }
     FILE *out = fopen(path, "w+b");
@@ -136,7 +142,7 @@ int main(int argc, char **argv)
     call(&m, GW_API_cuMemAlloc_v2, 20 * US, (uint64_t[]){0x7f0010000000ull, 8ull << 20, 0, 0}, 4);
     uint64_t gpu_end = 0, corr = 1, leaked = 0x7f1000000000ull;
     for (int s = 0; s < STEPS; s++) {
-        m.now += 4 * MS;  /* the DataLoader: no call */
+        m.now += input_ns;  /* the DataLoader: no call */
         uint64_t issued = m.now;
         call(&m, GW_API_cuMemcpyHtoDAsync_v2, 3 * US,
              (uint64_t[]){8ull << 20, GW_COPY_HTOD | GW_HOST_PINNED << 4, 1, 0x7f0010000000ull,

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Golden-file tests of `gpuwatch analyze`: text and JSON reports of traces written by
-# make_analyze_trace (deterministic), compared with tests/analyze/golden/. Also --fail-if
-# exit statuses, damaged traces and directories.
+# Golden-file tests of `gpuwatch analyze` and `gpuwatch diff`: text and JSON reports of
+# traces written by make_analyze_trace (deterministic), compared with tests/analyze/golden/.
+# Also --fail-if exit statuses, damaged traces and directories.
 #   test_golden.sh GPUWATCH MAKE_ANALYZE_TRACE GOLDEN_DIR [--update]
 set -u
 GPUWATCH=$(realpath "${1:?usage: test_golden.sh GPUWATCH MAKE_ANALYZE_TRACE GOLDEN_DIR [--update]}")
@@ -20,7 +20,7 @@ fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
 golden() {
     local name=$1 want=$2
     shift 2
-    (cd "$WORK" && "$GPUWATCH" analyze "$@" >"$WORK/$name.out" 2>"$WORK/$name.err")
+    (cd "$WORK" && "$GPUWATCH" "${COMMAND:-analyze}" "$@" >"$WORK/$name.out" 2>"$WORK/$name.err")
     local rc=$?
     if [ "$rc" != "$want" ]; then
         fail "$name: exit status $rc, expected $want: $(head -3 "$WORK/$name.err")"
@@ -46,13 +46,14 @@ golden() {
 expect_rc() {
     local what=$1 want=$2
     shift 2
-    (cd "$WORK" && "$GPUWATCH" analyze "$@" >/dev/null 2>"$WORK/rc.err")
+    (cd "$WORK" && "$GPUWATCH" "${COMMAND:-analyze}" "$@" >/dev/null 2>"$WORK/rc.err")
     local rc=$?
     [ "$rc" == "$want" ] || fail "$what: exit status $rc, expected $want"
 }
 
 "$MAKE" "$WORK/input.gwt" || fail "make_analyze_trace input"
 "$MAKE" "$WORK/input-gpu.gwt" --gpu || fail "make_analyze_trace --gpu"
+"$MAKE" "$WORK/input-fixed.gwt" --gpu --input-us 500 || fail "make_analyze_trace --input-us"
 "$MAKE" "$WORK/damaged.gwt" --damage || fail "make_analyze_trace --damage"
 mkdir -p "$WORK/run"
 "$MAKE" "$WORK/run/rank0.gwt" --gpu --rank 0 || fail "rank 0"
@@ -66,6 +67,18 @@ golden damaged.txt 1 --cpus 8 damaged.gwt
 golden damaged.json 1 --cpus 8 --json damaged.gwt
 golden run.txt 0 --cpus 8 run
 golden run.json 0 --cpus 8 --json run
+# the same program with its input pipeline fixed: input_pipeline gone, the saving it
+# predicted against the wall time given back
+COMMAND=diff golden diff.txt 0 --cpus 8 input-gpu.gwt input-fixed.gwt
+COMMAND=diff golden diff.json 0 --cpus 8 --json input-gpu.gwt input-fixed.gwt
+COMMAND=diff expect_rc "diff: the step no longer" 0 --fail-if 'step_ms>+5%' input-gpu.gwt input-fixed.gwt
+COMMAND=diff expect_rc "diff: the step grew" 3 --fail-if 'step_ms>+5%' input-fixed.gwt input-gpu.gwt
+COMMAND=diff expect_rc "diff: utilization fell" 3 --fail-if 'gpu_util<-0.1' input-fixed.gwt input-gpu.gwt
+COMMAND=diff expect_rc "diff: a new finding" 3 --fail-if 'finding=input_pipeline' input-fixed.gwt input-gpu.gwt
+COMMAND=diff expect_rc "diff: a finding gone is not new" 0 --fail-if 'finding=input_pipeline' input-gpu.gwt input-fixed.gwt
+COMMAND=diff expect_rc "diff: an unknown figure" 2 --fail-if 'speed>+5%' input-gpu.gwt input-fixed.gwt
+COMMAND=diff expect_rc "diff: one run" 2 input-gpu.gwt
+COMMAND=diff expect_rc "diff: a damaged run" 1 --cpus 8 damaged.gwt input-fixed.gwt
 # the processes of a run read one at a time or all at once: the same report
 if [ -z "$UPDATE" ]; then
     for jobs in 1 2 8; do

@@ -85,6 +85,10 @@ int an_condition_holds(const struct an_condition *c, const struct an_run *run);
 void an_condition_free(struct an_condition *c);
 /* One line naming the metrics --fail-if knows. */
 const char *an_condition_metrics(void);
+/* 1 when --fail-if knows the metric; its value for a run (0 when the run has none, as
+ * step_ms without steps). */
+int an_metric_known(const char *name);
+int an_metric_value(const char *name, const struct an_run *run, double *v);
 
 /* Length of a fixed-size header string field up to its NUL (or the whole field). */
 static inline size_t an_field_len(const char *field, size_t size)

@@ -133,39 +133,40 @@ int an_condition_parse(const char *expr, struct an_condition **out, char *err, s
     return 0;
 }
 
-/* The metric's value; 0 when it has none for this run. */
-static int metric(const struct an_condition *c, const struct an_run *run, double *v)
+int an_metric_known(const char *name) { return known_metric(name); }
+
+int an_metric_value(const char *name, const struct an_run *run, double *v)
 {
     const struct an_model *m = run->active ? run->traces[run->primary].model : NULL;
     const struct an_finding *top = NULL;  /* the top time finding (risks rank first) */
     for (size_t i = 0; i < run->findings.count && !top; i++)
         if (!run->findings.items[i].risk)
             top = &run->findings.items[i];
-    if (!strcmp(c->name, "findings"))
+    if (!strcmp(name, "findings"))
         *v = (double)run->findings.count;
-    else if (!strcmp(c->name, "damaged_bytes"))
+    else if (!strcmp(name, "damaged_bytes"))
         *v = (double)run->damaged_bytes;
-    else if (!strcmp(c->name, "saving_s"))
+    else if (!strcmp(name, "saving_s"))
         *v = top && !top->risk ? (double)top->saving_ns / 1e9 : 0;
-    else if (!strcmp(c->name, "saving_share"))
+    else if (!strcmp(name, "saving_share"))
         *v = top && !top->risk ? top->saving_share : 0;
     else if (!m)
         return 0;
-    else if (!strcmp(c->name, "gpu_util"))
+    else if (!strcmp(name, "gpu_util"))
         *v = an_run_util(run);
-    else if (!strcmp(c->name, "steady_util"))
+    else if (!strcmp(name, "steady_util"))
         *v = an_steady_util(m);
-    else if (!strcmp(c->name, "wall_s"))
+    else if (!strcmp(name, "wall_s"))
         *v = (double)m->wall_ns / 1e9;
-    else if (!strcmp(c->name, "steps"))
+    else if (!strcmp(name, "steps"))
         *v = (double)m->steps.count;
-    else if (!strcmp(c->name, "step_ms")) {
+    else if (!strcmp(name, "step_ms")) {
         if (!m->steps.steady)
             return 0;
         *v = (double)m->steps.median_ns / 1e6;
     } else {
         for (int k = 0; k < AN_CAUSE_COUNT; k++)
-            if (!strcmp(c->name + 5, an_cause_name((enum an_cause)k)))
+            if (!strcmp(name + 5, an_cause_name((enum an_cause)k)))
                 *v = an_steady_share(m, (enum an_cause)k);
     }
     return 1;
@@ -178,7 +179,7 @@ int an_condition_holds(const struct an_condition *c, const struct an_run *run)
         return c->op == OP_EQ ? present : !present;
     }
     double v = 0;
-    if (!metric(c, run, &v))
+    if (!an_metric_value(c->name, run, &v))
         return 0;
     switch (c->op) {
     case OP_LT: return v < c->value;

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# gpuwatch diff on planted-waste examples, planted against --fixed, on the simulated GPU
+# (timeline and host-only): the planted finding is gone, or kept with a smaller saving
+# where the fix only lessens the waste (dataloader_bound's one worker on a 2-core machine);
+# the realized gain is printed, and is the difference of the two runs' wall times; the JSON
+# parses and says the same; --fail-if step_ms>+5% holds the other way round only.
+#   test_diff.sh BUILD_DIR
+set -u
+BUILD=${1:?usage: test_diff.sh BUILD_DIR}
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/test_diff.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+failures=0
+fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
+. "$(dirname "$0")/lib_examples.sh"
+
+check() {  # check EXAMPLE PLANTED_ID MODE
+    local name=$1 want=$2 mode=$3
+    local p="$WORK/$name-$mode-planted" f="$WORK/$name-$mode-fixed"
+    ex_run "$p" "$mode" "$name" --steps 40
+    ex_run "$f" "$mode" "$name" --steps 40 --fixed
+    "$GPUWATCH" diff "$p" "$f" >"$WORK/diff.txt" 2>"$WORK/diff.err" ||
+        { fail "$name ($mode): diff exited $?: $(head -2 "$WORK/diff.err")"; return; }
+    "$GPUWATCH" diff --json "$p" "$f" >"$WORK/diff.json" ||
+        { fail "$name ($mode): diff --json exited $?"; return; }
+    local verdict
+    verdict=$(python3 - "$WORK/diff.json" "$p.json" "$f.json" "$want" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+before, after = json.load(open(sys.argv[2])), json.load(open(sys.argv[3]))
+want = sys.argv[4]
+problems = []
+status = {f["id"]: f for f in d["findings"]}
+planted = status.get(want)
+if not planted:
+    problems.append("%s not in the diff's findings %s" % (want, sorted(status)))
+elif planted["status"] == "new":
+    problems.append("%s is new in the fixed run" % want)
+elif planted["status"] == "kept" and planted["after_saving_ns"] >= planted["before_saving_ns"]:
+    problems.append("%s kept with a saving that did not fall (%d -> %d ns)" %
+                    (want, planted["before_saving_ns"], planted["after_saving_ns"]))
+wall = lambda a: a["processes"][0]["wall_ns"]
+realized = wall(before) - wall(after)
+if d["change"]["realized_ns"] != realized:
+    problems.append("realized %d ns, the runs' walls differ by %d" % (d["change"]["realized_ns"], realized))
+if realized <= 0:
+    problems.append("the fixed run is not faster (%d ns)" % realized)
+if d["change"]["basis"] == "none" or d["change"]["predicted_ns"] <= 0:
+    problems.append("no prediction to compare: %s" % d["change"])
+print("; ".join(problems) if problems else "ok %s %s, predicted %.1f ms, realized %.1f ms" %
+      (want, planted["status"], d["change"]["predicted_ns"] / 1e6, realized / 1e6))
+PY
+)
+    [[ $verdict == ok* ]] && echo "ok: $name ($mode): ${verdict#ok }" || fail "$name ($mode): $verdict"
+    grep -q "^  realized (the main process's wall time): " "$WORK/diff.txt" ||
+        fail "$name ($mode): the text says no realized gain"
+    grep -Eq "^  (gone|kept)  $want " "$WORK/diff.txt" || fail "$name ($mode): the text lists no $want"
+    "$GPUWATCH" diff --fail-if 'step_ms>+5%' "$p" "$f" >/dev/null 2>&1
+    [ $? == 0 ] || fail "$name ($mode): step_ms>+5% holds from planted to fixed"
+    "$GPUWATCH" diff --fail-if 'step_ms>+5%' "$f" "$p" >/dev/null 2>&1
+    [ $? == 3 ] || fail "$name ($mode): step_ms>+5% does not hold from fixed to planted"
+}
+
+for mode in cupti host; do
+    check per_step_sync sync_bubble "$mode"
+    check pageable_h2d pageable_h2d "$mode"
+    check dataloader_bound input_pipeline "$mode"
+done
+[ $failures -eq 0 ] || { echo "$failures failure(s)"; exit 1; }
+echo "all diff checks passed"
