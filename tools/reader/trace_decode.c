@@ -460,6 +460,8 @@ static int gpu_link(struct gw_reader *r, struct gw_event *ev, uint64_t correlati
     r->link_base += (uint64_t)gw_unzigzag(word - 1);
     r->pending = *ev;
     r->has_pending = 1;
+    r->in_chunk = 0;  /* (so the next gw_reader_next takes reader_next_slow, which hands the
+                         pending event over: the common path checks nothing more) */
     uint64_t off = ev->offset;
     start_event(ev, GW_EV_CORRELATION, r->ch.tid, 0, off);
     ev->u.correlation.correlation_id = correlation;
@@ -855,6 +857,12 @@ static inline __attribute__((always_inline)) int decode_chunk_next(struct gw_rea
 static __attribute__((noinline)) int reader_next_slow(struct gw_reader *r,
                                                       struct gw_event *ev)
 {
+    if (r->has_pending) {  /* a linked GPU record's own event, after its CORRELATION */
+        *ev = r->pending;
+        r->has_pending = 0;
+        r->in_chunk = 1;
+        return 1;
+    }
     for (;;) {
         if (r->in_chunk) {
             if (decode_chunk_next(r, ev))
@@ -886,11 +894,6 @@ static __attribute__((noinline)) int next_kernel(struct gw_reader *r, size_t at,
  * first and calls nothing, so that it saves no registers; the rest is reader_next_slow. */
 int gw_reader_next(struct gw_reader *r, struct gw_event *ev)
 {
-    if (__builtin_expect(r->has_pending, 0)) {  /* a linked GPU record's own event */
-        *ev = r->pending;
-        r->has_pending = 0;
-        return 1;
-    }
     if (r->in_chunk) {
         size_t at = r->rec_off;
         size_t len = r->ch.payload_len;

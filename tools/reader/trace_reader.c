@@ -143,6 +143,7 @@ void gw_reader_rewind(struct gw_reader *r)
 {
     r->pos = r->data_start;
     r->in_chunk = 0;
+    r->has_pending = 0;  /* (a linked GPU record's event not yet handed over) */
     r->stopped = 0;
     r->ndamage = 0;
     memset(&r->stats, 0, sizeof r->stats);
