@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "analyze.h"
+#include "rules.h"
 #include "text_out.h"
 
 #define WIDTH 96
@@ -272,10 +273,63 @@ static void findings(FILE *out, const struct an_run *run)
 /* The details: idle by cause, largest intervals, transfers, memory (main process). */
 void an_report_details(FILE *out, const struct an_run *run);
 
+/* The steady state's largest idle cause of a process, and its share ("-" when idle is
+ * nowhere above 1 %). */
+static void top_idle(const struct an_model *m, char *buf, size_t size)
+{
+    int top = -1;
+    double share = 0.01;
+    for (int c = 0; c < AN_CAUSE_COUNT; c++)
+        if (an_steady_share(m, (enum an_cause)c) > share) {
+            share = an_steady_share(m, (enum an_cause)c);
+            top = c;
+        }
+    if (top < 0)
+        snprintf(buf, size, "-");
+    else
+        snprintf(buf, size, "%s %.0f%%", an_cause_name((enum an_cause)top), share * 100);
+}
+
+/* Several processes (ranks): one line each, so a slow one stands out next to the others. */
+static void processes(FILE *out, const struct an_run *run)
+{
+    if (run->active < 2)
+        return;
+    fprintf(out, "\nProcesses\n  %-5s %-8s %11s %11s %5s  %-24s %s\n", "rank", "pid", "wall",
+            "step", "GPU", "most idle (steady)", "top finding (its evidence)");
+    for (size_t i = 0; i < run->ntraces; i++) {
+        const struct an_trace *t = &run->traces[i];
+        if (!t->active || !t->model)
+            continue;
+        const struct an_model *m = t->model;
+        char rank[16], wall[32], step[32], idle[48];
+        if (t->hdr.rank >= 0)
+            snprintf(rank, sizeof rank, "%" PRId32, t->hdr.rank);
+        else
+            snprintf(rank, sizeof rank, "-");
+        an_fmt_ns(wall, sizeof wall, (double)m->wall_ns);
+        if (m->steps.steady)
+            an_fmt_ns(step, sizeof step, (double)m->steps.median_ns);
+        else
+            snprintf(step, sizeof step, "-");
+        top_idle(m, idle, sizeof idle);
+        const char *top = "-";
+        for (size_t k = 0; k < run->findings.count; k++)
+            if (run->findings.items[k].pid == t->hdr.pid) {
+                top = run->findings.items[k].id;
+                break;
+            }
+        double util = m->steps.steady ? an_steady_util(m) : an_gpu_util(m);
+        fprintf(out, "  %-5s %-8" PRIu32 " %11s %11s %4.0f%%  %-24s %s\n", rank, t->hdr.pid,
+                wall, step, util * 100, idle, top);
+    }
+}
+
 void an_report_text(FILE *out, const struct an_run *run, int details)
 {
     header_line(out, run);
     summary(out, run);
+    processes(out, run);
     findings(out, run);
     if (details)
         an_report_details(out, run);
