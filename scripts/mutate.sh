@@ -32,6 +32,8 @@ declare -A tests=(
     [tools/export/chrome_trace.c]='^(test_export)$'
     [tools/export/text_cache.c]='^(test_export)$'
     [tools/analyze/kernel_times.c]='^(analyze_test_kernel_times|analyze_golden|test_report)$'
+    [tools/analyze/run_diff.c]='^(analyze_golden)$'
+    [libintercept/writer.c]='^(test_recorder|test_gpu_timeline|test_shim_e2e)$'
 )
 files=("$@")
 [ ${#files[@]} -gt 0 ] || files=(libintercept/recorder.c libintercept/hooks_copy.c
