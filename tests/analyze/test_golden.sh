@@ -67,6 +67,18 @@ golden damaged.txt 1 --cpus 8 damaged.gwt
 golden damaged.json 1 --cpus 8 --json damaged.gwt
 golden run.txt 0 --cpus 8 run
 golden run.json 0 --cpus 8 --json run
+# a finding that holds on some ranks only: the ranks it holds on, as runs
+mkdir -p "$WORK/ranks"
+for r in 0 1 2 5; do "$MAKE" "$WORK/ranks/rank$r.gwt" --gpu --rank "$r" --leak || fail "rank $r"; done
+"$MAKE" "$WORK/ranks/rank3.gwt" --gpu --rank 3 || fail "rank 3"
+seen=$(cd "$WORK" && "$GPUWATCH" analyze --cpus 8 ranks | grep -A12 '^R1. leak' | grep -m1 'seen in')
+[ "$seen" == "    seen in:  4 of 5 processes, ranks 0-2, 5 (evidence from rank 0, pid 4242)" ] ||
+    fail "leak on ranks 0, 1, 2 and 5: '$seen'"
+ranks=$(cd "$WORK" && "$GPUWATCH" analyze --cpus 8 --json ranks | python3 -c '
+import json, sys
+print([f["ranks"] for f in json.load(sys.stdin)["risks"] if f["id"] == "leak"])')
+[ "$ranks" == "[[0, 1, 2, 5]]" ] || fail "leak's ranks in JSON: $ranks"
+
 # the same program with its input pipeline fixed: input_pipeline gone, the saving it
 # predicted against the wall time given back
 COMMAND=diff golden diff.txt 0 --cpus 8 input-gpu.gwt input-fixed.gwt

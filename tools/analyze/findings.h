@@ -18,6 +18,8 @@ struct an_figure {
     double value;
 };
 
+#define AN_KEEP_RANKS 64
+
 struct an_finding {
     char id[32];             /* rule id: "input_pipeline" ... (stable) */
     char title[160];
@@ -51,6 +53,9 @@ struct an_finding {
     uint32_t pid;
     int32_t rank;
     unsigned processes;      /* how many processes showed it */
+    /* the ranks of those that had one, ascending, the first AN_KEEP_RANKS */
+    int32_t ranks[AN_KEEP_RANKS];
+    unsigned nranks;
     double gpu_hours_saved;  /* summed over processes */
 };
 

@@ -396,8 +396,11 @@ static void finding(FILE *out, const struct an_run *run, size_t i, size_t number
         fputs("null", out);
     fprintf(out, ", \"pid\": %" PRIu32 ", ", f->pid);
     rank_field(out, "process_rank", f->rank);
-    fprintf(out, ", \"processes\": %u, \"first_s\": %.6f, \"last_s\": %.6f, \"figures\": {",
-            f->processes, m && f->first_ts ? an_rel_s(m, f->first_ts) : 0.0,
+    fprintf(out, ", \"processes\": %u, \"ranks\": [", f->processes);
+    for (unsigned k = 0; k < f->nranks; k++)
+        fprintf(out, "%s%" PRId32, k ? ", " : "", f->ranks[k]);
+    fprintf(out, "], \"first_s\": %.6f, \"last_s\": %.6f, \"figures\": {",
+            m && f->first_ts ? an_rel_s(m, f->first_ts) : 0.0,
             m && f->last_ts ? an_rel_s(m, f->last_ts) : 0.0);
     for (size_t k = 0; k < f->nfig; k++) {
         fprintf(out, "%s\"%s\": ", k ? ", " : "", f->fig[k].key);

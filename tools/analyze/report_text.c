@@ -242,9 +242,26 @@ static void finding(FILE *out, const struct an_run *run, const struct an_finding
         fputc('\n', out);
         after_line(out, run, f);
     }
-    if (run->active > 1)
-        fprintf(out, "    seen in:  %u of %zu processes (evidence from pid %" PRIu32 ")\n",
-                f->processes, run->active, f->pid);
+    if (run->active > 1) {
+        fprintf(out, "    seen in:  %u of %zu processes", f->processes, run->active);
+        if (f->nranks) {  /* ranks as runs: 0-3, 5, 7-8 */
+            fputs(f->nranks > 1 ? ", ranks " : ", rank ", out);
+            for (unsigned i = 0; i < f->nranks; i++) {
+                unsigned j = i;
+                while (j + 1 < f->nranks && f->ranks[j + 1] == f->ranks[j] + 1)
+                    j++;
+                fprintf(out, "%s%" PRId32, i ? ", " : "", f->ranks[i]);
+                if (j > i)
+                    fprintf(out, "-%" PRId32, f->ranks[j]);
+                i = j;
+            }
+        }
+        if (f->rank >= 0)
+            fprintf(out, " (evidence from rank %" PRId32 ", pid %" PRIu32 ")\n", f->rank,
+                    f->pid);
+        else
+            fprintf(out, " (evidence from pid %" PRIu32 ")\n", f->pid);
+    }
 }
 
 static void findings(FILE *out, const struct an_run *run)
