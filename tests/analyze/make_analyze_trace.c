@@ -4,7 +4,7 @@
  * input and then reads the loss back with a blocking copy.
  *
  *   make_analyze_trace OUT.gwt [--gpu] [--damage] [--rank R] [--leak] [--cpus N]
- *                              [--input-us U]
+ *                              [--input-us U] [--comm]
  *
  *   --gpu     CUPTI records too (kernels, copies), written by another thread at the end
  *             of the file as the shim's CUPTI thread does
@@ -14,6 +14,8 @@
  *   --cpus N  the header records N CPUs usable (of 2N online), as the shim does
  *   --input-us U  each step waits U us for its input (default 4000): a shorter wait is the
  *             same program with its input pipeline fixed (gpuwatch diff's golden test)
+ *   --comm    an all-reduce each step (an NCCL kernel, 1.5 ms on a stream of its own) that
+ *             starts 1 ms into the 2 ms backward kernel: 1 ms beside compute, 0.5 ms exposed
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -70,6 +72,7 @@ int main(int argc, char **argv)
 {
     int with_gpu = 0, damage = 0, leak = 0, rank = -1, cpus = 0;
     uint64_t input_ns = 4 * MS;
+    int comm = 0;
     const char *path = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--gpu"))
@@ -82,6 +85,8 @@ int main(int argc, char **argv)
             rank = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--cpus") && i + 1 < argc)
             cpus = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--comm"))
+            comm = 1;
         else if (!strcmp(argv[i], "--input-us") && i + 1 < argc)
             input_ns = (uint64_t)atoll(argv[++i]) * US;
         else if (!path)
@@ -91,7 +96,7 @@ int main(int argc, char **argv)
     }
     if (!path) {
         fprintf(stderr, "usage: make_analyze_trace OUT.gwt [--gpu] [--damage] [--rank R] "
-                        "[--leak] [--cpus N] [--input-us U]\n");
+                        "[--leak] [--cpus N] [--input-us U] [--comm]\n");
         return 2;
     }
     FILE *out = fopen(path, "w+b");
@@ -121,12 +126,19 @@ int main(int argc, char **argv)
     tw_begin(&defs, 0);
     tw_string(&defs, 1, "forward_1ms");
     tw_string(&defs, 2, "backward_2ms");
-    uint64_t shapes[2][10] = {{1, 1, 0xA000, 64, 1, 1, 256, 1, 1, 0},
-                              {2, 2, 0xB000, 64, 1, 1, 256, 1, 1, 0}};
-    for (int i = 0; i < 2; i++)
+    if (comm)
+        tw_string(&defs, 3, "ncclDevKernel_AllReduce_Sum_f32_RING_LL");
+    uint64_t shapes[3][10] = {{1, 1, 0xA000, 64, 1, 1, 256, 1, 1, 0},
+                              {2, 2, 0xB000, 64, 1, 1, 256, 1, 1, 0},
+                              {3, 3, 0xC000, 32, 1, 1, 512, 1, 1, 0}};
+    for (int i = 0; i < 2 + comm; i++)
         tw_record(&defs, GW_REC_SHAPE, shapes[i], 10, NULL, 0);
     uint64_t stream[3] = {1, 0x5000, 7};
     tw_record(&defs, GW_REC_STREAM, stream, 3, NULL, 0);
+    if (comm) {  /* NCCL's own stream */
+        uint64_t nccl_stream[3] = {2, 0x6000, 8};
+        tw_record(&defs, GW_REC_STREAM, nccl_stream, 3, NULL, 0);
+    }
     tw_write_chunk(out, &defs, 0, GW_CHUNK_DEFS, 0);
     tw_free(&defs);
 
@@ -160,6 +172,12 @@ int main(int argc, char **argv)
             if (with_gpu)
                 gpu(&g, GW_REC_GPU_KERNEL, start,
                     (uint64_t[]){(k ? 2 : 1) * MS, corr++, 0, 7, (uint64_t)k + 1, 0}, 6);
+            if (comm && k == 1) {  /* the all-reduce of the gradients, from 1 ms in */
+                call(&m, GW_API_cuLaunchKernel, 5 * US, (uint64_t[]){3, 2}, 2);
+                if (with_gpu)
+                    gpu(&g, GW_REC_GPU_KERNEL, start + 1 * MS,
+                        (uint64_t[]){1500 * US, corr++, 0, 8, 3, 0}, 6);
+            }
         }
         if (leak)
             call(&m, GW_API_cuMemAlloc_v2, 20 * US,

@@ -79,6 +79,15 @@ import json, sys
 print([f["ranks"] for f in json.load(sys.stdin)["risks"] if f["id"] == "leak"])')
 [ "$ranks" == "[[0, 1, 2, 5]]" ] || fail "leak's ranks in JSON: $ranks"
 
+# an all-reduce each step, 1.5 ms of which 1 ms beside the backward kernel: 0.5 ms exposed
+"$MAKE" "$WORK/comm.gwt" --gpu --comm || fail "make_analyze_trace --comm"
+comm=$(cd "$WORK" && "$GPUWATCH" analyze --cpus 8 --json comm.gwt | grep -o '"communication": {[^}]*}')
+[ "$comm" == '"communication": {"kernels": 24, "gpu_ns": 36000000, "exposed_ns": 12000000}' ] ||
+    fail "collectives: $comm"
+line=$(cd "$WORK" && "$GPUWATCH" analyze --cpus 8 comm.gwt | grep '^  collectives')
+[ "$line" == "  collectives   24 NCCL kernels, 36.00 ms on the GPU; 12.00 ms of it exposed (no compute kernel beside it: the step waits)" ] ||
+    fail "collectives line: $line"
+
 # the same program with its input pipeline fixed: input_pipeline gone, the saving it
 # predicted against the wall time given back
 COMMAND=diff golden diff.txt 0 --cpus 8 input-gpu.gwt input-fixed.gwt

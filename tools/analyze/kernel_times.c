@@ -25,7 +25,8 @@ static struct an_kernel_sum *far_slot(struct an_kernel_times *kt, uint64_t shape
     return &kt->far[kt->nfar++];
 }
 
-void an_kernel_times_add_slow(struct an_kernel_times *kt, uint64_t shape, uint64_t ns)
+struct an_kernel_sum *an_kernel_times_add_slow(struct an_kernel_times *kt, uint64_t shape,
+                                               uint64_t ns)
 {
     struct an_kernel_sum *sum = NULL;
     if (shape < AN_KERNEL_TABLE_MAX) {
@@ -46,6 +47,7 @@ void an_kernel_times_add_slow(struct an_kernel_times *kt, uint64_t shape, uint64
         sum->records++;
         sum->gpu_ns += ns;
     }
+    return sum;
 }
 
 /* Insertion into the short list, most GPU time first. */

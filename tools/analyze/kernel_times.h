@@ -16,6 +16,7 @@
 
 struct an_kernel_sum {
     uint64_t records, gpu_ns;
+    uint8_t kind;                  /* the caller's: 0 until it classified the kernel */
 };
 
 struct an_kernel_times {
@@ -27,16 +28,19 @@ struct an_kernel_times {
     size_t nfar;
 };
 
-void an_kernel_times_add_slow(struct an_kernel_times *kt, uint64_t shape, uint64_t ns);
+struct an_kernel_sum *an_kernel_times_add_slow(struct an_kernel_times *kt, uint64_t shape,
+                                               uint64_t ns);
 
-static inline void an_kernel_times_add(struct an_kernel_times *kt, uint64_t shape, uint64_t ns)
+/* Adds a record of ns to its kernel's sums; returns them (NULL out of memory). */
+static inline struct an_kernel_sum *an_kernel_times_add(struct an_kernel_times *kt,
+                                                        uint64_t shape, uint64_t ns)
 {
     if (shape < kt->cap) {
         kt->table[shape].records++;
         kt->table[shape].gpu_ns += ns;
-        return;
+        return &kt->table[shape];
     }
-    an_kernel_times_add_slow(kt, shape, ns);
+    return an_kernel_times_add_slow(kt, shape, ns);
 }
 
 /* One of the kernels that took most GPU time. */

@@ -389,6 +389,11 @@ void an_model_finish(struct an_model *m)
     m->nkernel_times = an_kernel_times_top(&st->kernel_times, m->kernel_times,
                                            AN_KEEP_KERNEL_TIMES, m->resolve, m->resolve_user);
     an_kernel_times_free(&st->kernel_times);
+    an_comm_finish(&st->comm);
+    m->comm_kernels = st->comm.kernels;
+    m->comm_ns = st->comm.comm_ns;
+    m->comm_exposed_ns = st->comm.exposed_ns;
+    an_comm_free(&st->comm);
     an_cpu_summarize(&st->cpu, m->steady_start, m->steady_end, m->header.pid, &m->cpu);
     an_cpu_free(&st->cpu);
     m->history_dropped = an_history_dropped(&st->hist);

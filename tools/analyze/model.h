@@ -250,6 +250,9 @@ struct an_model {
     /* the kernels with most GPU time, from the GPU records (none without a timeline) */
     struct an_kernel_time kernel_times[AN_KEEP_KERNEL_TIMES];
     size_t nkernel_times;
+    /* collectives (NCCL/RCCL kernels, GPU records): how many, their GPU time, and the part
+     * of it no compute kernel ran beside (exposed: the step waits for it) */
+    uint64_t comm_kernels, comm_ns, comm_exposed_ns;
 
     /* draining calls by entry point (whole run), and device-to-host copies of a scalar
      * (<= 64 bytes, what .item() makes) among them */

@@ -5,6 +5,7 @@
 #include "cpu_use.h"
 #include "gw_map.h"
 #include "history.h"
+#include "comm_overlap.h"
 #include "kernel_times.h"
 #include "model.h"
 #include "ptrmap.h"
@@ -32,6 +33,7 @@ struct an_stream_state {
 struct an_model_state {
     struct an_history hist;
     struct an_kernel_times kernel_times;
+    struct an_comm_overlap comm;  /* collectives against compute (comm_overlap.h) */
     struct an_reorder *host_order, *gpu_order;   /* used by an_model_feed_all */
     uint64_t host_seen;          /* host side released up to here */
 
@@ -102,7 +104,12 @@ static inline void an_gpu_kernel_figures(struct an_model *m, const struct an_ev 
 {
     m->total.gpu_kernels++;
     m->total.gpu_kernel_ns += ev->end - ev->ts;
-    an_kernel_times_add(&m->state->kernel_times, ev->key, ev->end - ev->ts);
+    struct an_kernel_sum *k = an_kernel_times_add(&m->state->kernel_times, ev->key,
+                                                  ev->end - ev->ts);
+    if (k && !k->kind)  /* a kernel's first record: a collective's, or compute */
+        k->kind = (uint8_t)(1 + an_is_comm_kernel(m->resolve ? m->resolve(m->resolve_user, 1,
+                                                                            ev->key) : NULL));
+    an_comm_feed(&m->state->comm, ev->ts, ev->end, k && k->kind == 2);
     struct an_bin *bin = an_bins_slot(&m->state->bins, ev->ts);
     bin->v[AN_BIN_KERNEL_NS] += (double)(ev->end - ev->ts);
     bin->v[AN_BIN_KERNELS] += 1;

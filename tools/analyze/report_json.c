@@ -288,6 +288,9 @@ static void process(FILE *out, const struct an_trace *t)
     transfers(out, m);
     fputs(",\n   ", out);
     kernels(out, m);
+    fprintf(out, ",\n   \"communication\": {\"kernels\": %" PRIu64 ", \"gpu_ns\": %" PRIu64
+                 ", \"exposed_ns\": %" PRIu64 "}",
+            m->comm_kernels, m->comm_ns, m->comm_exposed_ns);
     fputs(",\n   ", out);
     memory(out, m);
     fputs(",\n   ", out);

@@ -133,6 +133,14 @@ static void summary(FILE *out, const struct an_run *run)
                     ? "holding the GIL or with it released"
                     : "holding the GIL only (this interpreter links libpython statically: "
                       "calls made with the GIL released, as PyTorch's are, get no line)");
+    if (m->comm_kernels) {
+        char comm[32], exposed[32];
+        an_fmt_ns(comm, sizeof comm, (double)m->comm_ns);
+        an_fmt_ns(exposed, sizeof exposed, (double)m->comm_exposed_ns);
+        fprintf(out, "  collectives   %" PRIu64 " NCCL kernels, %s on the GPU; %s of it exposed "
+                     "(no compute kernel beside it: the step waits)\n",
+                m->comm_kernels, comm, exposed);
+    }
     uint64_t total = 0;
     double hours = 0;
     for (size_t i = 0; i < run->findings.count; i++) {
@@ -312,8 +320,8 @@ static void processes(FILE *out, const struct an_run *run)
 {
     if (run->active < 2)
         return;
-    fprintf(out, "\nProcesses\n  %-5s %-8s %11s %11s %5s  %-24s %s\n", "rank", "pid", "wall",
-            "step", "GPU", "most idle (steady)", "top finding (its evidence)");
+    fprintf(out, "\nProcesses\n  %-5s %-8s %11s %11s %5s %11s  %-24s %s\n", "rank", "pid", "wall",
+            "step", "GPU", "comm exp.", "most idle (steady)", "top finding (its evidence)");
     for (size_t i = 0; i < run->ntraces; i++) {
         const struct an_trace *t = &run->traces[i];
         if (!t->active || !t->model)
@@ -337,8 +345,11 @@ static void processes(FILE *out, const struct an_run *run)
                 break;
             }
         double util = m->steps.steady ? an_steady_util(m) : an_gpu_util(m);
-        fprintf(out, "  %-5s %-8" PRIu32 " %11s %11s %4.0f%%  %-24s %s\n", rank, t->hdr.pid,
-                wall, step, util * 100, idle, top);
+        char comm[32] = "-";  /* exposed communication: what a straggler makes the others wait */
+        if (m->comm_kernels)
+            an_fmt_ns(comm, sizeof comm, (double)m->comm_exposed_ns);
+        fprintf(out, "  %-5s %-8" PRIu32 " %11s %11s %4.0f%% %11s  %-24s %s\n", rank,
+                t->hdr.pid, wall, step, util * 100, comm, idle, top);
     }
 }
 
