@@ -87,6 +87,12 @@ comm=$(cd "$WORK" && "$GPUWATCH" analyze --cpus 8 --json comm.gwt | grep -o '"co
 line=$(cd "$WORK" && "$GPUWATCH" analyze --cpus 8 comm.gwt | grep '^  collectives')
 [ "$line" == "  collectives   24 NCCL kernels, 36.00 ms on the GPU; 12.00 ms of it exposed (no compute kernel beside it: the step waits)" ] ||
     fail "collectives line: $line"
+saving=$(cd "$WORK" && "$GPUWATCH" analyze --cpus 8 --json comm.gwt | python3 -c '
+import json, sys
+print([f["saving_ns"] for f in json.load(sys.stdin)["findings"] if f["id"] == "exposed_communication"])')
+[ "$saving" == "[12000000]" ] || fail "exposed_communication on comm.gwt: $saving"
+COMMAND=analyze expect_rc "finding=exposed_communication holds" 3 --fail-if 'finding=exposed_communication' comm.gwt
+COMMAND=analyze expect_rc "finding=exposed_communication, none" 0 --fail-if 'finding=exposed_communication' input-gpu.gwt
 
 # the same program with its input pipeline fixed: input_pipeline gone, the saving it
 # predicted against the wall time given back

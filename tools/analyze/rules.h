@@ -43,6 +43,8 @@ void an_rule_oom_retry(const struct an_model *m, const struct an_rule_ctx *ctx,
                        struct an_findings *out);
 void an_rule_fragmentation(const struct an_model *m, const struct an_rule_ctx *ctx,
                            struct an_findings *out);
+void an_rule_exposed_comm(const struct an_model *m, const struct an_rule_ctx *ctx,
+                          struct an_findings *out);
 void an_rule_shared_gpu(const struct an_model *m, const struct an_rule_ctx *ctx,
                         struct an_findings *out);
 void an_rule_leak(const struct an_model *m, const struct an_rule_ctx *ctx,
