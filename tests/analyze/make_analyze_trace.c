@@ -4,7 +4,7 @@
  * input and then reads the loss back with a blocking copy.
  *
  *   make_analyze_trace OUT.gwt [--gpu] [--damage] [--rank R] [--leak] [--cpus N]
- *                              [--input-us U] [--comm]
+ *                              [--input-us U] [--comm] [--comm-wait-us W]
  *
  *   --gpu     CUPTI records too (kernels, copies), written by another thread at the end
  *             of the file as the shim's CUPTI thread does
@@ -16,6 +16,8 @@
  *             same program with its input pipeline fixed (gpuwatch diff's golden test)
  *   --comm    an all-reduce each step (an NCCL kernel, 1.5 ms on a stream of its own) that
  *             starts 1 ms into the 2 ms backward kernel: 1 ms beside compute, 0.5 ms exposed
+ *   --comm-wait-us W  the all-reduce lasts W us longer: this rank waits in it for a slower
+ *             one (a straggler's ranks: W = the straggler's extra input time)
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -73,6 +75,7 @@ int main(int argc, char **argv)
     int with_gpu = 0, damage = 0, leak = 0, rank = -1, cpus = 0;
     uint64_t input_ns = 4 * MS;
     int comm = 0;
+    uint64_t comm_wait_ns = 0;
     const char *path = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--gpu"))
@@ -87,6 +90,8 @@ int main(int argc, char **argv)
             cpus = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--comm"))
             comm = 1;
+        else if (!strcmp(argv[i], "--comm-wait-us") && i + 1 < argc)
+            comm_wait_ns = (uint64_t)atoll(argv[++i]) * US;
         else if (!strcmp(argv[i], "--input-us") && i + 1 < argc)
             input_ns = (uint64_t)atoll(argv[++i]) * US;
         else if (!path)
@@ -96,7 +101,7 @@ int main(int argc, char **argv)
     }
     if (!path) {
         fprintf(stderr, "usage: make_analyze_trace OUT.gwt [--gpu] [--damage] [--rank R] "
-                        "[--leak] [--cpus N] [--input-us U] [--comm]\n");
+                        "[--leak] [--cpus N] [--input-us U] [--comm] [--comm-wait-us W]\n");
         return 2;
     }
     FILE *out = fopen(path, "w+b");
@@ -176,7 +181,7 @@ int main(int argc, char **argv)
                 call(&m, GW_API_cuLaunchKernel, 5 * US, (uint64_t[]){3, 2}, 2);
                 if (with_gpu)
                     gpu(&g, GW_REC_GPU_KERNEL, start + 1 * MS,
-                        (uint64_t[]){1500 * US, corr++, 0, 8, 3, 0}, 6);
+                        (uint64_t[]){1500 * US + comm_wait_ns, corr++, 0, 8, 3, 0}, 6);
             }
         }
         if (leak)

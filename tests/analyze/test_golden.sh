@@ -94,6 +94,29 @@ print([f["saving_ns"] for f in json.load(sys.stdin)["findings"] if f["id"] == "e
 COMMAND=analyze expect_rc "finding=exposed_communication holds" 3 --fail-if 'finding=exposed_communication' comm.gwt
 COMMAND=analyze expect_rc "finding=exposed_communication, none" 0 --fail-if 'finding=exposed_communication' input-gpu.gwt
 
+# straggler (rule_straggler.c): four ranks meet in an all-reduce each step; rank 2 loads its
+# input 3 ms slower, so the others wait 3 ms a step in the all-reduce for it (72 ms over the
+# 24 steps); with all four alike, no straggler
+mkdir -p "$WORK/strag" "$WORK/even"
+for r in 0 1 3; do
+    "$MAKE" "$WORK/strag/rank$r.gwt" --gpu --rank "$r" --comm --comm-wait-us 3000 || fail "strag $r"
+done
+"$MAKE" "$WORK/strag/rank2.gwt" --gpu --rank 2 --comm --input-us 7000 || fail "strag 2"
+for r in 0 1 2 3; do "$MAKE" "$WORK/even/rank$r.gwt" --gpu --rank "$r" --comm || fail "even $r"; done
+strag=$(cd "$WORK" && "$GPUWATCH" analyze --cpus 8 --json strag | python3 -c '
+import json, sys
+for f in json.load(sys.stdin)["findings"]:
+    if f["id"] == "straggler":
+        print(f["process_rank"], f["ranks"], f["saving_ns"], f["figures"]["wait_total_ns"],
+              "input_pipeline" in f["evidence"])')
+[ "$strag" == "2 [0, 1, 2, 3] 72000000 216000000 True" ] || fail "straggler: '$strag'"
+(cd "$WORK" && "$GPUWATCH" analyze --cpus 8 strag | grep -q '^ [0-9]*\. straggler: Rank 2 is the straggler') ||
+    fail "straggler: not in the text report"
+even=$(cd "$WORK" && "$GPUWATCH" analyze --cpus 8 --json even | grep -c '"id": "straggler"')
+[ "$even" == 0 ] || fail "four even ranks: a straggler was found"
+COMMAND=analyze expect_rc "finding=straggler holds" 3 --fail-if 'finding=straggler' strag
+COMMAND=analyze expect_rc "finding=straggler, none" 0 --fail-if 'finding=straggler' even
+
 # the same program with its input pipeline fixed: input_pipeline gone, the saving it
 # predicted against the wall time given back
 COMMAND=diff golden diff.txt 0 --cpus 8 input-gpu.gwt input-fixed.gwt

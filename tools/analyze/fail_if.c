@@ -89,6 +89,8 @@ int an_condition_parse(const char *expr, struct an_condition **out, char *err, s
         int known = 0;
         for (size_t r = 0; r < an_nrules; r++)
             known |= strlen(an_rules[r].id) == len && !strncmp(an_rules[r].id, p, len);
+        for (size_t r = 0; r < an_nrun_rules; r++)
+            known |= strlen(an_run_rule_ids[r]) == len && !strncmp(an_run_rule_ids[r], p, len);
         if (!known || p[len]) {
             int at = snprintf(err, errlen, "'%s': unknown finding id (known:", expr);
             for (size_t r = 0; r < an_nrules && at >= 0 && (size_t)at < errlen; r++)

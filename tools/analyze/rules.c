@@ -44,6 +44,9 @@ const struct an_rule an_rules[] = {
 };
 const size_t an_nrules = sizeof an_rules / sizeof an_rules[0];
 
+const char *const an_run_rule_ids[] = {"straggler"};
+const size_t an_nrun_rules = sizeof an_run_rule_ids / sizeof an_run_rule_ids[0];
+
 void an_run_rules(const struct an_model *m, const struct an_rule_ctx *ctx,
                   struct an_findings *out)
 {

@@ -45,6 +45,12 @@ void an_rule_fragmentation(const struct an_model *m, const struct an_rule_ctx *c
                            struct an_findings *out);
 void an_rule_exposed_comm(const struct an_model *m, const struct an_rule_ctx *ctx,
                           struct an_findings *out);
+/* Run-level: the rank the others wait for in their collectives (rule_straggler.c). Its id
+ * is among an_run_rule_ids, for --fail-if. */
+struct an_run;
+void an_rule_straggler(struct an_run *run);
+extern const char *const an_run_rule_ids[];
+extern const size_t an_nrun_rules;
 void an_rule_shared_gpu(const struct an_model *m, const struct an_rule_ctx *ctx,
                         struct an_findings *out);
 void an_rule_leak(const struct an_model *m, const struct an_rule_ctx *ctx,

@@ -417,6 +417,7 @@ int an_run_paths(struct an_run *run, char *const *paths, int npaths,
             merge(run, t, &mine.items[k]);
         an_findings_free(&mine);
     }
+    an_rule_straggler(run);
     an_findings_rank(&run->findings);
     return 0;
 }
