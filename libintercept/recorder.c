@@ -232,23 +232,10 @@ uint64_t gw_rec_next_call_id(void)
 
 #define GW_MAX_WORDS_RECORD 16
 
-void gw_rec_timed(uint8_t type, uint64_t ts_ns, const uint64_t *words, unsigned nwords)
-{
-    struct gw_ring *ring = thread_ring();
-    if (!ring || nwords >= GW_MAX_WORDS_RECORD)
-        return;
-    uint8_t record[2 * (2 + (GW_MAX_WORDS_RECORD + 1) * GW_VARINT_MAX)];
-    size_t len = encode_pending_lost(ring, ts_ns, record);
-    uint64_t all[GW_MAX_WORDS_RECORD];
-    all[0] = gw_zigzag(len ? 0 : (int64_t)(ts_ns - ring->producer_last_ts));
-    memcpy(all + 1, words, nwords * sizeof *words);
-    len += gw_encode_record(record + len, type, all, nwords + 1, NULL, 0);
-    if (ring_commit(ring, record, len, 0))
-        ring->producer_last_ts = ts_ns;
-}
-
-void gw_rec_gpu(uint8_t type, uint64_t ts_ns, const uint64_t *words, unsigned nwords,
-                uint64_t call_id)
+/* A timed record: its dt, the words, and when call_id is not 0 a GPU record's `call` word
+ * (trace_format.h: relative to the previous one, a few calls apart, a byte or two). */
+static void rec_timed(uint8_t type, uint64_t ts_ns, const uint64_t *words, unsigned nwords,
+                      uint64_t call_id)
 {
     struct gw_ring *ring = thread_ring();
     if (!ring || nwords + 2 > GW_MAX_WORDS_RECORD)
@@ -259,7 +246,7 @@ void gw_rec_gpu(uint8_t type, uint64_t ts_ns, const uint64_t *words, unsigned nw
     all[0] = gw_zigzag(len ? 0 : (int64_t)(ts_ns - ring->producer_last_ts));
     memcpy(all + 1, words, nwords * sizeof *words);
     unsigned n = nwords + 1;
-    if (call_id)  /* (relative to the previous one: a few calls apart, a byte or two) */
+    if (call_id)
         all[n++] = gw_zigzag((int64_t)(call_id - ring->producer_link_base)) + 1;
     len += gw_encode_record(record + len, type, all, n, NULL, 0);
     if (ring_commit(ring, record, len, 0)) {
@@ -267,6 +254,17 @@ void gw_rec_gpu(uint8_t type, uint64_t ts_ns, const uint64_t *words, unsigned nw
         if (call_id)
             ring->producer_link_base = call_id;
     }
+}
+
+void gw_rec_timed(uint8_t type, uint64_t ts_ns, const uint64_t *words, unsigned nwords)
+{
+    rec_timed(type, ts_ns, words, nwords, 0);
+}
+
+void gw_rec_gpu(uint8_t type, uint64_t ts_ns, const uint64_t *words, unsigned nwords,
+                uint64_t call_id)
+{
+    rec_timed(type, ts_ns, words, nwords, call_id);
 }
 
 void gw_rec_untimed(uint8_t type, const uint64_t *words, unsigned nwords)

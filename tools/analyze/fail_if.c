@@ -46,6 +46,30 @@ static int known_metric(const char *name)
     return 0;
 }
 
+int an_condition_number(const char *expr, const char *p, double *value, int *percent,
+                        char *err, size_t errlen)
+{
+    char *end;
+    *value = strtod(p, &end);
+    *percent = 0;
+    if (end == p) {
+        snprintf(err, errlen, "'%s': expected a number after the operator", expr);
+        return -1;
+    }
+    if (*end == '%') {
+        *value /= 100;
+        *percent = 1;
+        end++;
+    }
+    while (isspace((unsigned char)*end))
+        end++;
+    if (*end) {
+        snprintf(err, errlen, "'%s': unexpected '%s' after the number", expr, end);
+        return -1;
+    }
+    return 0;
+}
+
 int an_condition_parse(const char *expr, struct an_condition **out, char *err, size_t errlen)
 {
     struct an_condition c = {0};
@@ -109,22 +133,9 @@ int an_condition_parse(const char *expr, struct an_condition **out, char *err, s
                      an_condition_metrics());
             return -1;
         }
-        char *end;
-        c.value = strtod(p, &end);
-        if (end == p) {
-            snprintf(err, errlen, "'%s': expected a number after the operator", expr);
+        int percent;
+        if (an_condition_number(expr, p, &c.value, &percent, err, errlen) != 0)
             return -1;
-        }
-        if (*end == '%') {
-            c.value /= 100;
-            end++;
-        }
-        while (isspace((unsigned char)*end))
-            end++;
-        if (*end) {
-            snprintf(err, errlen, "'%s': unexpected '%s' after the number", expr, end);
-            return -1;
-        }
     }
     *out = malloc(sizeof c);
     if (!*out) {

@@ -302,13 +302,8 @@ void an_report_details(FILE *out, const struct an_run *run);
  * nowhere above 1 %). */
 static void top_idle(const struct an_model *m, char *buf, size_t size)
 {
-    int top = -1;
-    double share = 0.01;
-    for (int c = 0; c < AN_CAUSE_COUNT; c++)
-        if (an_steady_share(m, (enum an_cause)c) > share) {
-            share = an_steady_share(m, (enum an_cause)c);
-            top = c;
-        }
+    double share;
+    int top = an_top_idle_cause(m, 0.01, &share);
     if (top < 0)
         snprintf(buf, size, "-");
     else

@@ -35,14 +35,8 @@ static void own_cause(const struct an_run *run, const struct an_trace *t, char *
             return;
         }
     }
-    const struct an_model *m = t->model;
-    int top = -1;
-    double share = 0;
-    for (int c = 0; c < AN_CAUSE_COUNT; c++)
-        if (an_steady_share(m, (enum an_cause)c) > share) {
-            share = an_steady_share(m, (enum an_cause)c);
-            top = c;
-        }
+    double share;
+    int top = an_top_idle_cause(t->model, 0, &share);
     if (top >= 0)
         snprintf(buf, size, "its GPU sat idle %.0f%% of its steady state on %s",
                  share * 100, an_cause_name((enum an_cause)top));

@@ -75,6 +75,18 @@ double an_steady_share(const struct an_model *m, enum an_cause c)
     return span ? an_idle_ns(m, &m->steady, c) / (double)span : 0;
 }
 
+int an_top_idle_cause(const struct an_model *m, double above, double *share)
+{
+    int top = -1;
+    *share = above;
+    for (int c = 0; c < AN_CAUSE_COUNT; c++)
+        if (an_steady_share(m, (enum an_cause)c) > *share) {
+            *share = an_steady_share(m, (enum an_cause)c);
+            top = c;
+        }
+    return top;
+}
+
 uint64_t an_run_idle(const struct an_model *m, enum an_cause c)
 {
     if (!m->steps.steady)

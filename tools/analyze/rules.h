@@ -64,6 +64,8 @@ void an_rule_pauses(const struct an_model *m, const struct an_rule_ctx *ctx,
 
 /* Steady-state idle of one cause, as a share of the steady span. */
 double an_steady_share(const struct an_model *m, enum an_cause c);
+/* The cause with the largest steady share above `above` (-1: none), its share in *share. */
+int an_top_idle_cause(const struct an_model *m, double above, double *share);
 /* Idle of one cause over the run's steps (steady idle per step x all steps; without steps
  * the whole run), ns: what the savings are based on. */
 uint64_t an_run_idle(const struct an_model *m, enum an_cause c);

@@ -384,21 +384,8 @@ int an_diff_condition_parse(const char *expr, struct an_diff_condition **out, ch
         }
         c.op = ops[k].op;
         p += strlen(ops[k].text);
-        char *end;
-        c.value = strtod(p, &end);
-        if (end == p) {
-            snprintf(err, errlen, "'%s': expected a change such as +5%% or -0.1", expr);
+        if (an_condition_number(expr, p, &c.value, &c.relative, err, errlen) != 0)
             return -1;
-        }
-        if (*end == '%') {
-            c.value /= 100;
-            c.relative = 1;
-            end++;
-        }
-        if (*end) {
-            snprintf(err, errlen, "'%s': unexpected '%s' after the number", expr, end);
-            return -1;
-        }
     }
     *out = malloc(sizeof c);
     if (!*out) {
