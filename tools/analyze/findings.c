@@ -151,3 +151,18 @@ void an_fmt_ns(char *buf, size_t size, double ns)
     else
         snprintf(buf, size, "%.0f ns", ns);
 }
+
+/* Adds a rank to a finding's ascending list (kept to its first AN_KEEP_RANKS). */
+void an_finding_add_rank(struct an_finding *f, int32_t rank)
+{
+    if (rank < 0 || f->nranks == AN_KEEP_RANKS)
+        return;
+    unsigned at = f->nranks;
+    while (at > 0 && f->ranks[at - 1] > rank)
+        at--;
+    if (at > 0 && f->ranks[at - 1] == rank)
+        return;
+    memmove(&f->ranks[at + 1], &f->ranks[at], (f->nranks - at) * sizeof f->ranks[0]);
+    f->ranks[at] = rank;
+    f->nranks++;
+}

@@ -77,6 +77,9 @@ void an_findings_rerank(struct an_findings *list, size_t from, const struct an_r
 /* A new zeroed finding with this id (NULL when out of memory). */
 struct an_finding *an_finding_add(struct an_findings *list, const char *id);
 void an_finding_fig(struct an_finding *f, const char *key, double value);
+/* Adds a rank (none when < 0) to the finding's ascending list of the ranks it holds on, once
+ * each, up to AN_KEEP_RANKS. */
+void an_finding_add_rank(struct an_finding *f, int32_t rank);
 /* Appends printf-style text to a finding field. */
 void an_appendf(char *buf, size_t size, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

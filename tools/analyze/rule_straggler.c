@@ -13,7 +13,6 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "analyze.h"
 #include "rules.h"
@@ -105,14 +104,8 @@ void an_rule_straggler(struct an_run *run)
     f->rank = rank;
     f->processes = (unsigned)n;
     f->nranks = 0;
-    for (size_t i = 0; i < n; i++) {  /* (ascending, as merged findings keep them) */
-        size_t at = f->nranks;
-        while (at > 0 && f->ranks[at - 1] > ranks[i]->hdr.rank)
-            at--;
-        memmove(&f->ranks[at + 1], &f->ranks[at], (f->nranks - at) * sizeof f->ranks[0]);
-        f->ranks[at] = ranks[i]->hdr.rank;
-        f->nranks++;
-    }
+    for (size_t i = 0; i < n; i++)
+        an_finding_add_rank(f, ranks[i]->hdr.rank);
     an_finding_fig(f, "straggler_rank", rank);
     an_finding_fig(f, "ranks", (double)n);
     an_finding_fig(f, "wait_per_rank_ns", (double)median);

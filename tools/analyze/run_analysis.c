@@ -295,21 +295,6 @@ static void cpu_count(struct an_run *run, const struct an_trace *t)
     }
 }
 
-/* Adds a rank to a finding's ascending list (kept to its first AN_KEEP_RANKS). */
-static void add_rank(struct an_finding *f, int32_t rank)
-{
-    if (rank < 0 || f->nranks == AN_KEEP_RANKS)
-        return;
-    unsigned at = f->nranks;
-    while (at > 0 && f->ranks[at - 1] > rank)
-        at--;
-    if (at > 0 && f->ranks[at - 1] == rank)
-        return;
-    memmove(&f->ranks[at + 1], &f->ranks[at], (f->nranks - at) * sizeof f->ranks[0]);
-    f->ranks[at] = rank;
-    f->nranks++;
-}
-
 /* Keeps one finding per id: the evidence of the process where it saves most, and the
  * ranks it holds on. */
 static void merge(struct an_run *run, const struct an_trace *t, struct an_finding *f)
@@ -318,7 +303,7 @@ static void merge(struct an_run *run, const struct an_trace *t, struct an_findin
     f->rank = t->hdr.rank;
     f->gpu_hours_saved = (double)f->saving_ns / 3.6e12;
     f->nranks = 0;
-    add_rank(f, t->hdr.rank);
+    an_finding_add_rank(f, t->hdr.rank);
     for (size_t i = 0; i < run->findings.count; i++) {
         struct an_finding *g = &run->findings.items[i];
         if (strcmp(g->id, f->id))
@@ -334,7 +319,7 @@ static void merge(struct an_run *run, const struct an_trace *t, struct an_findin
         g->gpu_hours_saved = hours;
         memcpy(g->ranks, ranks, sizeof ranks);
         g->nranks = nranks;
-        add_rank(g, t->hdr.rank);
+        an_finding_add_rank(g, t->hdr.rank);
         return;
     }
     struct an_finding *g = an_finding_add(&run->findings, f->id);
