@@ -83,6 +83,10 @@ struct an_condition;
 int an_condition_parse(const char *expr, struct an_condition **out, char *err, size_t errlen);
 int an_condition_holds(const struct an_condition *c, const struct an_run *run);
 void an_condition_free(struct an_condition *c);
+/* The metric name (letters, digits, _ and .) that starts a --fail-if comparison at p in
+ * expr, copied into name: its length, or 0 with a message naming expr. */
+size_t an_condition_name(const char *expr, const char *p, char *name, size_t size, char *err,
+                         size_t errlen);
 /* The NUMBER[%] that ends a --fail-if comparison, at p in expr: *value (with % a share,
  * *percent 1). 0, or -1 with a message naming expr. */
 int an_condition_number(const char *expr, const char *p, double *value, int *percent,

@@ -46,6 +46,21 @@ static int known_metric(const char *name)
     return 0;
 }
 
+size_t an_condition_name(const char *expr, const char *p, char *name, size_t size, char *err,
+                         size_t errlen)
+{
+    size_t n = 0;
+    while (p[n] && (isalnum((unsigned char)p[n]) || p[n] == '_' || p[n] == '.'))
+        n++;
+    if (!n || n >= size) {
+        snprintf(err, errlen, "'%s': expected a metric or 'finding' first", expr);
+        return 0;
+    }
+    memcpy(name, p, n);
+    name[n] = 0;
+    return n;
+}
+
 int an_condition_number(const char *expr, const char *p, double *value, int *percent,
                         char *err, size_t errlen)
 {
@@ -76,14 +91,9 @@ int an_condition_parse(const char *expr, struct an_condition **out, char *err, s
     const char *p = expr;
     while (isspace((unsigned char)*p))
         p++;
-    size_t n = 0;
-    while (p[n] && (isalnum((unsigned char)p[n]) || p[n] == '_' || p[n] == '.'))
-        n++;
-    if (!n || n >= sizeof c.name) {
-        snprintf(err, errlen, "'%s': expected a metric or 'finding' first", expr);
+    size_t n = an_condition_name(expr, p, c.name, sizeof c.name, err, errlen);
+    if (!n)
         return -1;
-    }
-    memcpy(c.name, p, n);
     p += n;
     while (isspace((unsigned char)*p))
         p++;

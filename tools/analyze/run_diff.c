@@ -1,7 +1,6 @@
 /* Two analyzed runs side by side (run_diff.h). */
 #include "run_diff.h"
 
-#include <ctype.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
@@ -347,14 +346,9 @@ int an_diff_condition_parse(const char *expr, struct an_diff_condition **out, ch
 {
     struct an_diff_condition c = {0};
     const char *p = expr;
-    size_t n = 0;
-    while (p[n] && (isalnum((unsigned char)p[n]) || p[n] == '_' || p[n] == '.'))
-        n++;
-    if (!n || n >= sizeof c.name) {
-        snprintf(err, errlen, "'%s': expected a metric or 'finding' first", expr);
+    size_t n = an_condition_name(expr, p, c.name, sizeof c.name, err, errlen);
+    if (!n)
         return -1;
-    }
-    memcpy(c.name, p, n);
     p += n;
     if (!strcmp(c.name, "finding")) {
         if (*p != '=' || !p[1]) {
