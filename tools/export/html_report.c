@@ -361,6 +361,35 @@ static void step_plot(FILE *out, const struct an_model *m)
     fputs("</svg>\n", out);
 }
 
+/* One bar of a ranked list: the label left of the bar (cut to what the margin holds), the
+ * bar's length as value/most of the width, and what it says right of it. */
+static void ranked_bar(FILE *out, int y, int left, double width, const char *label,
+                       double value, double most, const char *colour, const char *says)
+{
+    char shown[40];
+    size_t n = strlen(label);
+    if (n < sizeof shown) {
+        memcpy(shown, label, n + 1);
+    } else {  /* (the end of a kernel name says least: templates' arguments) */
+        memcpy(shown, label, sizeof shown - 4);
+        memcpy(shown + sizeof shown - 4, "...", 4);
+    }
+    double len = most > 0 ? value / most * width : 0;
+    fprintf(out, "<text class=\"axis\" x=\"%d\" y=\"%d\" text-anchor=\"end\">", left - 4,
+            y + 13);
+    if (n >= sizeof shown) {  /* (the whole label as a tooltip where it was cut) */
+        fputs("<title>", out);
+        text(out, label);
+        fputs("</title>", out);
+    }
+    text(out, shown);
+    fprintf(out, "</text><rect class=\"bar\" x=\"%d\" y=\"%d\" width=\"%.1f\" height=\"18\" "
+                 "fill=\"%s\"/><text class=\"legend\" x=\"%.0f\" y=\"%d\">",
+            left, y, len + 1, colour, left + len + 6, y + 13);
+    text(out, says);
+    fputs("</text>\n", out);
+}
+
 /* Host time in copies, by direction and host memory kind, with the bandwidth they got. */
 static void copies_plot(FILE *out, const struct an_model *m)
 {
@@ -389,51 +418,21 @@ static void copies_plot(FILE *out, const struct an_model *m)
             const struct an_xfer *x = &m->xfer[d][k];
             if (!x->count)
                 continue;
-            double ms = (double)x->host_ns / 1e6;
-            char rate[48] = "";
+            char rate[48] = "", label[32], says[96];
             /* (a copy of a few bytes says nothing of the bandwidth: latency is all of it) */
             if (x->host_ns && x->bytes / x->count >= (64u << 10))
                 snprintf(rate, sizeof rate, ", %.2f GB/s", (double)x->bytes / (double)x->host_ns);
-            fprintf(out, "<text class=\"axis\" x=\"%d\" y=\"%d\" text-anchor=\"end\">%s %s"
-                         "</text><rect class=\"bar\" x=\"%d\" y=\"%d\" width=\"%.1f\" "
-                         "height=\"18\" fill=\"%s\"/><text class=\"legend\" x=\"%.0f\" "
-                         "y=\"%d\">%.2f ms, %" PRIu64 " copies%s</text>\n",
-                    left - 4, y + 13, dirs[d], kinds[k], left, y,
-                    (double)x->host_ns / (double)most * w + 1, colours[k],
-                    left + (double)x->host_ns / (double)most * w + 6, y + 13, ms, x->count,
-                    rate);
+            snprintf(label, sizeof label, "%s %s", dirs[d], kinds[k]);
+            snprintf(says, sizeof says, "%.2f ms, %" PRIu64 " copies%s",
+                     (double)x->host_ns / 1e6, x->count, rate);
+            ranked_bar(out, y, left, w, label, (double)x->host_ns, (double)most, colours[k],
+                       says);
             y += 24;
         }
     fprintf(out, "<text class=\"axis\" x=\"%d\" y=\"%d\">host time in the calls, ms "
                  "(bandwidth: bytes over that time, for copies of 64 KiB or more)</text>\n"
                  "</svg>\n",
             left, h - 12);
-}
-
-/* One bar of a ranked list: the label left of the bar (cut to what the margin holds), the
- * bar's length as value/most of the width, and what it says right of it. */
-static void ranked_bar(FILE *out, int y, int left, double width, const char *label,
-                       double value, double most, const char *colour, const char *says)
-{
-    char shown[40];
-    size_t n = strlen(label);
-    if (n < sizeof shown) {
-        memcpy(shown, label, n + 1);
-    } else {  /* (the end of a kernel name says least: templates' arguments) */
-        memcpy(shown, label, sizeof shown - 4);
-        memcpy(shown + sizeof shown - 4, "...", 4);
-    }
-    double len = most > 0 ? value / most * width : 0;
-    fprintf(out, "<text class=\"axis\" x=\"%d\" y=\"%d\" text-anchor=\"end\"><title>", left - 4,
-            y + 13);
-    text(out, label);
-    fputs("</title>", out);
-    text(out, shown);
-    fprintf(out, "</text><rect class=\"bar\" x=\"%d\" y=\"%d\" width=\"%.1f\" height=\"18\" "
-                 "fill=\"%s\"/><text class=\"legend\" x=\"%.0f\" y=\"%d\">",
-            left, y, len + 1, colour, left + len + 6, y + 13);
-    text(out, says);
-    fputs("</text>\n", out);
 }
 
 /* The kernels that took most GPU time (GPU records), or without a timeline the most
