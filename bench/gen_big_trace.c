@@ -5,11 +5,15 @@
  * DataLoader leaves 2 ms without calls every 10th step. Chunks of 64 KiB per thread,
  * interleaved as the writer thread flushes them.
  *
- *   gen_big_trace OUT.gwt EVENTS [--gpu]
+ *   gen_big_trace OUT.gwt EVENTS [--gpu] [--rank R --world N] [--comm]
  *
  * --gpu adds the CUPTI records of every kernel and copy (on a thread of their own,
  * flushed every 32 steps, as the shim's CUPTI thread does), counted in EVENTS.
+ * --rank R --world N: one rank of N (bench/bench_ranks.sh writes a run directory of them).
+ * --comm: each step ends with an all-reduce (an NCCL kernel); the last rank arrives last,
+ * so the others' last 50 us longer.
  */
+#include <getopt.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,15 +63,35 @@ static void gpu_record(struct thread *t, uint8_t type, uint64_t ts, const uint64
 
 int main(int argc, char **argv)
 {
-    if (argc < 3 || argc > 4 || (argc == 4 && strcmp(argv[3], "--gpu"))) {
-        fprintf(stderr, "usage: gen_big_trace OUT.gwt EVENTS [--gpu]\n");
+    static const struct option opts[] = {{"gpu", no_argument, NULL, 'g'},
+                                         {"rank", required_argument, NULL, 'r'},
+                                         {"world", required_argument, NULL, 'w'},
+                                         {"comm", no_argument, NULL, 'c'},
+                                         {0}};
+    int gpu = 0, comm = 0;
+    long rank = -1, world = -1;
+    for (int c; (c = getopt_long(argc, argv, "", opts, NULL)) != -1;) {
+        if (c == 'g')
+            gpu = 1;
+        else if (c == 'r')
+            rank = strtol(optarg, NULL, 10);
+        else if (c == 'w')
+            world = strtol(optarg, NULL, 10);
+        else if (c == 'c')
+            comm = 1;
+        else
+            optind = argc + 1;  /* (a usage error) */
+    }
+    if (optind + 2 != argc || (rank >= 0) != (world > rank)) {
+        fprintf(stderr, "usage: gen_big_trace OUT.gwt EVENTS [--gpu] [--rank R --world N] "
+                        "[--comm]\n");
         return 2;
     }
-    uint64_t target = strtoull(argv[2], NULL, 10);
-    int gpu = argc == 4;
-    out = fopen(argv[1], "wb");
+    const char *path = argv[optind];
+    uint64_t target = strtoull(argv[optind + 1], NULL, 10);
+    out = fopen(path, "wb");
     if (!out) {
-        perror(argv[1]);
+        perror(path);
         return 1;
     }
     static char buf[1 << 20];
@@ -79,6 +103,9 @@ int main(int argc, char **argv)
         h.feature_flags |= GW_FEAT_GPU_ACTIVITY;
         h.cupti_status = GW_CUPTI_ACTIVE;
     }
+    h.rank = (int32_t)rank;
+    h.world_size = (int32_t)world;
+    h.local_rank = (int32_t)(rank >= 0 ? rank % 8 : -1);
     tw_write_header(out, &h);
     struct tw_chunk defs = {0};
     tw_begin(&defs, 0);
@@ -89,6 +116,9 @@ int main(int argc, char **argv)
         uint64_t shape[10] = {k, k, 0xA000 + k, 128, 1, 1, 256, 1, 1, 0};
         tw_record(&defs, GW_REC_SHAPE, shape, 10, NULL, 0);
     }
+    tw_string(&defs, 9, "ncclDevKernel_AllReduce_Sum_f32_RING_LL");
+    tw_record(&defs, GW_REC_SHAPE, (uint64_t[]){9, 9, 0xA009, 32, 1, 1, 256, 1, 1, 0}, 10,
+              NULL, 0);
     tw_write_chunk(out, &defs, 0, GW_CHUNK_DEFS, 0);
     tw_free(&defs);
 
@@ -129,6 +159,16 @@ int main(int argc, char **argv)
             call(&helper, now + 4000, GW_API_cuMemFreeHost, 5000, (uint64_t[]){p, 1 << 20, 0},
                  3);
         }
+        if (comm) {  /* the all-reduce: the others wait 50 us for the last rank */
+            issued = now;
+            call(&main_t, now, GW_API_cuLaunchKernel, 4000, (uint64_t[]){9, 1}, 2);
+            now += 4000;
+            start = issued + 4000 > gpu_end ? issued + 4000 : gpu_end;
+            gpu_end = start + 100000 + (rank == world - 1 ? 0 : 50000);
+            if (gpu)
+                gpu_record(&cupti, GW_REC_GPU_KERNEL, start,
+                           (uint64_t[]){gpu_end - start, ++corr, 0, 7, 9, 0}, 6);
+        }
         issued = now;
         start = issued > gpu_end ? issued : gpu_end;
         gpu_end = start + 2000;
@@ -153,7 +193,7 @@ int main(int argc, char **argv)
     tw_free(&helper.chunk);
     tw_free(&cupti.chunk);
     if (fclose(out) != 0) {
-        perror(argv[1]);
+        perror(path);
         return 1;
     }
     printf("%llu events\n", (unsigned long long)written);

@@ -141,10 +141,12 @@ void ex_init(struct ex_ctx *ex, const char *prog, const char *const *kernels, si
     EX_CK(ex, cuStreamCreate(&ex->stream, CU_STREAM_NON_BLOCKING));
 }
 
-void ex_launch(struct ex_ctx *ex, size_t k)
+void ex_launch(struct ex_ctx *ex, size_t k) { ex_launch_on(ex, k, ex->stream); }
+
+void ex_launch_on(struct ex_ctx *ex, size_t k, CUstream stream)
 {
     void *params[] = {&ex->ns[k]};
-    EX_CK(ex, cuLaunchKernel(ex->fn[k], 1, 1, 1, 32, 1, 1, 0, ex->stream, params, NULL));
+    EX_CK(ex, cuLaunchKernel(ex->fn[k], 1, 1, 1, 32, 1, 1, 0, stream, params, NULL));
 }
 
 void ex_finish(struct ex_ctx *ex, long steps)

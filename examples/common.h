@@ -41,6 +41,7 @@ int ex_fixed(void);
 void ex_init(struct ex_ctx *ex, const char *prog, const char *const *kernels, size_t n);
 /* Launches kernel k (one block of 32 threads) on the stream. */
 void ex_launch(struct ex_ctx *ex, size_t k);
+void ex_launch_on(struct ex_ctx *ex, size_t k, CUstream stream);
 /* Duration a kernel name carries (_<N>ns/us/ms), 0 when none. */
 unsigned long long ex_name_ns(const char *name);
 /* Host work that makes no CUDA call: spinning (interpreter work) or sleeping (I/O). */

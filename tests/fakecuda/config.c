@@ -114,8 +114,10 @@ static void init_once_fn(void)
         return;
     }
     init_result = fc_memory_init();
-    if (init_result == CUDA_SUCCESS)
+    if (init_result == CUDA_SUCCESS) {
+        fc_collective_init();
         atomic_store_explicit(&fc_initialized, 1, memory_order_release);
+    }
 }
 
 CUresult CUDAAPI cuInit(unsigned int Flags)

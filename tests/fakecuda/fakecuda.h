@@ -123,6 +123,8 @@ static inline int64_t fc_enqueue(fc_stream *s, int64_t dur_ns)
 int64_t fc_stream_point(fc_stream *s);
 /* Make s wait for time t (cuStreamWaitEvent, host functions). */
 void fc_stream_wait_until(fc_stream *s, int64_t t);
+/* The op just enqueued on s ends at t instead, later than fc_enqueue_op said. */
+void fc_stream_extend(fc_stream *s, int64_t t);
 void fc_atomic_max(_Atomic int64_t *a, int64_t v);
 int64_t fc_copy_ns(size_t bytes, double gbps);
 int64_t fc_next_id(void);
@@ -217,6 +219,14 @@ typedef struct fc_func {           /* shared by CUfunction and CUkernel handles 
 } fc_func;
 
 fc_func *fc_func_get(CUfunction f);   /* NULL unless a live function or kernel handle */
+
+/* ---- collectives across processes (collective.c) ---- */
+void fc_collective_init(void);      /* at cuInit: FAKECUDA_COLLECTIVE_FILE, RANK, WORLD_SIZE */
+int fc_collective_on(void);
+int fc_is_collective(const char *name);  /* an NCCL kernel's name */
+/* The end of this process's next collective, which started at start and lasts dur_ns once
+ * the last rank has started its own: waits until every rank has. */
+int64_t fc_collective_end(int64_t start, int64_t dur_ns);
 
 /* ---- events (events.c) ---- */
 int64_t fc_event_time(CUevent hEvent);   /* completion time, 0 never recorded, -1 bad handle */

@@ -13,7 +13,7 @@
 static __attribute__((noinline, cold)) void
 report_launch(fakecuda_activity_sink_fn sink, fc_stream *s, const fc_func *fn, unsigned gx,
               unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz, unsigned shmem,
-              int coop, int64_t end, struct fc_graph *g)
+              int coop, int64_t end, int64_t dur_ns, struct fc_graph *g)
 {
     struct fakecuda_activity a = {
         .kind = FAKECUDA_ACTIVITY_KERNEL,
@@ -25,7 +25,7 @@ report_launch(fakecuda_activity_sink_fn sink, fc_stream *s, const fc_func *fn, u
         .registers = 32,         /* cuFuncGetAttribute(NUM_REGS) */
         .cooperative = (uint32_t)coop,
     };
-    fc_activity_report(sink, s, &a, end, fn->dur_ns, g);
+    fc_activity_report(sink, s, &a, end, dur_ns, g);
 }
 
 static inline CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
@@ -43,10 +43,17 @@ static inline CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned g
         (uint64_t)bx * by * bz > 1024 || shmem > MAX_SHARED_OPTIN || (params && extra))
         return CUDA_ERROR_INVALID_VALUE;
     struct fc_graph *g = NULL;
-    int64_t end = fc_enqueue_op(s, fn->dur_ns, &g);
+    int64_t end = fc_enqueue_op(s, fn->dur_ns, &g), dur_ns = fn->dur_ns;
+    if (__builtin_expect(fc_collective_on(), 0) && end != FC_CAPTURED &&
+        fc_is_collective(fn->name)) {
+        int64_t start = end - dur_ns;
+        end = fc_collective_end(start, dur_ns);
+        fc_stream_extend(s, end);
+        dur_ns = end - start;
+    }
     fakecuda_activity_sink_fn sink = fc_sink();
     if (__builtin_expect(sink != NULL || end == FC_CAPTURED, 0))
-        report_launch(sink, s, fn, gx, gy, gz, bx, by, bz, shmem, coop, end, g);
+        report_launch(sink, s, fn, gx, gy, gz, bx, by, bz, shmem, coop, end, dur_ns, g);
     return CUDA_SUCCESS;
 }
 

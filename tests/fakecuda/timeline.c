@@ -100,6 +100,14 @@ void fc_stream_wait_until(fc_stream *s, int64_t t)
     fc_atomic_max(&s->ctx->all_max, t);
 }
 
+void fc_stream_extend(fc_stream *s, int64_t t)
+{
+    fc_atomic_max(&s->busy_until, t);
+    if (is_blocking(s))
+        fc_atomic_max(&s->ctx->blocking_max, t);
+    fc_atomic_max(&s->ctx->all_max, t);
+}
+
 int64_t fc_copy_ns(size_t bytes, double gbps)
 {
     /* 1 GB/s moves one byte per ns */

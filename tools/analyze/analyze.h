@@ -28,6 +28,25 @@ struct an_trace {
     uint64_t reader_late;        /* events out of order beyond the reorder window */
     struct an_model *model;      /* NULL when unreadable */
     int active;                  /* the process issued GPU work (its model is analyzed) */
+    /* lined up with the other ranks' collectives (run_collectives.c; 0 when not) */
+    uint64_t comm_wait_ns;       /* inside collectives, waiting for the last rank to arrive */
+    uint64_t comm_last;          /* collectives it arrived last at */
+    int64_t clock_offset_ns;     /* its host's clock minus the first rank's host's */
+};
+
+/* The ranks' collectives lined up by number (run_collectives.c). */
+struct an_run_comm {
+    size_t ranks;                /* processes lined up (0: fewer than two had collectives) */
+    uint64_t collectives;        /* each rank's count (the first rank's) */
+    uint64_t joined;             /* of them, kept by every rank and compared */
+    /* how far apart the ranks arrive at a collective (the last one's start minus the
+     * first's, from their durations: a collective ends on every rank at once) */
+    uint64_t skew_median_ns, skew_p90_ns, skew_max_ns;
+    size_t straggler;            /* index in run->traces of the rank that arrives last most */
+    uint64_t straggler_gain_ns;  /* the job's gain were it to arrive with the next-latest */
+    unsigned hosts;              /* distinct host names */
+    uint64_t residual_ns;        /* p90 of |a rank's collective end - the first rank's| after
+                                    aligning hosts' clocks on them */
 };
 
 struct an_options {
@@ -66,8 +85,13 @@ struct an_run {
     uint64_t busy_ns, span_ns;   /* summed busy and wall of active processes */
     int gpu_timeline;            /* all active processes had GPU records */
     uint64_t damaged_bytes, damage_reports, unreadable;
+    struct an_run_comm comm;     /* the ranks' collectives lined up */
 };
 
+/* Lines up the ranks' collectives into run->comm and each trace's comm_ and clock_ fields. */
+void an_run_collectives(struct an_run *run);
+/* 1 when the trace takes part in that: a rank with a GPU timeline and collectives. */
+int an_run_lined_up(const struct an_trace *t);
 void an_options_default(struct an_options *opt);
 /* Expands directories (every *.gwt in them, sorted) and analyzes each file. Returns 0, or
  * -1 when no path could be used (the messages are on stderr). */

@@ -75,6 +75,7 @@ void an_comm_feed_slow(struct an_comm_overlap *c, uint64_t start, uint64_t end, 
     settle(c, start);
     if (comm) {
         c->kernels++;
+        an_comm_sample_add(&c->samples, start, end);
         if (c->npending == AN_COMM_KEEP) {  /* (merge the oldest two: still bounded) */
             c->pending[1].start = c->pending[0].start;
             if (c->pending[0].end > c->pending[1].end)
@@ -110,5 +111,6 @@ void an_comm_free(struct an_comm_overlap *c)
 {
     free(c->pending);
     free(c->compute);
+    an_comm_samples_free(&c->samples);
     memset(c, 0, sizeof *c);
 }

@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "comm_samples.h"
+
 #define AN_COMM_KEEP 1024
 
 struct an_comm_span {
@@ -26,6 +28,7 @@ struct an_comm_overlap {
     size_t ncompute, compute_cap;
     uint64_t kernels, comm_ns, exposed_ns;
     struct an_comm_span recent;        /* before the first collective: the latest compute span */
+    struct an_comm_samples samples;    /* the collectives' times, to line ranks up */
 };
 
 /* 1 when a kernel's name is a collective's: NCCL's and RCCL's device kernels. */

@@ -52,6 +52,16 @@ const struct an_finding *an_findings_find(const struct an_findings *list, const 
     return NULL;
 }
 
+void an_finding_remove(struct an_findings *list, const char *id)
+{
+    const struct an_finding *f = an_findings_find(list, id);
+    if (!f)
+        return;
+    size_t i = (size_t)(f - list->items);
+    memmove(&list->items[i], &list->items[i + 1], (list->count - i - 1) * sizeof *f);
+    list->count--;
+}
+
 static int by_saving(const void *a, const void *b)
 {
     const struct an_finding *x = a, *y = b;

@@ -84,6 +84,8 @@ void an_finding_add_rank(struct an_finding *f, int32_t rank);
 void an_appendf(char *buf, size_t size, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 const struct an_finding *an_findings_find(const struct an_findings *list, const char *id);
+/* Drops the finding with this id, if any. */
+void an_finding_remove(struct an_findings *list, const char *id);
 /* Risks first (soonest first: struck, then by strikes_s, unknown last), then savings
  * (largest first; within 2 % of each other, by id); ties by id. */
 void an_findings_rank(struct an_findings *list);

@@ -393,6 +393,8 @@ void an_model_finish(struct an_model *m)
     m->comm_kernels = st->comm.kernels;
     m->comm_ns = st->comm.comm_ns;
     m->comm_exposed_ns = st->comm.exposed_ns;
+    m->comm_samples = st->comm.samples;
+    memset(&st->comm.samples, 0, sizeof st->comm.samples);
     an_comm_free(&st->comm);
     an_cpu_summarize(&st->cpu, m->steady_start, m->steady_end, m->header.pid, &m->cpu);
     an_cpu_free(&st->cpu);
@@ -429,6 +431,7 @@ void an_model_free(struct an_model *m)
     }
     for (int i = 0; i < 2; i++)
         free(m->input_lengths[i].longs);
+    an_comm_samples_free(&m->comm_samples);
     free(m);
 }
 

@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "an_event.h"
+#include "comm_samples.h"
 #include "cpu_use.h"
 #include "gpuwatch/trace_format.h"
 #include "kernel_times.h"
@@ -253,6 +254,7 @@ struct an_model {
     /* collectives (NCCL/RCCL kernels, GPU records): how many, their GPU time, and the part
      * of it no compute kernel ran beside (exposed: the step waits for it) */
     uint64_t comm_kernels, comm_ns, comm_exposed_ns;
+    struct an_comm_samples comm_samples;  /* their times, to line ranks up (run_collectives.c) */
 
     /* draining calls by entry point (whole run), and device-to-host copies of a scalar
      * (<= 64 bytes, what .item() makes) among them */

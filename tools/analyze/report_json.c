@@ -289,8 +289,10 @@ static void process(FILE *out, const struct an_trace *t)
     fputs(",\n   ", out);
     kernels(out, m);
     fprintf(out, ",\n   \"communication\": {\"kernels\": %" PRIu64 ", \"gpu_ns\": %" PRIu64
-                 ", \"exposed_ns\": %" PRIu64 "}",
-            m->comm_kernels, m->comm_ns, m->comm_exposed_ns);
+                 ", \"exposed_ns\": %" PRIu64 ", \"waited_ns\": %" PRIu64
+                 ", \"last_arrivals\": %" PRIu64 ", \"clock_offset_ns\": %" PRId64 "}",
+            m->comm_kernels, m->comm_ns, m->comm_exposed_ns, t->comm_wait_ns, t->comm_last,
+            t->clock_offset_ns);
     fputs(",\n   ", out);
     memory(out, m);
     fputs(",\n   ", out);
@@ -479,9 +481,20 @@ void an_report_json(FILE *out, const struct an_run *run)
             run->ntraces, run->active, run->wall_ns, run->busy_ns);
     num(out, an_run_util(run));
     fprintf(out, ", \"gpu_timeline\": \"%s\", \"findings\": %zu, \"unreadable\": %" PRIu64
-            ", \"damage_reports\": %" PRIu64 ", \"damaged_bytes\": %" PRIu64 "},\n\"traces\": [",
+            ", \"damage_reports\": %" PRIu64 ", \"damaged_bytes\": %" PRIu64,
             timeline(run->gpu_timeline), run->findings.count, run->unreadable,
             run->damage_reports, run->damaged_bytes);
+    const struct an_run_comm *c = &run->comm;
+    if (c->ranks >= 2)
+        fprintf(out, ", \"collectives\": {\"ranks\": %zu, \"collectives\": %" PRIu64
+                     ", \"compared\": %" PRIu64 ", \"skew_median_ns\": %" PRIu64
+                     ", \"skew_p90_ns\": %" PRIu64 ", \"skew_max_ns\": %" PRIu64
+                     ", \"hosts\": %u, \"clock_residual_ns\": %" PRIu64 "}",
+                c->ranks, c->collectives, c->joined, c->skew_median_ns, c->skew_p90_ns,
+                c->skew_max_ns, c->hosts, c->residual_ns);
+    else
+        fputs(", \"collectives\": null", out);
+    fputs("},\n\"traces\": [", out);
     for (size_t i = 0; i < run->ntraces; i++) {
         fputs(i ? ",\n" : "\n", out);
         trace(out, &run->traces[i]);

@@ -141,6 +141,21 @@ static void summary(FILE *out, const struct an_run *run)
                      "(no compute kernel beside it: the step waits)\n",
                 m->comm_kernels, comm, exposed);
     }
+    const struct an_run_comm *c = &run->comm;
+    if (c->ranks >= 2) {
+        char med[32], p90[32], max[32], residual[32];
+        an_fmt_ns(med, sizeof med, (double)c->skew_median_ns);
+        an_fmt_ns(p90, sizeof p90, (double)c->skew_p90_ns);
+        an_fmt_ns(max, sizeof max, (double)c->skew_max_ns);
+        an_fmt_ns(residual, sizeof residual, (double)c->residual_ns);
+        fprintf(out, "  ranks         %zu lined up on %" PRIu64 " collectives (%" PRIu64
+                     " compared); the last arrives %s after the first (median per "
+                     "collective; p90 %s, max %s)\n",
+                c->ranks, c->collectives, c->joined, med, p90, max);
+        fprintf(out, "  clocks        %u host%s: %s; collective ends agree within %s (p90)\n",
+                c->hosts, c->hosts == 1 ? "" : "s",
+                c->hosts == 1 ? "one clock" : "aligned on the collectives' ends", residual);
+    }
     uint64_t total = 0;
     double hours = 0;
     for (size_t i = 0; i < run->findings.count; i++) {
@@ -315,8 +330,9 @@ static void processes(FILE *out, const struct an_run *run)
 {
     if (run->active < 2)
         return;
-    fprintf(out, "\nProcesses\n  %-5s %-8s %11s %11s %5s %11s  %-24s %s\n", "rank", "pid", "wall",
-            "step", "GPU", "comm exp.", "most idle (steady)", "top finding (its evidence)");
+    fprintf(out, "\nProcesses\n  %-5s %-8s %11s %11s %5s %11s %11s  %-24s %s\n", "rank", "pid",
+            "wall", "step", "GPU", "comm exp.", "waited", "most idle (steady)",
+            "top finding (its evidence)");
     for (size_t i = 0; i < run->ntraces; i++) {
         const struct an_trace *t = &run->traces[i];
         if (!t->active || !t->model)
@@ -340,11 +356,14 @@ static void processes(FILE *out, const struct an_run *run)
                 break;
             }
         double util = m->steps.steady ? an_steady_util(m) : an_gpu_util(m);
-        char comm[32] = "-";  /* exposed communication: what a straggler makes the others wait */
+        /* exposed communication, and the wait for the last rank inside collectives */
+        char comm[32] = "-", waited[32] = "-";
         if (m->comm_kernels)
             an_fmt_ns(comm, sizeof comm, (double)m->comm_exposed_ns);
-        fprintf(out, "  %-5s %-8" PRIu32 " %11s %11s %4.0f%% %11s  %-24s %s\n", rank,
-                t->hdr.pid, wall, step, util * 100, comm, idle, top);
+        if (run->comm.ranks >= 2 && an_run_lined_up(t))
+            an_fmt_ns(waited, sizeof waited, (double)t->comm_wait_ns);
+        fprintf(out, "  %-5s %-8" PRIu32 " %11s %11s %4.0f%% %11s %11s  %-24s %s\n", rank,
+                t->hdr.pid, wall, step, util * 100, comm, waited, idle, top);
     }
 }
 

@@ -5,36 +5,41 @@
  * while backward still runs, FSDP prefetches the next layer's parameters, and accumulation
  * steps need no all-reduce at all. The saving is the exposed time, an upper bound (there
  * must be compute to hide it behind); not replayed. The threshold is the findings' own
- * (min_share of the wall time). Across ranks, exposed collectives on the fast ranks are
- * their wait for a slow one: the process lines of the report show which is slow.
+ * (min_share of the wall time). Across ranks, part of a fast rank's exposed collective
+ * time is its wait for the last rank (run_collectives.c lines them up): the run-level pass
+ * takes that part out, since overlap cannot hide it (the straggler finding has it).
  */
 #include <inttypes.h>
 #include <stdio.h>
 
+#include "analyze.h"
 #include "rules.h"
 
-void an_rule_exposed_comm(const struct an_model *m, const struct an_rule_ctx *ctx,
-                          struct an_findings *out)
+/* The finding for exposed collective time `exposed` of m's, beside `waited` more that
+ * was the wait for the last rank (0 when unknown: one process alone). */
+static void add_finding(const struct an_model *m, uint64_t exposed, uint64_t waited,
+                        struct an_findings *out)
 {
-    (void)ctx;
-    if (!m->gpu_timeline || !m->comm_kernels || !m->wall_ns)
-        return;
-    double share = (double)m->comm_exposed_ns / (double)m->wall_ns;
-    if (share < m->th.min_share)
-        return;
+    double share = (double)exposed / (double)m->wall_ns;
     struct an_finding *f = an_finding_add(out, "exposed_communication");
     if (!f)
         return;
-    char comm[32], exposed[32];
+    char comm[32], shown[32], wait[32];
     an_fmt_ns(comm, sizeof comm, (double)m->comm_ns);
-    an_fmt_ns(exposed, sizeof exposed, (double)m->comm_exposed_ns);
+    an_fmt_ns(shown, sizeof shown, (double)exposed);
+    an_fmt_ns(wait, sizeof wait, (double)waited);
     snprintf(f->title, sizeof f->title,
              "Collectives the GPU waits for: %.0f%% of the run in communication no compute "
              "ran beside", share * 100);
     an_appendf(f->evidence, sizeof f->evidence,
                "%" PRIu64 " collective kernels (NCCL) took %s on the GPU; %s of it (%.0f%% of "
                "the wall time) with no compute kernel running beside it on another stream.",
-               m->comm_kernels, comm, exposed, share * 100);
+               m->comm_kernels, comm, shown, share * 100);
+    if (waited)
+        an_appendf(f->evidence, sizeof f->evidence,
+                   " Not counted: %s more inside them spent waiting for the last rank to "
+                   "arrive, which overlap cannot hide (the ranks' collectives lined up).",
+                   wait);
     snprintf(f->change, sizeof f->change,
              "Overlap communication with compute. With DistributedDataParallel the gradient "
              "all-reduce can run during backward: lower bucket_cap_mb so the first buckets "
@@ -43,11 +48,45 @@ void an_rule_exposed_comm(const struct an_model *m, const struct an_rule_ctx *ct
              "under model.no_sync(). With FSDP, forward_prefetch=True and "
              "backward_prefetch=BackwardPrefetch.BACKWARD_PRE. If one rank is slower than "
              "the others, they wait for it inside their collectives: fix that rank first.");
-    an_set_saving(m, f, m->comm_exposed_ns);
+    an_set_saving(m, f, exposed);
     f->first_ts = m->first_ts;
     f->last_ts = m->last_ts;
     an_finding_fig(f, "collectives", (double)m->comm_kernels);
     an_finding_fig(f, "comm_ns", (double)m->comm_ns);
-    an_finding_fig(f, "exposed_ns", (double)m->comm_exposed_ns);
+    an_finding_fig(f, "exposed_ns", (double)exposed);
     an_finding_fig(f, "exposed_share", share);
+    an_finding_fig(f, "waited_ns", (double)waited);
+}
+
+void an_rule_exposed_comm(const struct an_model *m, const struct an_rule_ctx *ctx,
+                          struct an_findings *out)
+{
+    (void)ctx;
+    if (!m->gpu_timeline || !m->comm_kernels || !m->wall_ns ||
+        (double)m->comm_exposed_ns < m->th.min_share * (double)m->wall_ns)
+        return;
+    add_finding(m, m->comm_exposed_ns, 0, out);
+}
+
+void an_run_rule_exposed_comm(struct an_run *run)
+{
+    if (run->comm.ranks < 2)
+        return;
+    an_finding_remove(&run->findings, "exposed_communication");
+    for (size_t i = 0; i < run->ntraces; i++) {
+        const struct an_trace *t = &run->traces[i];
+        const struct an_model *m = t->model;
+        if (!an_run_lined_up(t) || !m->wall_ns)
+            continue;
+        uint64_t waited = t->comm_wait_ns < m->comm_exposed_ns ? t->comm_wait_ns
+                                                               : m->comm_exposed_ns;
+        uint64_t exposed = m->comm_exposed_ns - waited;
+        if ((double)exposed < m->th.min_share * (double)m->wall_ns)
+            continue;
+        struct an_findings mine = {0};
+        add_finding(m, exposed, waited, &mine);
+        if (mine.count)
+            an_run_merge_finding(run, t, &mine.items[0]);
+        an_findings_free(&mine);
+    }
 }

@@ -48,7 +48,13 @@ void an_rule_exposed_comm(const struct an_model *m, const struct an_rule_ctx *ct
 /* Run-level: the rank the others wait for in their collectives (rule_straggler.c). Its id
  * is among an_run_rule_ids, for --fail-if. */
 struct an_run;
+struct an_trace;
 void an_rule_straggler(struct an_run *run);
+/* Takes the ranks' waits for the last rank out of their exposed communication. */
+void an_run_rule_exposed_comm(struct an_run *run);
+/* Adds process t's finding f to the run's: one per id, with the evidence of the process
+ * where it saves most and the ranks it holds on (run_analysis.c). */
+void an_run_merge_finding(struct an_run *run, const struct an_trace *t, struct an_finding *f);
 extern const char *const an_run_rule_ids[];
 extern const size_t an_nrun_rules;
 void an_rule_shared_gpu(const struct an_model *m, const struct an_rule_ctx *ctx,

@@ -297,7 +297,7 @@ static void cpu_count(struct an_run *run, const struct an_trace *t)
 
 /* Keeps one finding per id: the evidence of the process where it saves most, and the
  * ranks it holds on. */
-static void merge(struct an_run *run, const struct an_trace *t, struct an_finding *f)
+void an_run_merge_finding(struct an_run *run, const struct an_trace *t, struct an_finding *f)
 {
     f->pid = t->hdr.pid;
     f->rank = t->hdr.rank;
@@ -399,9 +399,11 @@ int an_run_paths(struct an_run *run, char *const *paths, int npaths,
         struct an_findings mine = {0};
         an_run_rules(t->model, &ctx, &mine);
         for (size_t k = 0; k < mine.count; k++)
-            merge(run, t, &mine.items[k]);
+            an_run_merge_finding(run, t, &mine.items[k]);
         an_findings_free(&mine);
     }
+    an_run_collectives(run);
+    an_run_rule_exposed_comm(run);
     an_rule_straggler(run);
     an_findings_rank(&run->findings);
     return 0;

@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# Four ranks of a data-parallel job (examples/ranks.c) run on the simulated GPU under the
+# shim with the timeline on; their all-reduces end together across the processes
+# (FAKECUDA_COLLECTIVE_FILE), as NCCL's do. Checks, on the analysis of the run directory:
+#   - rank 2 loads 4x slower: the straggler finding names rank 2 and its own cause
+#     (input_pipeline), it arrived last at every collective (but maybe the first: the
+#     processes start apart), and the others' exposed
+#     communication is their wait for it, not an exposed_communication finding;
+#   - four alike: no straggler, the ranks arrive within 0.5 ms of each other;
+#   - the all-reduce after backward with nothing beside it: exposed_communication, with its
+#     share of the wall time, and about the 40 x 800 us the collectives lasted (-5 %, +25 %);
+#   - the savings predicted (median of 3 runs each) are within +-20 % of the wall time the
+#     fix gave: planted run minus the four-alike run.
+#   test_ranks.sh BUILD_DIR
+set -u
+BUILD=${1:?usage: test_ranks.sh BUILD_DIR}
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/test_ranks.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+failures=0
+fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
+. "$(dirname "$0")/lib_examples.sh"
+RANKS=4
+
+# run_ranks DIR [ARGS...]: the four ranks at once, traced into DIR; analysis in DIR.json
+run_ranks() {
+    local dir=$1 pids=() r
+    shift
+    rm -rf "$dir" "$dir.collective"
+    mkdir -p "$dir"
+    for ((r = 0; r < RANKS; r++)); do
+        RANK=$r LOCAL_RANK=$r WORLD_SIZE=$RANKS FAKECUDA_COLLECTIVE_FILE="$dir.collective" \
+            FAKECUDA_MOVE_BYTES=0 LD_LIBRARY_PATH="$FAKE" GPUWATCH_CUPTI="$CUPTI" \
+            LD_PRELOAD="$SHIM" GPUWATCH_OUTPUT="$dir" "$BUILD/examples/example_ranks" "$@" \
+            >"$dir.log$r" 2>&1 &
+        pids+=($!)
+    done
+    for r in "${pids[@]}"; do
+        wait "$r" || fail "a rank of example_ranks $* exited $?: $(cat "$dir".log*)"
+    done
+    [ "$(ls "$dir"/*.gwt | wc -l)" == $RANKS ] || fail "example_ranks $*: not $RANKS traces"
+    "$GPUWATCH" analyze --json "$dir" >"$dir.json" 2>"$dir.err" ||
+        fail "analyze of example_ranks $*: $(head -2 "$dir.err")"
+}
+
+# check DIR SCENARIO: the properties above; prints "SAVING WALL" of the scenario's finding
+check() {
+    python3 - "$1.json" "$2" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+scenario = sys.argv[2]
+problems = []
+found = {f["id"]: f for f in d["findings"]}
+procs = d["processes"]
+coll = d["run"]["collectives"]
+if len(procs) != 4 or sorted(p["rank"] for p in procs) != [0, 1, 2, 3]:
+    problems.append("ranks %s" % [p["rank"] for p in procs])
+for p in procs:
+    if p["communication"]["kernels"] != 40:
+        problems.append("rank %d: %d collectives" % (p["rank"], p["communication"]["kernels"]))
+if not coll or coll["ranks"] != 4 or coll["collectives"] != 40 or coll["compared"] != 40 or coll["hosts"] != 1:
+    problems.append("collectives lined up: %s" % coll)
+wall = procs[0]["wall_ns"]
+saving = 0
+if scenario == "straggler":
+    f = found.get("straggler")
+    if not f:
+        problems.append("no straggler finding")
+    else:
+        saving = f["saving_ns"]
+        if f["process_rank"] != 2 or f["figures"]["straggler_rank"] != 2 or f["ranks"] != [0, 1, 2, 3]:
+            problems.append("straggler: rank %s, ranks %s" % (f["process_rank"], f["ranks"]))
+        # (at every collective; the first may differ: the processes start apart)
+        if f["figures"]["last_arrivals"] < 39:
+            problems.append("rank 2 arrived last at %d of 40" % f["figures"]["last_arrivals"])
+        if "its top finding is input_pipeline" not in f["evidence"]:
+            problems.append("straggler's own cause: %s" % f["evidence"])
+    if "exposed_communication" in found:
+        problems.append("the fast ranks' wait was called exposed communication")
+    slow = [p for p in procs if p["rank"] == 2][0]["communication"]
+    if slow["waited_ns"] >= 3000000 or slow["last_arrivals"] < 39:
+        problems.append("rank 2 waited %d ns, last at %d" % (slow["waited_ns"], slow["last_arrivals"]))
+    if not 2900000 <= coll["skew_median_ns"] <= 3600000:
+        problems.append("skew %d ns, planted 3 ms" % coll["skew_median_ns"])
+elif scenario == "even":
+    if "straggler" in found:
+        problems.append("a straggler among four alike: %s" % found["straggler"]["evidence"])
+    if coll["skew_median_ns"] > 500000:
+        problems.append("four alike arrive %d ns apart" % coll["skew_median_ns"])
+elif scenario == "serial":
+    f = found.get("exposed_communication")
+    if not f:
+        problems.append("no exposed_communication finding")
+    else:
+        saving = f["saving_ns"]
+        fig = f["figures"]
+        if not 0.95 * 40 * 800000 <= fig["exposed_ns"] <= 1.25 * 40 * 800000:
+            problems.append("exposed %d ns, the collectives lasted 40 x 800 us" % fig["exposed_ns"])
+        if fig["collectives"] != 40 or saving != fig["exposed_ns"]:
+            problems.append("figures %s, saving %d" % (fig, saving))
+        rank_wall = [p["wall_ns"] for p in procs if p["rank"] == f["process_rank"]][0]
+        if abs(fig["exposed_share"] - fig["exposed_ns"] / rank_wall) > 1e-5:
+            problems.append("share %g of %d ns in %d ns" % (fig["exposed_share"], fig["exposed_ns"], rank_wall))
+print("; ".join(problems) if problems else "ok %d %d" % (saving, wall))
+PY
+}
+
+declare -A ratios
+for run in 1 2 3; do
+    declare -A wall saving
+    for scenario in straggler even serial; do
+        args=()
+        [ $scenario == straggler ] && args=(--slow-rank 2)
+        [ $scenario == serial ] && args=(--serial-comm)
+        run_ranks "$WORK/$scenario" "${args[@]}"
+        verdict=$(check "$WORK/$scenario" $scenario)
+        if [[ $verdict != ok* ]]; then
+            fail "$scenario (run $run): $verdict"
+            continue
+        fi
+        read -r saving[$scenario] wall[$scenario] <<<"${verdict#ok }"
+    done
+    for scenario in straggler serial; do
+        [ -n "${saving[$scenario]:-}" ] && [ -n "${wall[even]:-}" ] || continue
+        ratios[$scenario]+="$(awk -v p="${saving[$scenario]}" -v a="${wall[$scenario]}" \
+            -v b="${wall[even]}" 'BEGIN {printf "%.3f", p / (a - b)}') "
+    done
+    unset wall saving
+done
+for scenario in straggler serial; do
+    r=$(echo ${ratios[$scenario]:-} | tr ' ' '\n' | median)
+    echo "$scenario: predicted / measured gain ${ratios[$scenario]:-}(median $r)"
+    awk -v r="${r:-0}" 'BEGIN {exit !(r >= 0.8 && r <= 1.2)}' ||
+        fail "$scenario: predicted / measured gain $r, outside 0.8-1.2"
+done
+[ $failures == 0 ] && echo "test_ranks: all checks passed" || echo "test_ranks: $failures failed"
+exit $((failures > 0))

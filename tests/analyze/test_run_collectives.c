@@ -1,0 +1,170 @@
+/* The ranks' collectives lined up (run_collectives.c, comm_samples.c): waits, arrivals,
+ * skew, the straggler's gain and the hosts' clock offsets, on ranks whose collectives are
+ * written here with known starts and ends. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "analyze.h"
+#include "comm_samples.h"
+
+#define US 1000ull
+#define MS 1000000ull
+
+struct world {
+    struct an_run run;
+    struct an_trace traces[4];
+};
+
+/* Rank r on host `host` whose clock reads `clock_error` ahead of the first host's. */
+static void add_rank(struct world *w, int32_t rank, const char *host, int64_t clock_error)
+{
+    struct an_trace *t = &w->traces[w->run.ntraces++];
+    memset(t, 0, sizeof *t);
+    t->active = 1;
+    t->hdr.rank = rank;
+    t->hdr.pid = 100 + (uint32_t)rank;
+    strncpy(t->hdr.hostname, host, sizeof t->hdr.hostname - 1);
+    t->hdr.realtime_minus_trace_ns = clock_error;
+    t->model = calloc(1, sizeof *t->model);
+    assert_non_null(t->model);
+    t->model->gpu_timeline = 1;
+    w->run.traces = w->traces;
+}
+
+/* The k-th collective of a rank: it ends at `end` on the common clock and lasted dur. */
+static void collective(struct world *w, size_t i, uint64_t end, uint64_t dur)
+{
+    assert_int_equal(an_comm_sample_add(&w->traces[i].model->comm_samples, end - dur, end), 0);
+}
+
+static void world_free(struct world *w)
+{
+    for (size_t i = 0; i < w->run.ntraces; i++)
+        an_model_free(w->traces[i].model);
+}
+
+/* Three ranks, two hosts: rank 2 (host b, its clock 5 ms ahead) arrives 1 ms after the
+ * others at each of 100 collectives; its ends jitter by +-100 ns. */
+static void straggler_on_another_host(void **state)
+{
+    (void)state;
+    struct world w = {0};
+    add_rank(&w, 0, "a", 0);
+    add_rank(&w, 1, "a", 0);
+    add_rank(&w, 2, "b", 5 * (int64_t)MS);
+    for (uint64_t k = 0; k < 100; k++) {
+        uint64_t end = 10 * MS + k * 4 * MS;
+        collective(&w, 0, end, 1500 * US);
+        collective(&w, 1, end, 1500 * US);
+        /* (trace clock: its realtime offset corrects the 5 ms, to within the jitter) */
+        uint64_t jitter = k % 2 ? 100 : 0;
+        collective(&w, 2, end + jitter, 500 * US + jitter);
+    }
+    an_run_collectives(&w.run);
+    const struct an_run_comm *c = &w.run.comm;
+    assert_int_equal(c->ranks, 3);
+    assert_int_equal(c->collectives, 100);
+    assert_int_equal(c->joined, 100);
+    assert_int_equal(c->straggler, 2);
+    /* were it to arrive with the others: 1 ms sooner, less the jitter, 100 times */
+    assert_int_equal(c->straggler_gain_ns, 100 * MS - 50 * 100);
+    assert_int_equal(w.traces[0].comm_wait_ns, 100 * MS - 50 * 100);
+    assert_int_equal(w.traces[1].comm_wait_ns, 100 * MS - 50 * 100);
+    assert_int_equal(w.traces[2].comm_wait_ns, 0);
+    assert_int_equal(w.traces[0].comm_last, 0);
+    assert_int_equal(w.traces[2].comm_last, 100);
+    assert_int_equal(c->skew_median_ns, 1 * MS);  /* k odd: 1 ms - 100 ns, even: 1 ms */
+    assert_int_equal(c->skew_max_ns, 1 * MS);
+    /* the hosts: b's clock 5 ms ahead (the median of its ends against rank 0's) */
+    assert_int_equal(c->hosts, 2);
+    assert_int_equal(w.traces[0].clock_offset_ns, 0);
+    assert_int_equal(w.traces[1].clock_offset_ns, 0);
+    assert_int_equal(w.traces[2].clock_offset_ns, 5 * (int64_t)MS + 100);
+    assert_int_equal(c->residual_ns, 100);
+    world_free(&w);
+}
+
+/* More collectives than are kept: every rank keeps the same ones, and the sums scale to
+ * all of them. */
+static void decimated_alike(void **state)
+{
+    (void)state;
+    struct world w = {0};
+    add_rank(&w, 0, "a", 0);
+    add_rank(&w, 1, "a", 0);
+    uint64_t n = 3 * AN_COMM_SAMPLES + 5;
+    for (uint64_t k = 0; k < n; k++) {
+        uint64_t end = MS + k * MS;
+        collective(&w, 0, end, 300 * US);
+        collective(&w, 1, end, 100 * US);  /* rank 1 is 200 us late each time */
+    }
+    const struct an_comm_samples *s = &w.traces[0].model->comm_samples;
+    assert_int_equal(s->count, n);
+    assert_int_equal(s->stride, 4);
+    assert_int_equal(s->n, (n + 3) / 4);
+    assert_non_null(an_comm_sample_find(s, 8));
+    assert_null(an_comm_sample_find(s, 6));
+    an_run_collectives(&w.run);
+    assert_int_equal(w.run.comm.joined, (n + 3) / 4);
+    assert_int_equal(w.run.comm.straggler, 1);
+    assert_int_equal(w.traces[0].comm_wait_ns, n * 200 * US);
+    assert_int_equal(w.run.comm.straggler_gain_ns, n * 200 * US);
+    assert_int_equal(w.traces[1].comm_last, n);
+    world_free(&w);
+}
+
+/* Ranks that are not lined up: one process alone, one with no rank, one host-only. */
+static void nothing_to_line_up(void **state)
+{
+    (void)state;
+    struct world w = {0};
+    add_rank(&w, 0, "a", 0);
+    add_rank(&w, -1, "a", 0);
+    add_rank(&w, 2, "a", 0);
+    w.traces[2].model->gpu_timeline = 0;
+    for (size_t i = 0; i < 3; i++)
+        collective(&w, i, 2 * MS, MS);
+    an_run_collectives(&w.run);
+    assert_int_equal(w.run.comm.ranks, 0);
+    assert_int_equal(w.traces[0].comm_wait_ns, 0);
+    assert_false(an_run_lined_up(&w.traces[1]));
+    assert_false(an_run_lined_up(&w.traces[2]));
+    assert_true(an_run_lined_up(&w.traces[0]));
+    world_free(&w);
+}
+
+/* A rank that lost some collectives' records: only those all kept are compared. */
+static void lost_records(void **state)
+{
+    (void)state;
+    struct world w = {0};
+    add_rank(&w, 0, "a", 0);
+    add_rank(&w, 1, "a", 0);
+    for (uint64_t k = 0; k < 10; k++) {
+        collective(&w, 0, MS + k * MS, 400 * US);
+        if (k < 8)
+            collective(&w, 1, MS + k * MS, 100 * US);
+    }
+    an_run_collectives(&w.run);
+    assert_int_equal(w.run.comm.collectives, 10);
+    assert_int_equal(w.run.comm.joined, 8);
+    /* 8 compared, 300 us each, scaled to the first rank's 10 */
+    assert_int_equal(w.traces[0].comm_wait_ns, 10 * 300 * US);
+    world_free(&w);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(straggler_on_another_host),
+        cmocka_unit_test(decimated_alike),
+        cmocka_unit_test(nothing_to_line_up),
+        cmocka_unit_test(lost_records),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

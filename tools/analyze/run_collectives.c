@@ -1,0 +1,181 @@
+/*
+ * The ranks' collectives lined up (struct an_run_comm). The k-th collective is the same
+ * operation on every rank and ends on all of them at once, when the last rank has arrived
+ * and the transfer is done; so the rank that arrives last has the shortest kernel, and
+ * every other rank's kernel is longer by its wait for that one. Durations need no common
+ * clock: the waits, the skew and the straggler come from them alone. The ends, which do
+ * need one, align the hosts' clocks: per host the median of its ranks' end minus the first
+ * rank's end, and what is left after that is said as the residual error.
+ *
+ * Reads the kept samples (comm_samples.h) of the ranks with a GPU timeline; joins those
+ * that every rank kept, and scales sums to the first rank's count of collectives.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyze.h"
+#include "comm_samples.h"
+
+static int by_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int by_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The samples every rank kept: their numbers, from the first rank's. */
+static size_t join(struct an_trace *const *ranks, size_t n, uint64_t *numbers)
+{
+    const struct an_comm_samples *first = &ranks[0]->model->comm_samples;
+    size_t joined = 0;
+    for (size_t i = 0; i < first->n; i++) {
+        uint64_t k = first->v[i].number;
+        size_t r = 1;
+        while (r < n && an_comm_sample_find(&ranks[r]->model->comm_samples, k))
+            r++;
+        if (r == n)
+            numbers[joined++] = k;
+    }
+    return joined;
+}
+
+static uint64_t end_realtime(const struct an_trace *t, const struct an_comm_sample *s)
+{
+    return s->end + (uint64_t)t->hdr.realtime_minus_trace_ns;  /* (wraps as int64 would) */
+}
+
+/* Per host, the clock offset to the first rank's host; the residual after it (p90). */
+static void align_clocks(struct an_run *run, struct an_trace *const *ranks, size_t n,
+                         const uint64_t *numbers, size_t joined, int64_t *diffs)
+{
+    struct an_run_comm *c = &run->comm;
+    c->hosts = 0;
+    for (size_t r = 0; r < n; r++) {
+        size_t same = 0;
+        while (same < r && strncmp(ranks[same]->hdr.hostname, ranks[r]->hdr.hostname,
+                                   sizeof ranks[r]->hdr.hostname))
+            same++;
+        if (same < r) {
+            ranks[r]->clock_offset_ns = ranks[same]->clock_offset_ns;
+            continue;
+        }
+        c->hosts++;
+        size_t nd = 0;  /* every rank of this host against the first rank */
+        for (size_t q = r; q < n; q++) {
+            if (strncmp(ranks[q]->hdr.hostname, ranks[r]->hdr.hostname,
+                        sizeof ranks[r]->hdr.hostname))
+                continue;
+            for (size_t j = 0; j < joined; j++) {
+                const struct an_comm_sample *a =
+                    an_comm_sample_find(&ranks[q]->model->comm_samples, numbers[j]);
+                const struct an_comm_sample *b =
+                    an_comm_sample_find(&ranks[0]->model->comm_samples, numbers[j]);
+                diffs[nd++] = (int64_t)(end_realtime(ranks[q], a) - end_realtime(ranks[0], b));
+            }
+        }
+        qsort(diffs, nd, sizeof *diffs, by_i64);
+        ranks[r]->clock_offset_ns = r == 0 || !nd ? 0 : diffs[nd / 2];
+    }
+    size_t nd = 0;
+    for (size_t r = 0; r < n; r++)
+        for (size_t j = 0; j < joined; j++) {
+            const struct an_comm_sample *a =
+                an_comm_sample_find(&ranks[r]->model->comm_samples, numbers[j]);
+            const struct an_comm_sample *b =
+                an_comm_sample_find(&ranks[0]->model->comm_samples, numbers[j]);
+            int64_t d = (int64_t)(end_realtime(ranks[r], a) - end_realtime(ranks[0], b)) -
+                        ranks[r]->clock_offset_ns;
+            diffs[nd++] = d < 0 ? -d : d;
+        }
+    qsort(diffs, nd, sizeof *diffs, by_i64);
+    c->residual_ns = nd ? (uint64_t)diffs[nd * 9 / 10 < nd ? nd * 9 / 10 : nd - 1] : 0;
+}
+
+int an_run_lined_up(const struct an_trace *t)
+{
+    return t->active && t->model && t->hdr.rank >= 0 && t->model->gpu_timeline &&
+           t->model->comm_samples.n;
+}
+
+void an_run_collectives(struct an_run *run)
+{
+    struct an_run_comm *c = &run->comm;
+    memset(c, 0, sizeof *c);
+    struct an_trace **ranks = calloc(run->ntraces ? run->ntraces : 1, sizeof *ranks);
+    if (!ranks)
+        return;
+    size_t n = 0;
+    for (size_t i = 0; i < run->ntraces; i++) {
+        struct an_trace *t = &run->traces[i];
+        t->comm_wait_ns = t->comm_last = 0;
+        t->clock_offset_ns = 0;
+        if (an_run_lined_up(t))
+            ranks[n++] = t;
+    }
+    const struct an_comm_samples *first = n ? &ranks[0]->model->comm_samples : NULL;
+    uint64_t *numbers = n >= 2 ? malloc(first->n * sizeof *numbers) : NULL;
+    uint64_t *skews = numbers ? malloc(first->n * sizeof *skews) : NULL;
+    uint64_t *durs = skews ? malloc(n * sizeof *durs) : NULL;
+    uint64_t *gain = durs ? calloc(n, sizeof *gain) : NULL;
+    int64_t *diffs = gain ? malloc(first->n * n * sizeof *diffs) : NULL;
+    size_t joined = diffs ? join(ranks, n, numbers) : 0;
+    if (joined) {
+        c->ranks = n;
+        c->collectives = first->count;
+        c->joined = joined;
+        for (size_t j = 0; j < joined; j++) {
+            size_t last = 0;
+            uint64_t longest = 0;
+            for (size_t r = 0; r < n; r++) {
+                const struct an_comm_sample *s =
+                    an_comm_sample_find(&ranks[r]->model->comm_samples, numbers[j]);
+                durs[r] = s->end > s->start ? s->end - s->start : 0;
+                if (durs[r] < durs[last])
+                    last = r;
+                if (durs[r] > longest)
+                    longest = durs[r];
+            }
+            skews[j] = longest - durs[last];
+            ranks[last]->comm_last++;
+            for (size_t r = 0; r < n; r++)
+                ranks[r]->comm_wait_ns += durs[r] - durs[last];
+            /* were rank r as early as the next-latest, the collective would end sooner by
+             * the next-shortest kernel minus r's own */
+            for (size_t r = 0; r < n; r++) {
+                uint64_t next = UINT64_MAX;
+                for (size_t q = 0; q < n; q++)
+                    if (q != r && durs[q] < next)
+                        next = durs[q];
+                if (next > durs[r])
+                    gain[r] += next - durs[r];
+            }
+        }
+        /* the sums over the kept collectives, scaled to all of them */
+        double scale = (double)first->count / (double)joined;
+        size_t slow = 0;
+        for (size_t r = 0; r < n; r++) {
+            ranks[r]->comm_wait_ns = (uint64_t)((double)ranks[r]->comm_wait_ns * scale + 0.5);
+            ranks[r]->comm_last = (uint64_t)((double)ranks[r]->comm_last * scale + 0.5);
+            if (gain[r] > gain[slow])
+                slow = r;
+        }
+        c->straggler = (size_t)(ranks[slow] - run->traces);
+        c->straggler_gain_ns = (uint64_t)((double)gain[slow] * scale + 0.5);
+        qsort(skews, joined, sizeof *skews, by_u64);
+        c->skew_median_ns = skews[joined / 2];
+        c->skew_p90_ns = skews[joined * 9 / 10 < joined ? joined * 9 / 10 : joined - 1];
+        c->skew_max_ns = skews[joined - 1];
+        align_clocks(run, ranks, n, numbers, joined, diffs);
+    }
+    free(diffs);
+    free(gain);
+    free(durs);
+    free(skews);
+    free(numbers);
+    free(ranks);
+}
