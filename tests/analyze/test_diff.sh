@@ -64,6 +64,7 @@ for mode in cupti host; do
     check per_step_sync sync_bubble "$mode"
     check pageable_h2d pageable_h2d "$mode"
     check dataloader_bound input_pipeline "$mode"
+    check launch_bound launch_bound "$mode"
 done
 [ $failures -eq 0 ] || { echo "$failures failure(s)"; exit 1; }
 echo "all diff checks passed"

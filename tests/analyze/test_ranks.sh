@@ -10,7 +10,9 @@
 #   - the all-reduce after backward with nothing beside it: exposed_communication, with its
 #     share of the wall time, and about the 40 x 800 us the collectives lasted (-5 %, +25 %);
 #   - the savings predicted (median of 3 runs each) are within +-20 % of the wall time the
-#     fix gave: planted run minus the four-alike run.
+#     fix gave: planted run minus the four-alike run;
+#   - gpuwatch diff from each planted run to the four-alike one: the finding is gone, the
+#     realized gain printed.
 #   test_ranks.sh BUILD_DIR
 set -u
 BUILD=${1:?usage: test_ranks.sh BUILD_DIR}
@@ -125,6 +127,28 @@ for run in 1 2 3; do
             -v b="${wall[even]}" 'BEGIN {printf "%.3f", p / (a - b)}') "
     done
     unset wall saving
+done
+# gpuwatch diff of the last runs, planted against fixed: the planted finding is gone and
+# the realized gain is the difference of rank 0's wall times
+for pair in "straggler straggler" "serial exposed_communication"; do
+    read -r scenario id <<<"$pair"
+    "$GPUWATCH" diff --json "$WORK/$scenario" "$WORK/even" >"$WORK/diff.json" 2>"$WORK/diff.err" ||
+        { fail "diff $scenario even: $(head -2 "$WORK/diff.err")"; continue; }
+    verdict=$(python3 - "$WORK/diff.json" "$WORK/$scenario.json" "$WORK/even.json" "$id" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+before, after = json.load(open(sys.argv[2])), json.load(open(sys.argv[3]))
+status = {f["id"]: f["status"] for f in d["findings"]}
+realized = before["processes"][0]["wall_ns"] - after["processes"][0]["wall_ns"]
+problems = []
+if status.get(sys.argv[4]) != "gone":
+    problems.append("%s: %s" % (sys.argv[4], status.get(sys.argv[4])))
+if d["change"]["realized_ns"] != realized or realized <= 0:
+    problems.append("realized %d ns, walls differ by %d" % (d["change"]["realized_ns"], realized))
+print("; ".join(problems) if problems else "ok")
+PY
+)
+    [ "$verdict" == ok ] && echo "ok: diff $scenario -> even: $id gone" || fail "diff $scenario even: $verdict"
 done
 for scenario in straggler serial; do
     r=$(echo ${ratios[$scenario]:-} | tr ' ' '\n' | median)

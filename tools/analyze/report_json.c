@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "analyze.h"
+#include "comm_overlap.h"
 #include "text_out.h"
 
 static void str(FILE *out, const char *s)
@@ -290,9 +291,12 @@ static void process(FILE *out, const struct an_trace *t)
     kernels(out, m);
     fprintf(out, ",\n   \"communication\": {\"kernels\": %" PRIu64 ", \"gpu_ns\": %" PRIu64
                  ", \"exposed_ns\": %" PRIu64 ", \"waited_ns\": %" PRIu64
-                 ", \"last_arrivals\": %" PRIu64 ", \"clock_offset_ns\": %" PRId64 "}",
+                 ", \"last_arrivals\": %" PRIu64 ", \"clock_offset_ns\": %" PRId64
+                 ", \"overlap\": ",
             m->comm_kernels, m->comm_ns, m->comm_exposed_ns, t->comm_wait_ns, t->comm_last,
             t->clock_offset_ns);
+    num(out, an_comm_overlap_share(m));
+    fputc('}', out);
     fputs(",\n   ", out);
     memory(out, m);
     fputs(",\n   ", out);

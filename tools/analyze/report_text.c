@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "analyze.h"
+#include "comm_overlap.h"
 #include "rules.h"
 #include "text_out.h"
 
@@ -138,8 +139,8 @@ static void summary(FILE *out, const struct an_run *run)
         an_fmt_ns(comm, sizeof comm, (double)m->comm_ns);
         an_fmt_ns(exposed, sizeof exposed, (double)m->comm_exposed_ns);
         fprintf(out, "  collectives   %" PRIu64 " NCCL kernels, %s on the GPU; %s of it exposed "
-                     "(no compute kernel beside it: the step waits)\n",
-                m->comm_kernels, comm, exposed);
+                     "(no compute kernel beside it: the step waits), %.0f%% overlapped\n",
+                m->comm_kernels, comm, exposed, 100.0 * an_comm_overlap_share(m));
     }
     const struct an_run_comm *c = &run->comm;
     if (c->ranks >= 2) {
