@@ -2,9 +2,11 @@
  * memory_headroom: device memory at its peak (this process + what others held) against
  * the capacity.
  *  - Low (< mem_low_share) while the GPU is underused and per-step fixed costs showed up
- *    (sync bubbles, launch-bound): a larger batch fits and amortizes them. How much larger
- *    is estimated from the memory one step adds on top of what is held between steps.
- *    Saving (upper bound): the larger per-step cost x (1 - 1/k) for a batch k times larger.
+ *    (the GPU idle after each step's drain, or between launches issued too slowly): a
+ *    larger batch fits and amortizes them. How much larger is estimated from the memory one
+ *    step adds on top of what is held between steps. Saving (upper bound): that idle time
+ *    x (1 - 1/k) for a batch k (at most 4) times larger. Idle waiting for input or copies
+ *    is not spread: a larger batch takes longer to load and copy.
  *  - High (>= mem_high_share): the run is near capacity; a risk, no time saving.
  */
 #include <stdio.h>
@@ -51,16 +53,22 @@ void an_rule_memory_headroom(const struct an_model *m, const struct an_rule_ctx 
     }
     if (share >= m->th.mem_low_share || an_steady_util(m) >= m->th.mem_low_util)
         return;
-    /* the per-step fixed cost a larger batch would spread: the larger of the sync and
-     * launch findings (fixing that cause directly saves at least as much, so this finding
-     * ranks below it) */
-    uint64_t fixed = 0;
+    /* the per-step fixed cost a larger batch would spread: the GPU's idle time right after
+     * each step's drain and between launches the host issued too slowly. (Not the input
+     * pipeline's, nor the copies': loading and copying a batch k times larger takes about
+     * k times as long, so those do not shrink per sample.) */
+    uint64_t fixed = an_run_idle(m, AN_CAUSE_SYNC) + an_run_idle(m, AN_CAUSE_LAUNCH);
+    /* and never more than fixing the cause itself (the sync or launch finding) saves: the
+     * batch spreads the cost, the fix removes it, so this finding ranks below that one */
+    uint64_t direct = 0;
     const struct an_finding *sync = an_findings_find(ctx->so_far, "sync_bubble");
     const struct an_finding *launch = an_findings_find(ctx->so_far, "launch_bound");
     if (sync)
-        fixed = sync->saving_ns;
-    if (launch && launch->saving_ns > fixed)
-        fixed = launch->saving_ns;
+        direct = sync->saving_ns;
+    if (launch && launch->saving_ns > direct)
+        direct = launch->saving_ns;
+    if (direct < fixed)
+        fixed = direct;
     if (!fixed)
         return;
     double baseline = m->steps.steady ? (double)m->steps.live_min : 0;
