@@ -288,13 +288,58 @@ static void finding(FILE *out, const struct an_run *run, const struct an_finding
     }
 }
 
+/* The change the replay makes for an idle cause (AN_WI_AS_MEASURED: none). */
+static enum an_whatif change_for(enum an_cause c)
+{
+    switch (c) {
+    case AN_CAUSE_INPUT:
+        return AN_WI_INPUT_WORKERS;
+    case AN_CAUSE_H2D:
+        return AN_WI_PINNED_ASYNC;
+    case AN_CAUSE_SYNC:
+        return AN_WI_NO_SYNC;
+    case AN_CAUSE_LAUNCH:
+        return AN_WI_GRAPHS;
+    case AN_CAUSE_ALLOC:
+        return AN_WI_NO_CHURN;
+    default:
+        return AN_WI_AS_MEASURED;
+    }
+}
+
+/* No finding: say so, and when the GPU still sat idle a findings' share of the time, on
+ * what, and what the change for that gives back here (a DataLoader that no number of this
+ * machine's CPUs can speed up, say): idle time is never passed over in silence. */
+static void no_findings(FILE *out, const struct an_run *run)
+{
+    fprintf(out, "\nNo findings: no change gpuwatch replays would save %.0f%% of this run.\n",
+            run->opt.th.min_share * 100);
+    const struct an_model *m = run->traces[run->primary].model;
+    double share;
+    int top = m ? an_top_idle_cause(m, m->th.min_share, &share) : -1;
+    if (top < 0)
+        return;
+    fprintf(out, "  The GPU still sat idle %.0f%% of the steady state on %s%s", share * 100,
+            an_cause_name((enum an_cause)top), m->gpu_timeline ? "" : " (what host calls prove)");
+    enum an_whatif w = change_for((enum an_cause)top);
+    if (w != AN_WI_AS_MEASURED && m->replay.done) {
+        char back[32];
+        an_fmt_ns(back, sizeof back, (double)an_whatif_saving(m, w));
+        fprintf(out, ": its change (%s) gives back %s here", an_whatif_name(w), back);
+        if (top == AN_CAUSE_INPUT && run->cpus)
+            fprintf(out, ", with the %u CPUs this machine has: cheaper batches (decoding, "
+                         "augmentation, a cached dataset) or more CPUs are what would",
+                    run->cpus);
+    }
+    fputs(".\n", out);
+}
+
 static void findings(FILE *out, const struct an_run *run)
 {
     if (!run->active)
         return;
     if (!run->findings.count) {
-        fprintf(out, "\nNo findings: nothing in this run wastes the GPU by the thresholds in "
-                     "docs/analyze.md.\n");
+        no_findings(out, run);
         return;
     }
     size_t risks = 0, savings = 0;
