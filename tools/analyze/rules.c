@@ -4,43 +4,9 @@
 #include <stdio.h>
 
 const struct an_rule an_rules[] = {
-    {"contention", an_rule_contention,
-     "the training thread waited for a CPU (preempted): more runnable threads than CPUs",
-     AN_LINES_NONE},
-    {"input_pipeline", an_rule_input_pipeline,
-     "GPU idle while the host made no CUDA call: the DataLoader is the bottleneck",
-     AN_LINES_INPUT},
-    {"pageable_h2d", an_rule_pageable_h2d,
-     "GPU idle while the host was blocked in pageable or synchronous H2D copies",
-     AN_LINES_PAGEABLE},
-    {"small_copies", an_rule_small_copies,
-     "GPU idle while the host was blocked in many small H2D copies each step",
-     AN_LINES_COPY},
-    {"sync_bubble", an_rule_sync_bubble,
-     "the queue drained by a per-step synchronization, then refilled by the host",
-     AN_LINES_SYNC},
-    {"launch_bound", an_rule_launch_bound,
-     "many small kernels issued slower than the GPU runs them",
-     AN_LINES_LAUNCH},
-    {"oom_retry", an_rule_oom_retry,
-     "out-of-memory errors followed by frees and a retried allocation",
-     AN_LINES_OOM},
-    {"fragmentation", an_rule_fragmentation,
-     "allocation failed while enough was free; allocator churn or growth per step",
-     AN_LINES_ALLOC},
-    {"memory_headroom", an_rule_memory_headroom,
-     "low peak memory with idle GPU time: a larger batch fits; or near capacity",
-     AN_LINES_NONE},
-    {"leak", an_rule_leak, "memory held grows every step",
-     AN_LINES_LEAK},
-    {"shared_gpu", an_rule_shared_gpu, "memory used by other processes when this one started",
-     AN_LINES_NONE},
-    {"exposed_communication", an_rule_exposed_comm,
-     "collectives (NCCL kernels) with no compute kernel beside them: the step waits",
-     AN_LINES_NONE},
-    {"pauses", an_rule_pauses,
-     "GPU idle in rare long stretches without a CUDA call: evaluation, checkpoints",
-     AN_LINES_INPUT},
+#define RULE(id, name, lines, summary) {id, an_rule_##name, summary, lines},
+#include "rules.def"
+#undef RULE
 };
 const size_t an_nrules = sizeof an_rules / sizeof an_rules[0];
 

@@ -1,8 +1,9 @@
 /*
  * The rules: each reads one process's model and adds at most one finding. One file each
- * (rule_<id>.c), one unit test each (tests/analyze/test_rule_<id>.c); thresholds are in
- * thresholds.h. The order of the table is the order they run in: a rule may look at the
- * findings of the ones before it (memory_headroom looks at sync and launch findings).
+ * (rule_<name>.c), one unit test each (tests/analyze/test_rule_<name>.c), listed once in
+ * rules.def (the order they run in: a rule may look at the findings of the ones before
+ * it); thresholds are in thresholds.h. Adding one: its file, its test, its line in
+ * rules.def, its row in docs/analyze.md.
  */
 #ifndef GPUWATCH_ANALYZE_RULES_H
 #define GPUWATCH_ANALYZE_RULES_H
@@ -23,28 +24,17 @@ struct an_rule {
 extern const struct an_rule an_rules[];
 extern const size_t an_nrules;
 
+/* an_rule_<name> of each rule (rules.def) */
+#define RULE(id, name, lines, summary)                                                     \
+    void an_rule_##name(const struct an_model *m, const struct an_rule_ctx *ctx,          \
+                        struct an_findings *out);
+#include "rules.def"
+#undef RULE
+
 /* Runs every rule on one process; findings are appended to out (not ranked). */
 void an_run_rules(const struct an_model *m, const struct an_rule_ctx *ctx,
                   struct an_findings *out);
 
-void an_rule_input_pipeline(const struct an_model *m, const struct an_rule_ctx *ctx,
-                            struct an_findings *out);
-void an_rule_pageable_h2d(const struct an_model *m, const struct an_rule_ctx *ctx,
-                          struct an_findings *out);
-void an_rule_small_copies(const struct an_model *m, const struct an_rule_ctx *ctx,
-                          struct an_findings *out);
-void an_rule_sync_bubble(const struct an_model *m, const struct an_rule_ctx *ctx,
-                         struct an_findings *out);
-void an_rule_launch_bound(const struct an_model *m, const struct an_rule_ctx *ctx,
-                          struct an_findings *out);
-void an_rule_memory_headroom(const struct an_model *m, const struct an_rule_ctx *ctx,
-                             struct an_findings *out);
-void an_rule_oom_retry(const struct an_model *m, const struct an_rule_ctx *ctx,
-                       struct an_findings *out);
-void an_rule_fragmentation(const struct an_model *m, const struct an_rule_ctx *ctx,
-                           struct an_findings *out);
-void an_rule_exposed_comm(const struct an_model *m, const struct an_rule_ctx *ctx,
-                          struct an_findings *out);
 /* Run-level: the rank the others wait for in their collectives (rule_straggler.c). Its id
  * is among an_run_rule_ids, for --fail-if. */
 struct an_run;
@@ -57,14 +47,6 @@ void an_run_rule_exposed_comm(struct an_run *run);
 void an_run_merge_finding(struct an_run *run, const struct an_trace *t, struct an_finding *f);
 extern const char *const an_run_rule_ids[];
 extern const size_t an_nrun_rules;
-void an_rule_shared_gpu(const struct an_model *m, const struct an_rule_ctx *ctx,
-                        struct an_findings *out);
-void an_rule_leak(const struct an_model *m, const struct an_rule_ctx *ctx,
-                  struct an_findings *out);
-void an_rule_contention(const struct an_model *m, const struct an_rule_ctx *ctx,
-                        struct an_findings *out);
-void an_rule_pauses(const struct an_model *m, const struct an_rule_ctx *ctx,
-                    struct an_findings *out);
 
 /* ---- helpers shared by the rules (rules.c) ---- */
 
