@@ -14,6 +14,7 @@
 #include <stdlib.h>
 
 #include "model_internal.h"
+#include "totals.h"
 
 static struct an_stream_state *stream_state(struct an_model_state *st, uint64_t id)
 {
@@ -160,7 +161,7 @@ static void add_idle(struct an_model *m, uint64_t start, uint64_t end)
         return;
     struct an_split split;
     an_history_attribute(&st->hist, &m->th, start, end, end, &split);
-    an_model_add_idle(m, 0, start, end, &split);
+    an_totals_add_idle(m, 0, start, end, &split);
     st->idle_until = end;
 }
 

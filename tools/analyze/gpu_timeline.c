@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "model_internal.h"
+#include "totals.h"
 
 #define MAX_PENDING (1u << 20)   /* waiting gaps beyond this are explained at once */
 
@@ -36,7 +37,7 @@ static void explain(struct an_model *m, const struct an_pending_gap *g)
     struct an_split split;
     an_history_attribute(&m->state->hist, &m->th, g->start, g->end, m->state->host_seen,
                          &split);
-    an_model_add_idle(m, 1, g->start, g->end, &split);
+    an_totals_add_idle(m, 1, g->start, g->end, &split);
 }
 
 void an_gpu_push_gap(struct an_model *m, uint64_t start, uint64_t end)

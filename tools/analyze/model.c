@@ -12,6 +12,7 @@
 #include "feeder.h"
 #include "model_internal.h"
 #include "pauses.h"
+#include "totals.h"
 
 /* Host history entries kept at most (each kind): about 24 MB in all at the cap. */
 #define HISTORY_MAX (1u << 18)
@@ -54,13 +55,6 @@ struct an_model *an_model_new(const struct an_thresholds *th, const struct gw_fi
 }
 
 /* Cumulative totals as of now, GPU periods still open included. */
-void an_model_snapshot(const struct an_model *m, struct an_totals *out)
-{
-    *out = m->total;
-    for (size_t i = 0; i < m->ndev; i++)
-        out->gpu_busy_ns += m->dev[i].open_end - m->dev[i].open_start;
-}
-
 static unsigned log2_bucket(uint64_t bytes)
 {
     unsigned b = 0;
@@ -271,39 +265,6 @@ void an_model_host_progress(struct an_model *m, uint64_t ts)
 void an_model_feed_host_released(struct an_model *m, const struct an_ev *ev)
 {
     an_model_feed_released(m, ev);
-}
-
-void an_model_add_idle(struct an_model *m, int gpu, uint64_t start, uint64_t end,
-                       const struct an_split *split)
-{
-    uint64_t *idle = gpu ? m->total.idle_gpu_ns : m->total.idle_host_ns;
-    if (split->ns[AN_CAUSE_INPUT])
-        an_pauses_add(&m->input_lengths[gpu ? 1 : 0], start, split->ns[AN_CAUSE_INPUT],
-                      m->th.pause_min_ns);
-    int main_cause = 0;
-    for (int c = 0; c < AN_CAUSE_COUNT; c++) {
-        idle[c] += split->ns[c];
-        if (split->ns[c])
-            an_bins_add(&m->state->bins, (gpu ? AN_BIN_IDLE_GPU : AN_BIN_IDLE_HOST) + c, start,
-                        end, (double)split->ns[c]);
-        if (split->ns[c] > split->ns[main_cause])
-            main_cause = c;
-    }
-    /* the largest intervals of each timeline; the one reported is chosen at the end */
-    struct an_interval *keep = m->state->keep[gpu ? 1 : 0];
-    size_t *count = &m->state->nkeep[gpu ? 1 : 0];
-    if (end <= start)
-        return;
-    size_t n = *count, at = n;
-    while (at > 0 && keep[at - 1].end - keep[at - 1].start < end - start)
-        at--;
-    if (at >= AN_KEEP_INTERVALS)
-        return;
-    if (n == AN_KEEP_INTERVALS)
-        n--;
-    memmove(&keep[at + 1], &keep[at], (n - at) * sizeof keep[0]);
-    keep[at] = (struct an_interval){start, end, (uint8_t)main_cause};
-    *count = n + 1;
 }
 
 /* The steady state's GPU-side figures, by time rather than by snapshot (GPU records are

@@ -199,9 +199,6 @@ void an_memory_finish(struct an_model *m);
 /* alloc_sites.c: groups the live allocations by call stack into m->mem.site (at finish). */
 void an_alloc_sites(struct an_model *m);
 
-/* model.c: one idle interval, split by cause, into the totals and the largest list */
-void an_model_add_idle(struct an_model *m, int gpu, uint64_t start, uint64_t end,
-                       const struct an_split *split);
 
 /* model.c: the host event path. How often (host events) the history is pruned. */
 #define PRUNE_EVERY 1024

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "totals.h"
 #include "trace_reader.h"
 
 static struct an_step_key *key_for(struct an_step_finder *f, uint64_t key,
@@ -64,9 +65,9 @@ void an_steps_occurrence(struct an_step_finder *f, const struct an_model *m, uin
         return;
     }
     if (k->count < AN_STEP_EARLY)
-        an_model_snapshot(m, &k->early[k->nearly++]);
+        an_totals_snapshot(m, &k->early[k->nearly++]);
     if (tier != AN_TIER_KERNEL)
-        an_model_snapshot(m, &k->last_snap);
+        an_totals_snapshot(m, &k->last_snap);
     if (k->count == 0) {
         k->first = boundary;
         k->first_work = m->total.work_calls;
@@ -560,7 +561,7 @@ void an_steps_choose(struct an_model *m, struct an_step_finder *f)
     size_t snap = w * best->stride < best->nearly ? w * best->stride : best->nearly - 1;
     struct an_totals last = best->last_snap;
     if (best->tier == AN_TIER_KERNEL)
-        an_model_snapshot(m, &last);  /* the run's end: teardown counts, a little */
+        an_totals_snapshot(m, &last);  /* the run's end: teardown counts, a little */
     subtract(&m->steady, &last, &best->early[snap]);
     memory_growth(m, best, w);
     /* memory held over the whole run, at the marker's boundaries */

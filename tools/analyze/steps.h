@@ -58,7 +58,7 @@ struct an_step_finder {
     uint64_t refused;             /* occurrences of keys past AN_STEP_MAX_KEYS */
 };
 
-/* One occurrence of a candidate; the totals are copied (an_model_snapshot) only when they
+/* One occurrence of a candidate; the totals are copied (an_totals_snapshot) only when they
  * may be needed: a key's first AN_STEP_EARLY occurrences, and every one of a rare tier
  * (a kernel-tier step ends at the run's totals instead: launches are too many to copy
  * totals at each). */
@@ -107,8 +107,6 @@ static inline void an_steps_kernel(struct an_step_finder *f, const struct an_mod
     an_steps_occurrence(f, m, key, AN_TIER_KERNEL, 0, api, shape, boundary, live);
 }
 
-/* Cumulative totals as of now (model.c). */
-void an_model_snapshot(const struct an_model *m, struct an_totals *out);
 /* The most launched kernels (kernel-tier keys), into m->top_kernels. */
 void an_steps_top_kernels(struct an_model *m, const struct an_step_finder *f);
 /* Picks the step marker and fills m->steps, m->steady, m->steady_start/end. */
