@@ -72,7 +72,8 @@ void an_gpu_push_gap(struct an_model *m, uint64_t start, uint64_t end)
     st->npending++;
 }
 
-static void copy_figures(struct an_model *m, const struct an_ev *ev)
+/* A copy record's figures (its call's are model.c's call_copy_figures). */
+static void record_copy_figures(struct an_model *m, const struct an_ev *ev)
 {
     if (ev->dir >= AN_DIRS || ev->host_kind >= AN_HOST_KINDS)
         return;
@@ -81,11 +82,7 @@ static void copy_figures(struct an_model *m, const struct an_ev *ev)
     x->gpu_count++;
     x->gpu_bytes += ev->bytes;
     x->gpu_ns += ns;
-    if (ns && ev->bytes >= (256u << 10)) {
-        uint64_t bw = an_u64((double)ev->bytes * 1e9 / (double)ns);
-        if (bw > m->best_bw[ev->dir])
-            m->best_bw[ev->dir] = bw;
-    }
+    an_note_bandwidth(m, ev->dir, ev->bytes, ns);
 }
 
 void an_gpu_close_period(struct an_model *m, struct an_device_busy *d)
@@ -110,7 +107,7 @@ void an_model_feed_gpu(struct an_model *m, const struct an_ev *ev)
     if (ev->kind == AN_GPU_KERNEL) {
         an_gpu_kernel_figures(m, ev);
     } else if (ev->kind == AN_GPU_COPY) {
-        copy_figures(m, ev);
+        record_copy_figures(m, ev);
     }
     if (ev->kind == AN_GPU_COPY && ev->dir == GW_COPY_HTOD && ev->host_kind == GW_HOST_PAGEABLE)
         return;

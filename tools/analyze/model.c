@@ -98,7 +98,8 @@ static void step_candidate(struct an_model *m, const struct an_ev *ev)
                         m->mem.live_total);
 }
 
-static void copy_figures(struct an_model *m, const struct an_ev *ev)
+/* A copy call's figures (its GPU record's are gpu_timeline.c's record_copy_figures). */
+static void call_copy_figures(struct an_model *m, const struct an_ev *ev)
 {
     if (ev->dir >= AN_DIRS || ev->host_kind >= AN_HOST_KINDS)
         return;
@@ -113,11 +114,7 @@ static void copy_figures(struct an_model *m, const struct an_ev *ev)
         x->blocking++;
         x->blocking_ns += ns;
         x->blocking_bytes += ev->bytes;
-        if (ns && ev->bytes >= (256u << 10)) {
-            uint64_t bw = an_u64((double)ev->bytes * 1e9 / (double)ns);
-            if (bw > m->best_bw[ev->dir])
-                m->best_bw[ev->dir] = bw;
-        }
+        an_note_bandwidth(m, ev->dir, ev->bytes, ns);  /* (a blocking call times the copy) */
     }
 }
 
@@ -211,7 +208,7 @@ void an_model_feed_other(struct an_model *m, const struct an_ev *ev)
         m->total.graph_launches += an_is_graph_launch(ev);
         break;
     case AN_COPY:
-        copy_figures(m, ev);
+        call_copy_figures(m, ev);
         if ((ev->flags & AN_F_BLOCKING) && ev->dir == GW_COPY_HTOD) {
             m->total.h2d_blocked_ns += dur;
             m->total.h2d_blocked_calls++;

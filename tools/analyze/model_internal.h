@@ -91,6 +91,18 @@ static inline void an_note_time(struct an_model *m, const struct an_ev *ev)
         m->last_ts = ev->end;
 }
 
+/* A copy of `bytes` that took ns, a call's or a GPU record's: the best bandwidth seen in its
+ * direction (copies of 256 KiB or more: smaller ones time their set-up, not the link). */
+static inline void an_note_bandwidth(struct an_model *m, unsigned dir, uint64_t bytes,
+                                     uint64_t ns)
+{
+    if (ns && bytes >= (256u << 10)) {
+        uint64_t bw = an_u64((double)bytes * 1e9 / (double)ns);
+        if (bw > m->best_bw[dir])
+            m->best_bw[dir] = bw;
+    }
+}
+
 /* gpu_timeline.c (and an_model_feed_gpu) */
 void an_gpu_attribute_ready(struct an_model *m, int all);
 void an_gpu_close(struct an_model *m);
