@@ -34,6 +34,10 @@ declare -A tests=(
     [tools/analyze/kernel_times.c]='^(analyze_test_kernel_times|analyze_golden|test_report)$'
     [tools/analyze/run_diff.c]='^(analyze_golden)$'
     [libintercept/writer.c]='^(test_recorder|test_gpu_timeline|test_shim_e2e)$'
+    [tools/analyze/run_collectives.c]='^(analyze_test_run_collectives|analyze_golden)$'
+    [tools/analyze/comm_samples.c]='^(analyze_test_run_collectives|analyze_golden)$'
+    [tools/analyze/rule_straggler.c]='^(analyze_golden)$'
+    [tools/analyze/rule_memory_headroom.c]='^(test_rule_memory_headroom|analyze_golden)$'
 )
 files=("$@")
 [ ${#files[@]} -gt 0 ] || files=(libintercept/recorder.c libintercept/hooks_copy.c
