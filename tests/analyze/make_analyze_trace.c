@@ -18,6 +18,9 @@
  *             starts 1 ms into the 2 ms backward kernel: 1 ms beside compute, 0.5 ms exposed
  *   --comm-wait-us W  the all-reduce lasts W us longer: this rank waits in it for a slower
  *             one (a straggler's ranks: W = the straggler's extra input time)
+ *   --host NAME --boot-ns D --clock-error-ns E  written on another host: its monotonic
+ *             clock (the trace's) reads D later than samplehost's at the same instant, and
+ *             its wall clock E ahead of true time (what aligning on collectives corrects)
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -76,7 +79,8 @@ int main(int argc, char **argv)
     uint64_t input_ns = 4 * MS;
     int comm = 0;
     uint64_t comm_wait_ns = 0;
-    const char *path = NULL;
+    const char *path = NULL, *host = NULL;
+    int64_t boot_ns = 0, clock_error_ns = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--gpu"))
             with_gpu = 1;
@@ -92,6 +96,12 @@ int main(int argc, char **argv)
             comm = 1;
         else if (!strcmp(argv[i], "--comm-wait-us") && i + 1 < argc)
             comm_wait_ns = (uint64_t)atoll(argv[++i]) * US;
+        else if (!strcmp(argv[i], "--host") && i + 1 < argc)
+            host = argv[++i];
+        else if (!strcmp(argv[i], "--boot-ns") && i + 1 < argc)
+            boot_ns = atoll(argv[++i]);
+        else if (!strcmp(argv[i], "--clock-error-ns") && i + 1 < argc)
+            clock_error_ns = atoll(argv[++i]);
         else if (!strcmp(argv[i], "--input-us") && i + 1 < argc)
             input_ns = (uint64_t)atoll(argv[++i]) * US;
         else if (!path)
@@ -101,7 +111,8 @@ int main(int argc, char **argv)
     }
     if (!path) {
         fprintf(stderr, "usage: make_analyze_trace OUT.gwt [--gpu] [--damage] [--rank R] "
-                        "[--leak] [--cpus N] [--input-us U] [--comm] [--comm-wait-us W]\n");
+                        "[--leak] [--cpus N] [--input-us U] [--comm] [--comm-wait-us W] "
+                        "[--host NAME --boot-ns D --clock-error-ns E]\n");
         return 2;
     }
     FILE *out = fopen(path, "w+b");
@@ -115,6 +126,11 @@ int main(int argc, char **argv)
     h.pid = 4242 + (uint32_t)(rank > 0 ? rank : 0);
     h.rank = h.local_rank = rank;
     h.world_size = rank >= 0 ? 2 : -1;
+    if (host) {
+        snprintf(h.hostname, sizeof h.hostname, "%s", host);
+        h.start_ns += (uint64_t)boot_ns;
+        h.realtime_minus_trace_ns += clock_error_ns - boot_ns;
+    }
     if (cpus > 0) {  /* as the shim records them: all online, these usable */
         h.feature_flags |= GW_FEAT_CPU_COUNT;
         h.cpus_online = 2 * (uint32_t)cpus;

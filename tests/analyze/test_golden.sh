@@ -117,6 +117,22 @@ even=$(cd "$WORK" && "$GPUWATCH" analyze --cpus 8 --json even | grep -c '"id": "
 COMMAND=analyze expect_rc "finding=straggler holds" 3 --fail-if 'finding=straggler' strag
 COMMAND=analyze expect_rc "finding=straggler, none" 0 --fail-if 'finding=straggler' even
 
+# two hosts (run_collectives.c): rank 1's monotonic clock reads 123.456789 s later than rank
+# 0's and its wall clock 5 ms ahead; aligned on the all-reduces' ends, its offset is the 5 ms
+# (residual 0: the ends agree), and the export starts both processes at the same time
+mkdir -p "$WORK/hosts"
+"$MAKE" "$WORK/hosts/rank0.gwt" --gpu --rank 0 --comm || fail "hosts 0"
+"$MAKE" "$WORK/hosts/rank1.gwt" --gpu --rank 1 --comm --host otherhost --boot-ns 123456789000 \
+    --clock-error-ns 5000000 || fail "hosts 1"
+hosts=$(cd "$WORK" && "$GPUWATCH" analyze --cpus 8 --json hosts | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+c = d["run"]["collectives"]
+print([p["communication"]["clock_offset_ns"] for p in d["processes"]], c["hosts"], c["clock_residual_ns"])')
+[ "$hosts" == "[0, 5000000] 2 0" ] || fail "two hosts: offsets, hosts, residual: $hosts"
+starts=$(cd "$WORK" && "$GPUWATCH" export hosts | grep -o '"name":"cuInit".*"ts":[0-9.]*' | sed 's/.*"ts"://' | tr '\n' ' ')
+[ "$starts" == "0.000 0.000 " ] || fail "two hosts: the export's first calls at $starts"
+
 # the same program with its input pipeline fixed: input_pipeline gone, the saving it
 # predicted against the wall time given back
 COMMAND=diff golden diff.txt 0 --cpus 8 input-gpu.gwt input-fixed.gwt

@@ -90,6 +90,10 @@ struct an_run {
 
 /* Lines up the ranks' collectives into run->comm and each trace's comm_ and clock_ fields. */
 void an_run_collectives(struct an_run *run);
+/* What to add to t's trace clock to read the first trace's: 0 on the same host (one
+ * monotonic clock); from another host, through the wall clocks, corrected by the offset
+ * the collectives' ends showed. */
+int64_t an_run_clock_shift(const struct an_run *run, const struct an_trace *t);
 /* 1 when the trace takes part in that: a rank with a GPU timeline and collectives. */
 int an_run_lined_up(const struct an_trace *t);
 void an_options_default(struct an_options *opt);

@@ -179,3 +179,14 @@ void an_run_collectives(struct an_run *run)
     free(numbers);
     free(ranks);
 }
+
+int64_t an_run_clock_shift(const struct an_run *run, const struct an_trace *t)
+{
+    const struct an_trace *first = run->ntraces ? &run->traces[0] : NULL;
+    if (!first || !strncmp(first->hdr.hostname, t->hdr.hostname, sizeof t->hdr.hostname))
+        return 0;  /* one host: one monotonic clock */
+    /* its wall clock to the first host's, less the error aligning found (0 without
+     * collectives: the wall clocks are taken as right) */
+    return t->hdr.realtime_minus_trace_ns - first->hdr.realtime_minus_trace_ns -
+           t->clock_offset_ns;
+}

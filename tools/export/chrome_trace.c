@@ -736,7 +736,9 @@ static int export_trace(struct gw_json *j, const struct an_run *run, const struc
         fprintf(stderr, "gpuwatch export: %s\n", err);
         return -1;
     }
-    struct export x = {.j = j, .r = r, .trace = t, .pid = t->hdr.pid, .origin = origin,
+    /* (origin on this trace's own clock) */
+    struct export x = {.j = j, .r = r, .trace = t, .pid = t->hdr.pid,
+                       .origin = origin - (uint64_t)an_run_clock_shift(run, t),
                        .kineto = kineto, .steps = t->model ? &t->model->steps : NULL};
     x.corr = calloc(CORR_SLOTS, sizeof *x.corr);
     if (!x.corr) {
@@ -837,14 +839,16 @@ static void kineto_header(struct gw_json *j, const struct an_trace *t)
 static int export_run(FILE *out, const struct an_run *run, int kineto, size_t only)
 {
     /* (the run's earliest start, even for one of its traces: the ranks' files of one run
-     * share a time axis) */
+     * share a time axis, the first trace's host's clock, other hosts' aligned to it) */
     uint64_t origin = UINT64_MAX;
     size_t readable = 0;
     for (size_t i = 0; i < run->ntraces; i++)
         if (run->traces[i].readable) {
             readable += only == SIZE_MAX || only == i;
-            if (run->traces[i].hdr.start_ns < origin)
-                origin = run->traces[i].hdr.start_ns;
+            uint64_t start = run->traces[i].hdr.start_ns +
+                             (uint64_t)an_run_clock_shift(run, &run->traces[i]);
+            if (start < origin)
+                origin = start;
         }
     if (kineto && readable != 1) {
         fprintf(stderr, "gpuwatch export: --format kineto writes one process per file "
