@@ -11,8 +11,8 @@ int an_comm_sample_add(struct an_comm_samples *s, uint64_t start, uint64_t end)
         s->stride = 1;
     if (number % s->stride)
         return 0;
-    if (!s->v) {
-        s->v = malloc(AN_COMM_SAMPLES * sizeof *s->v);
+    if (!s->v) {  /* (at the first only: the numbers kept start at 0 or none is kept) */
+        s->v = number ? NULL : malloc(AN_COMM_SAMPLES * sizeof *s->v);
         if (!s->v)
             return -1;
     }
@@ -35,15 +35,10 @@ const struct an_comm_sample *an_comm_sample_find(const struct an_comm_samples *s
 {
     if (!s->stride || number % s->stride || number >= s->count)
         return NULL;
-    size_t lo = 0, hi = s->n;  /* numbers ascend: a binary search */
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (s->v[mid].number < number)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < s->n && s->v[lo].number == number ? &s->v[lo] : NULL;
+    /* every multiple of the stride below the count is kept, in order (or, memory having
+     * run out at the first, none is): so it is the index */
+    uint64_t i = number / s->stride;
+    return i < s->n ? &s->v[i] : NULL;
 }
 
 void an_comm_samples_free(struct an_comm_samples *s)
