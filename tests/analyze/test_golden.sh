@@ -95,11 +95,14 @@ COMMAND=analyze expect_rc "finding=exposed_communication holds" 3 --fail-if 'fin
 COMMAND=analyze expect_rc "finding=exposed_communication, none" 0 --fail-if 'finding=exposed_communication' input-gpu.gwt
 
 # straggler (rule_straggler.c): four ranks meet in an all-reduce each step; rank 2 loads its
-# input 3 ms slower, so the others wait 3 ms a step in the all-reduce for it (72 ms over the
-# 24 steps); with all four alike, no straggler
+# input slower, and the others wait for it in each all-reduce: rank 0 3 ms, rank 1 1 ms,
+# rank 3 2 ms (over the 24 steps: 72, 24 and 48 ms; 144 ms in all, 48 ms the median). Were
+# rank 2 to arrive with the next-latest (rank 1), each all-reduce would end 1 ms sooner:
+# 24 ms. With all four alike, no straggler
 mkdir -p "$WORK/strag" "$WORK/even"
-for r in 0 1 3; do
-    "$MAKE" "$WORK/strag/rank$r.gwt" --gpu --rank "$r" --comm --comm-wait-us 3000 || fail "strag $r"
+for rw in 0:3000 1:1000 3:2000; do
+    "$MAKE" "$WORK/strag/rank${rw%:*}.gwt" --gpu --rank "${rw%:*}" --comm --comm-wait-us "${rw#*:}" ||
+        fail "strag $rw"
 done
 "$MAKE" "$WORK/strag/rank2.gwt" --gpu --rank 2 --comm --input-us 7000 || fail "strag 2"
 for r in 0 1 2 3; do "$MAKE" "$WORK/even/rank$r.gwt" --gpu --rank "$r" --comm || fail "even $r"; done
@@ -108,8 +111,11 @@ import json, sys
 for f in json.load(sys.stdin)["findings"]:
     if f["id"] == "straggler":
         print(f["process_rank"], f["ranks"], f["saving_ns"], f["figures"]["wait_total_ns"],
-              "input_pipeline" in f["evidence"])')
-[ "$strag" == "2 [0, 1, 2, 3] 72000000 216000000 True" ] || fail "straggler: '$strag'"
+              f["figures"]["wait_per_rank_ns"], "input_pipeline" in f["evidence"])')
+[ "$strag" == "2 [0, 1, 2, 3] 24000000 144000000 48000000 True" ] || fail "straggler: '$strag'"
+(cd "$WORK" && "$GPUWATCH" analyze --cpus 8 strag | tr -s ' \n' ' ' |
+    grep -q 'the other 3 ranks each waited 48.00 ms for the last rank inside them (median; 144.00 ms in all') ||
+    fail "straggler: the evidence's waits"
 (cd "$WORK" && "$GPUWATCH" analyze --cpus 8 strag | grep -q '^ [0-9]*\. straggler: Rank 2 is the straggler') ||
     fail "straggler: not in the text report"
 even=$(cd "$WORK" && "$GPUWATCH" analyze --cpus 8 --json even | grep -c '"id": "straggler"')
