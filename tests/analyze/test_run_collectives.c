@@ -139,7 +139,8 @@ static void nothing_to_line_up(void **state)
     world_free(&w);
 }
 
-/* A rank that lost some collectives' records: only those all kept are compared. */
+/* A rank that lost its last two collectives' records (within the slack): only those all
+ * kept are compared, and the sums scaled to the first rank's count. */
 static void lost_records(void **state)
 {
     (void)state;
@@ -152,11 +153,38 @@ static void lost_records(void **state)
             collective(&w, 1, MS + k * MS, 100 * US);
     }
     an_run_collectives(&w.run);
+    assert_int_equal(w.run.comm.ranks, 2);
     assert_int_equal(w.run.comm.collectives, 10);
     assert_int_equal(w.run.comm.joined, 8);
     /* 8 compared, 300 us each, scaled to the first rank's 10 */
     assert_int_equal(w.traces[0].comm_wait_ns, 10 * 300 * US);
     world_free(&w);
+}
+
+/* Ranks whose counts differ past the slack (3 of 300 here, 1 %, or 2) run different
+ * collectives (groups of their own): nothing is lined up, the counts are said. */
+static void counts_that_differ(void **state)
+{
+    (void)state;
+    for (int extra = 3; extra <= 4; extra++) {
+        struct world w = {0};
+        add_rank(&w, 0, "a", 0);
+        add_rank(&w, 1, "a", 0);
+        for (uint64_t k = 0; k < 300 + (uint64_t)extra; k++) {
+            collective(&w, 0, MS + k * MS, 400 * US);
+            if (k < 300)
+                collective(&w, 1, MS + k * MS, 100 * US);
+        }
+        an_run_collectives(&w.run);
+        const struct an_run_comm *c = &w.run.comm;
+        assert_int_equal(c->candidates, 2);
+        assert_int_equal(c->count_min, 300);
+        assert_int_equal(c->count_max, 300 + extra);
+        /* slack: 1 % of 303 is 3 (one sequence); of 304, 3 too: 4 is past it */
+        assert_int_equal(c->ranks, extra == 3 ? 2 : 0);
+        assert_int_equal(w.traces[0].comm_wait_ns, extra == 3 ? 303 * 300 * US : 0);
+        world_free(&w);
+    }
 }
 
 /* The residual: what is left of the ends' differences once the clocks are aligned, at the
@@ -188,6 +216,7 @@ int main(void)
         cmocka_unit_test(decimated_alike),
         cmocka_unit_test(nothing_to_line_up),
         cmocka_unit_test(lost_records),
+        cmocka_unit_test(counts_that_differ),
         cmocka_unit_test(residual_of_two_late_ends),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -181,6 +181,21 @@ static void long_queues_replay_exactly(void **state)
     synth_free(&s);
 }
 
+/* Each change's name, as the JSON's replay savings, the text and random_loop's --fix say it
+ * (a name swapped would put one change's saving under another's). */
+static void whatif_names(void **state)
+{
+    (void)state;
+    static const struct { enum an_whatif w; const char *name; } names[] = {
+        {AN_WI_AS_MEASURED, "as_measured"}, {AN_WI_NO_SYNC, "no_sync"},
+        {AN_WI_INPUT_WORKERS, "input_workers"}, {AN_WI_PINNED_ASYNC, "pinned_async"},
+        {AN_WI_GRAPHS, "cuda_graphs"}, {AN_WI_NO_CHURN, "no_churn"},
+    };
+    assert_int_equal(sizeof names / sizeof names[0], AN_WI_COUNT);
+    for (size_t i = 0; i < AN_WI_COUNT; i++)
+        assert_string_equal(an_whatif_name(names[i].w), names[i].name);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -190,6 +205,7 @@ int main(void)
         cmocka_unit_test(drain_slack_boundary),
         cmocka_unit_test(untouched_change_is_identity),
         cmocka_unit_test(long_queues_replay_exactly),
+        cmocka_unit_test(whatif_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

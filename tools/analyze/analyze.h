@@ -34,9 +34,16 @@ struct an_trace {
     int64_t clock_offset_ns;     /* its host's clock minus the first rank's host's */
 };
 
+/* How far the ranks' counts of collectives may differ (share of the largest; 2 at least)
+ * and still be one sequence: records lost now and then. */
+#define AN_COMM_COUNT_SLACK 0.01
+
 /* The ranks' collectives lined up by number (run_collectives.c). */
 struct an_run_comm {
-    size_t ranks;                /* processes lined up (0: fewer than two had collectives) */
+    size_t candidates;           /* ranks with a GPU timeline and collectives */
+    uint64_t count_min, count_max;  /* their counts of collectives */
+    size_t ranks;                /* processes lined up (0: fewer than two had collectives, or
+                                    their counts differ: not one sequence) */
     uint64_t collectives;        /* each rank's count (the first rank's) */
     uint64_t joined;             /* of them, kept by every rank and compared */
     /* how far apart the ranks arrive at a collective (the last one's start minus the

@@ -143,6 +143,11 @@ static void summary(FILE *out, const struct an_run *run)
                 m->comm_kernels, comm, exposed, 100.0 * an_comm_overlap_share(m));
     }
     const struct an_run_comm *c = &run->comm;
+    if (c->candidates >= 2 && c->ranks < 2)
+        fprintf(out, "  ranks         not lined up: the %zu ranks ran %" PRIu64 " to %" PRIu64
+                     " collectives, not one sequence (groups of their own: tensor, pipeline "
+                     "or data parallel; or records lost)\n",
+                c->candidates, c->count_min, c->count_max);
     if (c->ranks >= 2) {
         char med[32], p90[32], max[32], residual[32];
         an_fmt_ns(med, sizeof med, (double)c->skew_median_ns);

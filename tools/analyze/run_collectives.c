@@ -117,6 +117,20 @@ void an_run_collectives(struct an_run *run)
         if (an_run_lined_up(t))
             ranks[n++] = t;
     }
+    /* The k-th collectives are one operation only when every rank ran as many: ranks in
+     * groups of their own (tensor and data parallel, pipeline stages) run different ones
+     * (a few lost records aside: AN_COMM_COUNT_SLACK) */
+    for (size_t r = 0; r < n; r++) {
+        uint64_t count = ranks[r]->model->comm_samples.count;
+        if (!r || count < c->count_min)
+            c->count_min = count;
+        if (count > c->count_max)
+            c->count_max = count;
+    }
+    c->candidates = n;
+    uint64_t slack = (uint64_t)((double)c->count_max * AN_COMM_COUNT_SLACK);
+    if (n >= 2 && c->count_max - c->count_min > (slack > 2 ? slack : 2))
+        n = 0;  /* not one sequence: nothing lined up */
     const struct an_comm_samples *first = n ? &ranks[0]->model->comm_samples : NULL;
     uint64_t *numbers = n >= 2 ? malloc(first->n * sizeof *numbers) : NULL;
     uint64_t *skews = numbers ? malloc(first->n * sizeof *skews) : NULL;
