@@ -108,6 +108,12 @@ void an_options_default(struct an_options *opt);
  * -1 when no path could be used (the messages are on stderr). */
 int an_run_paths(struct an_run *run, char *const *paths, int npaths,
                  const struct an_options *opt);
+/* an_run_paths in two: the files found and their headers read (readable, hdr, bytes, error:
+ * what does not change after), then the analysis, which another thread may run while the
+ * first reads the files again (gpuwatch export). */
+int an_run_open(struct an_run *run, char *const *paths, int npaths,
+                const struct an_options *opt);
+void an_run_analyze(struct an_run *run);
 void an_run_free(struct an_run *run);
 
 void an_report_text(FILE *out, const struct an_run *run, int details);

@@ -142,14 +142,14 @@ static void mark_hole(struct holes *h, const struct gw_event *ev, struct an_ev *
 }
 
 /* Reads one file into its own model; touches nothing but *t (the workers' job). */
+/* (the header was read by an_run_open: an export may read it meanwhile, so it is left as
+ * it is; a file that cannot be opened again now is analyzed as empty) */
 static void analyze_trace(const struct an_options *opt, struct an_trace *t)
 {
     struct gw_reader *r;
-    if (gw_reader_open(t->path, &r, t->error, sizeof t->error) != 0)
+    char error[sizeof t->error];
+    if (!t->readable || gw_reader_open(t->path, &r, error, sizeof error) != 0)
         return;
-    t->readable = 1;
-    t->bytes = gw_reader_file_size(r);
-    t->hdr = *gw_reader_header(r);
     t->model = an_model_new(&opt->th, &t->hdr);
     if (t->model && opt->cpus)
         an_model_set_cpus(t->model, opt->cpus);
@@ -372,8 +372,8 @@ double an_run_util(const struct an_run *run)
     return run->span_ns ? (double)run->busy_ns / (double)run->span_ns : 0;
 }
 
-int an_run_paths(struct an_run *run, char *const *paths, int npaths,
-                 const struct an_options *opt)
+int an_run_open(struct an_run *run, char *const *paths, int npaths,
+                const struct an_options *opt)
 {
     memset(run, 0, sizeof *run);
     run->opt = *opt;
@@ -390,11 +390,35 @@ int an_run_paths(struct an_run *run, char *const *paths, int npaths,
     /* Files analyzed one after another each free megabytes of state at their end: kept in
      * the heap for the next file rather than unmapped and faulted in again (a fifth of the
      * time of 64 rank files, bench/bench_ranks.sh). One file keeps glibc's default, which
-     * gives that memory back. */
+     * gives that memory back. (Set here, before any thread of ours starts.) */
     if (run->ntraces > 1) {
         mallopt(M_MMAP_THRESHOLD, 32 << 20);
         mallopt(M_TRIM_THRESHOLD, 256 << 20);
     }
+    for (size_t i = 0; i < run->ntraces; i++) {  /* each file's header */
+        struct an_trace *t = &run->traces[i];
+        struct gw_reader *r;
+        if (gw_reader_open(t->path, &r, t->error, sizeof t->error) != 0)
+            continue;
+        t->readable = 1;
+        t->bytes = gw_reader_file_size(r);
+        t->hdr = *gw_reader_header(r);
+        gw_reader_close(r);
+    }
+    return 0;
+}
+
+int an_run_paths(struct an_run *run, char *const *paths, int npaths,
+                 const struct an_options *opt)
+{
+    if (an_run_open(run, paths, npaths, opt) != 0)
+        return -1;
+    an_run_analyze(run);
+    return 0;
+}
+
+void an_run_analyze(struct an_run *run)
+{
     analyze_all(run);
     run_figures(run);
     for (size_t i = 0; i < run->ntraces; i++) {
@@ -415,7 +439,6 @@ int an_run_paths(struct an_run *run, char *const *paths, int npaths,
     an_run_rule_exposed_comm(run);
     an_rule_straggler(run);
     an_findings_rank(&run->findings);
-    return 0;
 }
 
 void an_run_free(struct an_run *run)

@@ -727,8 +727,11 @@ static void process_names(struct export *x)
     }
 }
 
-static int export_trace(struct gw_json *j, const struct an_run *run, const struct an_trace *t,
-                        uint64_t origin, int kineto)
+/* One trace's events that need nothing of the analysis (written while it runs: see
+ * gw_export_begin): origin is the first trace's clock of ts 0, shift what to add to this
+ * trace's clock to read that one. */
+static int export_body(struct gw_json *j, const struct an_trace *t, uint64_t origin,
+                       int64_t shift, int kineto)
 {
     struct gw_reader *r;
     char err[512];
@@ -738,8 +741,7 @@ static int export_trace(struct gw_json *j, const struct an_run *run, const struc
     }
     /* (origin on this trace's own clock) */
     struct export x = {.j = j, .r = r, .trace = t, .pid = t->hdr.pid,
-                       .origin = origin - (uint64_t)an_run_clock_shift(run, t),
-                       .kineto = kineto, .steps = t->model ? &t->model->steps : NULL};
+                       .origin = origin - (uint64_t)shift, .kineto = kineto};
     x.corr = calloc(CORR_SLOTS, sizeof *x.corr);
     if (!x.corr) {
         gw_reader_close(r);
@@ -749,7 +751,6 @@ static int export_trace(struct gw_json *j, const struct an_run *run, const struc
     process_names(&x);
     struct gw_event ev;
     while (gw_reader_next(r, &ev) > 0) {
-        find_step_boundary(&x, &ev);
         switch (ev.kind) {
         case GW_EV_CALL:
             on_call(&x, &ev);
@@ -786,7 +787,6 @@ static int export_trace(struct gw_json *j, const struct an_run *run, const struc
         counter(&x, "GPU busy", t->hdr.start_ns + b * BUSY_BIN_NS, "share",
                 share > 1 ? 1 : share);
     }
-    findings_track(&x, run);
     int damaged = gw_reader_stats(r)->damage_reports != 0;
     if (damaged)
         fprintf(stderr, "gpuwatch export: %s: %" PRIu64 " damage report(s): exported what is "
@@ -805,6 +805,30 @@ static int export_trace(struct gw_json *j, const struct an_run *run, const struc
     gw_map_free(&x.cpu_ns);
     gw_reader_close(r);
     return 0;
+}
+
+/* One trace's events that need the analysis: ProfilerStep#N spans (the file read again
+ * for the step marker the analysis chose, when it found steps) and the findings. */
+static int export_tail(struct gw_json *j, const struct an_run *run, const struct an_trace *t,
+                       uint64_t origin, int64_t shift, int kineto)
+{
+    struct export x = {.j = j, .trace = t, .pid = t->hdr.pid, .origin = origin - (uint64_t)shift,
+                       .kineto = kineto, .steps = t->model ? &t->model->steps : NULL};
+    int rc = 0;
+    if (x.steps && x.steps->source != AN_STEPS_NONE) {
+        char err[512];
+        if (gw_reader_open(t->path, &x.r, err, sizeof err) != 0) {
+            fprintf(stderr, "gpuwatch export: %s\n", err);
+            rc = -1;
+        } else {
+            struct gw_event ev;
+            while (gw_reader_next(x.r, &ev) > 0)
+                find_step_boundary(&x, &ev);
+            gw_reader_close(x.r);
+        }
+    }
+    findings_track(&x, run);
+    return rc;
 }
 
 /* What Kineto puts above its events: HTA reads the rank from distributedInfo. */
@@ -835,16 +859,40 @@ static void kineto_header(struct gw_json *j, const struct an_trace *t)
     gw_json_array_end(j);
 }
 
-/* only: the one trace to write (SIZE_MAX: all of them) */
-static int export_run(FILE *out, const struct an_run *run, int kineto, size_t only)
+struct gw_export {
+    const struct an_run *run;
+    struct gw_json *j;
+    int kineto;
+    size_t only;                 /* the one trace to write (SIZE_MAX: all of them) */
+    uint64_t origin;
+    int rc;
+};
+
+static int wanted(const struct gw_export *e, size_t i)
 {
+    return e->run->traces[i].readable && (e->only == SIZE_MAX || e->only == i);
+}
+
+struct gw_export *gw_export_begin(FILE *out, const struct an_run *run, int kineto, size_t only,
+                                  int *rc)
+{
+    struct gw_export *e = calloc(1, sizeof *e);
+    struct gw_json *j = malloc(sizeof *j);  /* (its buffer is 64 KiB) */
+    if (!e || !j) {
+        fprintf(stderr, "gpuwatch export: out of memory\n");
+        free(e);
+        free(j);
+        *rc = -1;
+        return NULL;
+    }
+    *e = (struct gw_export){.run = run, .j = j, .kineto = kineto, .only = only};
     /* (the run's earliest start, even for one of its traces: the ranks' files of one run
      * share a time axis, the first trace's host's clock, other hosts' aligned to it) */
     uint64_t origin = UINT64_MAX;
     size_t readable = 0;
     for (size_t i = 0; i < run->ntraces; i++)
         if (run->traces[i].readable) {
-            readable += only == SIZE_MAX || only == i;
+            readable += wanted(e, i);
             uint64_t start = run->traces[i].hdr.start_ns +
                              (uint64_t)an_run_clock_shift(run, &run->traces[i]);
             if (start < origin)
@@ -853,15 +901,12 @@ static int export_run(FILE *out, const struct an_run *run, int kineto, size_t on
     if (kineto && readable != 1) {
         fprintf(stderr, "gpuwatch export: --format kineto writes one process per file "
                         "(HTA reads one file per rank): give one trace, not %zu\n", readable);
-        return -3;
+        free(j);
+        free(e);
+        *rc = -3;
+        return NULL;
     }
-    if (origin == UINT64_MAX)
-        origin = 0;
-    struct gw_json *j = malloc(sizeof *j);  /* (its buffer is 64 KiB) */
-    if (!j) {
-        fprintf(stderr, "gpuwatch export: out of memory\n");
-        return -1;
-    }
+    e->origin = origin == UINT64_MAX ? 0 : origin;
     gw_json_init(j, out);
     gw_json_object(j);
     GW_JSON_KEY(j, "displayTimeUnit");
@@ -872,32 +917,62 @@ static int export_run(FILE *out, const struct an_run *run, int kineto, size_t on
     gw_json_str(j, kineto ? "gpuwatch export --format kineto" : "gpuwatch export --format chrome");
     gw_json_object_end(j);
     for (size_t i = 0; kineto && i < run->ntraces; i++)
-        if (run->traces[i].readable && (only == SIZE_MAX || only == i))
+        if (wanted(e, i))
             kineto_header(j, &run->traces[i]);
     GW_JSON_KEY(j, "traceEvents");
     gw_json_array(j);
-    int rc = 0;
+    *rc = 0;
+    return e;
+}
+
+void gw_export_bodies(struct gw_export *e)
+{
+    const struct an_run *run = e->run;
     for (size_t i = 0; i < run->ntraces; i++) {
-        if (only != SIZE_MAX && only != i)
+        if (e->only != SIZE_MAX && e->only != i)
             continue;
         if (!run->traces[i].readable) {
             fprintf(stderr, "gpuwatch export: %s\n", run->traces[i].error);
-            rc = -1;
+            e->rc = -1;
             continue;
         }
-        if (export_trace(j, run, &run->traces[i], origin, kineto) != 0)
-            rc = -1;
+        if (export_body(e->j, &run->traces[i], e->origin,
+                        an_run_clock_shift(run, &run->traces[i]), e->kineto) != 0)
+            e->rc = -1;
     }
+}
+
+int gw_export_finish(struct gw_export *e)
+{
+    const struct an_run *run = e->run;
+    struct gw_json *j = e->j;
+    for (size_t i = 0; i < run->ntraces; i++)
+        if (wanted(e, i) && export_tail(j, run, &run->traces[i], e->origin,
+                                        an_run_clock_shift(run, &run->traces[i]),
+                                        e->kineto) != 0)
+            e->rc = -1;
     gw_json_newline(j);
     gw_json_array_end(j);
     gw_json_object_end(j);
     gw_json_newline(j);
+    int rc = e->rc;
     if (gw_json_flush(j) != 0) {
         fprintf(stderr, "gpuwatch export: writing the output failed\n");
         rc = -2;
     }
     free(j);
+    free(e);
     return rc;
+}
+
+static int export_run(FILE *out, const struct an_run *run, int kineto, size_t only)
+{
+    int rc;
+    struct gw_export *e = gw_export_begin(out, run, kineto, only, &rc);
+    if (!e)
+        return rc;
+    gw_export_bodies(e);
+    return gw_export_finish(e);
 }
 
 int gw_export_chrome(FILE *out, const struct an_run *run)
