@@ -187,6 +187,37 @@ static void counts_that_differ(void **state)
     }
 }
 
+/* The processes start apart: the first collective waits for the last one to be up (10 ms
+ * here), which says nothing of any rank's pace. The steady state's figures leave it out;
+ * the whole run's wait keeps it. */
+static void startup_apart(void **state)
+{
+    (void)state;
+    struct world w = {0};
+    add_rank(&w, 0, "a", 0);
+    add_rank(&w, 1, "a", 0);
+    for (size_t i = 0; i < 2; i++) {
+        w.traces[i].model->steps.steady = 9;
+        w.traces[i].model->steady_start = 20 * MS + 500 * US;  /* after the first collective */
+    }
+    for (uint64_t k = 0; k < 10; k++) {
+        uint64_t end = 20 * MS + k * MS;
+        collective(&w, 0, end, k ? 300 * US : 10 * MS);  /* rank 0 waited at the first */
+        collective(&w, 1, end, 100 * US);
+    }
+    an_run_collectives(&w.run);
+    const struct an_run_comm *c = &w.run.comm;
+    assert_int_equal(c->collectives, 10);
+    assert_int_equal(c->steady_collectives, 9);
+    assert_int_equal(c->joined, 9);
+    assert_int_equal(w.traces[0].comm_wait_ns, 9900 * US + 9 * 200 * US);
+    assert_int_equal(w.traces[0].comm_wait_steady_ns, 9 * 200 * US);
+    assert_int_equal(w.traces[1].comm_last, 9);
+    assert_int_equal(c->skew_max_ns, 200 * US);
+    assert_int_equal(c->straggler_gain_ns, 9 * 200 * US);
+    world_free(&w);
+}
+
 /* The residual: what is left of the ends' differences once the clocks are aligned, at the
  * 90th percentile: two collectives of ten whose ends rank 1 read 1 us late. */
 static void residual_of_two_late_ends(void **state)
@@ -217,6 +248,7 @@ int main(void)
         cmocka_unit_test(nothing_to_line_up),
         cmocka_unit_test(lost_records),
         cmocka_unit_test(counts_that_differ),
+        cmocka_unit_test(startup_apart),
         cmocka_unit_test(residual_of_two_late_ends),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -30,7 +30,8 @@ struct an_trace {
     int active;                  /* the process issued GPU work (its model is analyzed) */
     /* lined up with the other ranks' collectives (run_collectives.c; 0 when not) */
     uint64_t comm_wait_ns;       /* inside collectives, waiting for the last rank to arrive */
-    uint64_t comm_last;          /* collectives it arrived last at */
+    uint64_t comm_wait_steady_ns;  /* the same in the steady state (the start-up apart) */
+    uint64_t comm_last;          /* collectives of the steady state it arrived last at */
     int64_t clock_offset_ns;     /* its host's clock minus the first rank's host's */
 };
 
@@ -45,7 +46,9 @@ struct an_run_comm {
     size_t ranks;                /* processes lined up (0: fewer than two had collectives, or
                                     their counts differ: not one sequence) */
     uint64_t collectives;        /* each rank's count (the first rank's) */
-    uint64_t joined;             /* of them, kept by every rank and compared */
+    uint64_t steady_collectives; /* of them, in every rank's steady state (all without steps):
+                                    what the figures below are over */
+    uint64_t joined;             /* of those, kept by every rank and compared */
     /* how far apart the ranks arrive at a collective (the last one's start minus the
      * first's, from their durations: a collective ends on every rank at once) */
     uint64_t skew_median_ns, skew_p90_ns, skew_max_ns;

@@ -291,10 +291,11 @@ static void process(FILE *out, const struct an_trace *t)
     kernels(out, m);
     fprintf(out, ",\n   \"communication\": {\"kernels\": %" PRIu64 ", \"gpu_ns\": %" PRIu64
                  ", \"exposed_ns\": %" PRIu64 ", \"waited_ns\": %" PRIu64
-                 ", \"last_arrivals\": %" PRIu64 ", \"clock_offset_ns\": %" PRId64
+                 ", \"waited_steady_ns\": %" PRIu64 ", \"last_arrivals\": %" PRIu64
+                 ", \"clock_offset_ns\": %" PRId64
                  ", \"overlap\": ",
-            m->comm_kernels, m->comm_ns, m->comm_exposed_ns, t->comm_wait_ns, t->comm_last,
-            t->clock_offset_ns);
+            m->comm_kernels, m->comm_ns, m->comm_exposed_ns, t->comm_wait_ns,
+            t->comm_wait_steady_ns, t->comm_last, t->clock_offset_ns);
     num(out, an_comm_overlap_share(m));
     fputc('}', out);
     fputs(",\n   ", out);
@@ -495,11 +496,12 @@ void an_report_json(FILE *out, const struct an_run *run)
                 c->candidates, c->count_min, c->count_max);
     else if (c->ranks >= 2)
         fprintf(out, ", \"collectives\": {\"ranks\": %zu, \"collectives\": %" PRIu64
-                     ", \"compared\": %" PRIu64 ", \"skew_median_ns\": %" PRIu64
-                     ", \"skew_p90_ns\": %" PRIu64 ", \"skew_max_ns\": %" PRIu64
-                     ", \"hosts\": %u, \"clock_residual_ns\": %" PRIu64 "}",
-                c->ranks, c->collectives, c->joined, c->skew_median_ns, c->skew_p90_ns,
-                c->skew_max_ns, c->hosts, c->residual_ns);
+                     ", \"steady\": %" PRIu64 ", \"compared\": %" PRIu64
+                     ", \"skew_median_ns\": %" PRIu64 ", \"skew_p90_ns\": %" PRIu64
+                     ", \"skew_max_ns\": %" PRIu64 ", \"hosts\": %u, \"clock_residual_ns\": %"
+                     PRIu64 "}",
+                c->ranks, c->collectives, c->steady_collectives, c->joined, c->skew_median_ns,
+                c->skew_p90_ns, c->skew_max_ns, c->hosts, c->residual_ns);
     else
         fputs(", \"collectives\": null", out);
     fputs("},\n\"traces\": [", out);

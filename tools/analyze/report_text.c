@@ -155,9 +155,9 @@ static void summary(FILE *out, const struct an_run *run)
         an_fmt_ns(max, sizeof max, (double)c->skew_max_ns);
         an_fmt_ns(residual, sizeof residual, (double)c->residual_ns);
         fprintf(out, "  ranks         %zu lined up on %" PRIu64 " collectives (%" PRIu64
-                     " compared); the last arrives %s after the first (median per "
-                     "collective; p90 %s, max %s)\n",
-                c->ranks, c->collectives, c->joined, med, p90, max);
+                     " in the steady state, %" PRIu64 " compared); the last arrives %s after "
+                     "the first (median per collective; p90 %s, max %s)\n",
+                c->ranks, c->collectives, c->steady_collectives, c->joined, med, p90, max);
         fprintf(out, "  clocks        %u host%s: %s; collective ends agree within %s (p90)\n",
                 c->hosts, c->hosts == 1 ? "" : "s",
                 c->hosts == 1 ? "one clock" : "aligned on the collectives' ends", residual);

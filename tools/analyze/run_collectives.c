@@ -44,6 +44,50 @@ static size_t join(struct an_trace *const *ranks, size_t n, uint64_t *numbers)
     return joined;
 }
 
+/* Each rank's kernel length for collective `number` into durs; returns the rank that
+ * arrived last (the shortest), the longest in *longest. */
+static size_t durations(struct an_trace *const *ranks, size_t n, uint64_t number,
+                        uint64_t *durs, uint64_t *longest)
+{
+    size_t last = 0;
+    *longest = 0;
+    for (size_t r = 0; r < n; r++) {
+        const struct an_comm_sample *s = an_comm_sample_find(&ranks[r]->model->comm_samples,
+                                                             number);
+        durs[r] = s->end > s->start ? s->end - s->start : 0;
+        if (durs[r] < durs[last])
+            last = r;
+        if (durs[r] > *longest)
+            *longest = durs[r];
+    }
+    return last;
+}
+
+/* Of the joined collectives, those of every rank's steady state (the processes of a job
+ * start apart: the first collectives wait for the last one to be up, which no rank's pace
+ * says anything about); all of them when a rank found no steps. */
+static size_t steady_ones(struct an_trace *const *ranks, size_t n, const uint64_t *numbers,
+                          size_t joined, uint64_t *steady)
+{
+    size_t kept = 0;
+    for (size_t j = 0; j < joined; j++) {
+        size_t r = 0;
+        while (r < n) {
+            const struct an_model *m = ranks[r]->model;
+            const struct an_comm_sample *s = an_comm_sample_find(&m->comm_samples, numbers[j]);
+            if (m->steps.steady && s->start < m->steady_start)
+                break;
+            r++;
+        }
+        if (r == n)
+            steady[kept++] = numbers[j];
+    }
+    if (kept)
+        return kept;
+    memcpy(steady, numbers, joined * sizeof *numbers);
+    return joined;
+}
+
 static uint64_t end_realtime(const struct an_trace *t, const struct an_comm_sample *s)
 {
     return s->end + (uint64_t)t->hdr.realtime_minus_trace_ns;  /* (wraps as int64 would) */
@@ -112,7 +156,7 @@ void an_run_collectives(struct an_run *run)
     size_t n = 0;
     for (size_t i = 0; i < run->ntraces; i++) {
         struct an_trace *t = &run->traces[i];
-        t->comm_wait_ns = t->comm_last = 0;
+        t->comm_wait_ns = t->comm_wait_steady_ns = t->comm_last = 0;
         t->clock_offset_ns = 0;
         if (an_run_lined_up(t))
             ranks[n++] = t;
@@ -137,27 +181,25 @@ void an_run_collectives(struct an_run *run)
     uint64_t *durs = skews ? malloc(n * sizeof *durs) : NULL;
     uint64_t *gain = durs ? calloc(n, sizeof *gain) : NULL;
     int64_t *diffs = gain ? malloc(first->n * n * sizeof *diffs) : NULL;
-    size_t joined = diffs ? join(ranks, n, numbers) : 0;
+    uint64_t *steady = diffs ? malloc(first->n * sizeof *steady) : NULL;
+    size_t joined = steady ? join(ranks, n, numbers) : 0;
+    size_t nsteady = joined ? steady_ones(ranks, n, numbers, joined, steady) : 0;
     if (joined) {
         c->ranks = n;
         c->collectives = first->count;
-        c->joined = joined;
-        for (size_t j = 0; j < joined; j++) {
-            size_t last = 0;
-            uint64_t longest = 0;
-            for (size_t r = 0; r < n; r++) {
-                const struct an_comm_sample *s =
-                    an_comm_sample_find(&ranks[r]->model->comm_samples, numbers[j]);
-                durs[r] = s->end > s->start ? s->end - s->start : 0;
-                if (durs[r] < durs[last])
-                    last = r;
-                if (durs[r] > longest)
-                    longest = durs[r];
-            }
+        c->joined = nsteady;
+        uint64_t longest;
+        for (size_t j = 0; j < joined; j++) {  /* the whole run's waits */
+            size_t last = durations(ranks, n, numbers[j], durs, &longest);
+            for (size_t r = 0; r < n; r++)
+                ranks[r]->comm_wait_ns += durs[r] - durs[last];
+        }
+        for (size_t j = 0; j < nsteady; j++) {  /* the steady state's */
+            size_t last = durations(ranks, n, steady[j], durs, &longest);
             skews[j] = longest - durs[last];
             ranks[last]->comm_last++;
             for (size_t r = 0; r < n; r++)
-                ranks[r]->comm_wait_ns += durs[r] - durs[last];
+                ranks[r]->comm_wait_steady_ns += durs[r] - durs[last];
             /* were rank r as early as the next-latest, the collective would end sooner by
              * the next-shortest kernel minus r's own */
             for (size_t r = 0; r < n; r++) {
@@ -169,23 +211,27 @@ void an_run_collectives(struct an_run *run)
                     gain[r] += next - durs[r];
             }
         }
-        /* the sums over the kept collectives, scaled to all of them */
+        /* the sums over the steady state's kept collectives, scaled to all of its ones */
         double scale = (double)first->count / (double)joined;
+        c->steady_collectives = (uint64_t)((double)nsteady * scale + 0.5);
         size_t slow = 0;
         for (size_t r = 0; r < n; r++) {
             ranks[r]->comm_wait_ns = (uint64_t)((double)ranks[r]->comm_wait_ns * scale + 0.5);
+            ranks[r]->comm_wait_steady_ns =
+                (uint64_t)((double)ranks[r]->comm_wait_steady_ns * scale + 0.5);
             ranks[r]->comm_last = (uint64_t)((double)ranks[r]->comm_last * scale + 0.5);
             if (gain[r] > gain[slow])
                 slow = r;
         }
         c->straggler = (size_t)(ranks[slow] - run->traces);
         c->straggler_gain_ns = (uint64_t)((double)gain[slow] * scale + 0.5);
-        qsort(skews, joined, sizeof *skews, by_u64);
-        c->skew_median_ns = skews[joined / 2];
-        c->skew_p90_ns = skews[joined * 9 / 10 < joined ? joined * 9 / 10 : joined - 1];
-        c->skew_max_ns = skews[joined - 1];
+        qsort(skews, nsteady, sizeof *skews, by_u64);
+        c->skew_median_ns = skews[nsteady / 2];
+        c->skew_p90_ns = skews[nsteady * 9 / 10 < nsteady ? nsteady * 9 / 10 : nsteady - 1];
+        c->skew_max_ns = skews[nsteady - 1];
         align_clocks(run, ranks, n, numbers, joined, diffs);
     }
+    free(steady);
     free(diffs);
     free(gain);
     free(durs);
