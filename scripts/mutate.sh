@@ -38,6 +38,8 @@ declare -A tests=(
     [tools/analyze/comm_samples.c]='^(analyze_test_run_collectives|analyze_golden)$'
     [tools/analyze/rule_straggler.c]='^(analyze_golden)$'
     [tools/analyze/rule_memory_headroom.c]='^(test_rule_memory_headroom|analyze_golden)$'
+    [tools/analyze/rule_exposed_comm.c]='^(test_rule_exposed_comm|analyze_golden)$'
+    [tools/analyze/totals.c]='^(analyze_test_model|analyze_test_properties|analyze_golden)$'
 )
 files=("$@")
 [ ${#files[@]} -gt 0 ] || files=(libintercept/recorder.c libintercept/hooks_copy.c
