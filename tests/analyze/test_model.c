@@ -810,6 +810,37 @@ static void gpu_timeline_cut_thresholds(void **state)
     }
 }
 
+/* The longest idle intervals, longest first, whatever order they came in: a loop whose
+ * input waits are 1 ms but for steps 10 to 13, 2, 9, 5 and 7 ms (all in the steady state,
+ * which the list puts first), host-only and with GPU records. */
+static void largest_intervals_longest_first(void **state)
+{
+    (void)state;
+    static const uint64_t waits_ms[] = {2, 9, 5, 7};
+    for (int gpu = 0; gpu < 2; gpu++) {
+        struct synth s = {.gpu_records = gpu, .cpus = 8};
+        s.now = 1000 * MS;
+        for (int i = 0; i < 30; i++) {
+            synth_idle(&s, (i >= 10 && i < 14 ? waits_ms[i - 10] : 1) * MS);
+            synth_launch(&s, 5 * US, 500 * US);
+            synth_item(&s);
+        }
+        struct an_model *m = synth_model(&s, NULL, 1ull << 30, 0);
+        assert_true(m->nlargest >= 4);
+        uint64_t want[] = {9, 7, 5, 2};
+        for (size_t k = 0; k < 4; k++) {
+            uint64_t len = m->largest[k].end - m->largest[k].start;
+            /* (the wait itself, give or take the launch and copy around it) */
+            if (len < want[k] * MS - 20 * US || len > want[k] * MS + 20 * US)
+                fail_msg("gpu %d: largest[%zu] %llu ns, want %llu ms", gpu, k,
+                         (unsigned long long)len, (unsigned long long)want[k]);
+            assert_int_equal(m->largest[k].cause, AN_CAUSE_INPUT);
+        }
+        an_model_free(m);
+        synth_free(&s);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -834,6 +865,7 @@ int main(void)
         cmocka_unit_test(rare_shape_kernel_is_no_step),
         cmocka_unit_test(accumulation_steps_are_the_optimizers),
         cmocka_unit_test(no_pattern),
+        cmocka_unit_test(largest_intervals_longest_first),
         cmocka_unit_test(gpu_records_late),
         cmocka_unit_test(host_only_two_streams),
         cmocka_unit_test(host_only_stream_wait_event),

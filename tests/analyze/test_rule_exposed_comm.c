@@ -40,6 +40,9 @@ static void cases(void **state)
             assert_int_equal((int64_t)synth_fig(f, "collectives")->value, 40);
             assert_int_equal((int64_t)synth_fig(f, "exposed_ns")->value, m->comm_exposed_ns);
             assert_non_null(strstr(f->change, "no_sync"));
+            char share[64];  /* the evidence's share of the wall time */
+            snprintf(share, sizeof share, "(%.0f%% of the wall time)", c[i].exposed_share * 100);
+            assert_non_null(strstr(f->evidence, share));
         } else {
             assert_null(f);
         }

@@ -218,6 +218,25 @@ static void startup_apart(void **state)
     world_free(&w);
 }
 
+/* A collective whose record has no length on the last rank to arrive (a record of 0 ns):
+ * that rank arrived last, and the other waited the whole of its own. */
+static void zero_length_record(void **state)
+{
+    (void)state;
+    struct world w = {0};
+    add_rank(&w, 0, "a", 0);
+    add_rank(&w, 1, "a", 0);
+    for (uint64_t k = 0; k < 4; k++) {
+        collective(&w, 0, MS + k * MS, 300 * US);
+        collective(&w, 1, MS + k * MS, 0);
+    }
+    an_run_collectives(&w.run);
+    assert_int_equal(w.traces[1].comm_last, 4);
+    assert_int_equal(w.traces[0].comm_wait_ns, 4 * 300 * US);
+    assert_int_equal(w.traces[1].comm_wait_ns, 0);
+    world_free(&w);
+}
+
 /* The residual: what is left of the ends' differences once the clocks are aligned, at the
  * 90th percentile: two collectives of ten whose ends rank 1 read 1 us late. */
 static void residual_of_two_late_ends(void **state)
@@ -249,6 +268,7 @@ int main(void)
         cmocka_unit_test(lost_records),
         cmocka_unit_test(counts_that_differ),
         cmocka_unit_test(startup_apart),
+        cmocka_unit_test(zero_length_record),
         cmocka_unit_test(residual_of_two_late_ends),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
