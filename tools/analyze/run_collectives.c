@@ -7,8 +7,12 @@
  * need one, align the hosts' clocks: per host the median of its ranks' end minus the first
  * rank's end, and what is left after that is said as the residual error.
  *
- * Reads the kept samples (comm_samples.h) of the ranks with a GPU timeline; joins those
- * that every rank kept, and scales sums to the first rank's count of collectives.
+ * Reads the kept samples (comm_samples.h) of the ranks with a GPU timeline, when they ran
+ * as many collectives (else they are not one sequence: groups of their own); joins those
+ * that every rank kept, and scales sums to the first rank's count of collectives. The
+ * whole run's waits (what exposed communication leaves out) count every one; the skew,
+ * the arrivals and the straggler's gain only those of every rank's steady state, the first
+ * ones waiting for the processes to start.
  */
 #include <stdlib.h>
 #include <string.h>
