@@ -235,7 +235,7 @@ uint64_t gw_rec_next_call_id(void)
 /* A timed record: its dt, the words, and when call_id is not 0 a GPU record's `call` word
  * (trace_format.h: relative to the previous one, a few calls apart, a byte or two). */
 static void rec_timed(uint8_t type, uint64_t ts_ns, const uint64_t *words, unsigned nwords,
-                      uint64_t call_id)
+                      uint64_t call_id, int gpu)
 {
     struct gw_ring *ring = thread_ring();
     if (!ring || nwords + 2 > GW_MAX_WORDS_RECORD)
@@ -246,6 +246,8 @@ static void rec_timed(uint8_t type, uint64_t ts_ns, const uint64_t *words, unsig
     all[0] = gw_zigzag(len ? 0 : (int64_t)(ts_ns - ring->producer_last_ts));
     memcpy(all + 1, words, nwords * sizeof *words);
     unsigned n = nwords + 1;
+    if (gpu && nwords >= 2)  /* the correlation id, from the previous record's */
+        all[2] = gw_zigzag((int64_t)(words[1] - ring->producer_corr_base));
     if (call_id)
         all[n++] = gw_zigzag((int64_t)(call_id - ring->producer_link_base)) + 1;
     len += gw_encode_record(record + len, type, all, n, NULL, 0);
@@ -253,18 +255,20 @@ static void rec_timed(uint8_t type, uint64_t ts_ns, const uint64_t *words, unsig
         ring->producer_last_ts = ts_ns;
         if (call_id)
             ring->producer_link_base = call_id;
+        if (gpu && nwords >= 2)
+            ring->producer_corr_base = words[1];
     }
 }
 
 void gw_rec_timed(uint8_t type, uint64_t ts_ns, const uint64_t *words, unsigned nwords)
 {
-    rec_timed(type, ts_ns, words, nwords, 0);
+    rec_timed(type, ts_ns, words, nwords, 0, 0);
 }
 
 void gw_rec_gpu(uint8_t type, uint64_t ts_ns, const uint64_t *words, unsigned nwords,
                 uint64_t call_id)
 {
-    rec_timed(type, ts_ns, words, nwords, call_id);
+    rec_timed(type, ts_ns, words, nwords, call_id, 1);
 }
 
 void gw_rec_untimed(uint8_t type, const uint64_t *words, unsigned nwords)

@@ -23,6 +23,8 @@ struct gw_ring {
     uint64_t calls;                /* producer only: calls numbered so far (host call ids) */
     uint64_t producer_link_base;   /* producer only: the call id the next GPU record's `call`
                                       word is relative to (trace_format.h) */
+    uint64_t producer_corr_base;   /* producer only: the correlation id the next GPU record's
+                                      is relative to (GW_FEAT_CORR_DELTA) */
     int wake_sent;                 /* producer only: already asked the writer to drain */
     int waited;                    /* producer only: a call reported a wait (gw_rec_wait) since
                                       the observer, if any, was last told */
@@ -39,6 +41,7 @@ struct gw_ring {
     uint32_t writer_seq;           /* writer only: next chunk sequence number */
     uint64_t writer_calls;         /* writer only: number of the next chunk's first call */
     uint64_t writer_link_base;     /* writer only: the next chunk's link_base (CALL_BASE) */
+    uint64_t writer_corr_base;     /* writer only: the next chunk's corr_base (CALL_BASE) */
     struct gw_ring *next;
 };
 

@@ -89,7 +89,8 @@ static void fill_header(struct gw_file_header *header)
     header->min_reader_version = GW_MIN_READER_VERSION;
     header->header_size = GW_FILE_HEADER_SIZE;
     header->endian_mark = GW_ENDIAN_MARK;
-    header->feature_flags = GW_FEAT_HOST_CALLS | GW_FEAT_CPU_SAMPLES;  /* (writer.c) */
+    header->feature_flags = GW_FEAT_HOST_CALLS | GW_FEAT_CPU_SAMPLES |  /* (writer.c) */
+                            GW_FEAT_CORR_DELTA;                       /* (recorder.c) */
     header->clock_source = (uint32_t)gw_clock_state.source;
     header->pid = (uint32_t)getpid();
     header->ppid = (uint32_t)getppid();

@@ -78,7 +78,7 @@ static int ensure_staging(size_t len)
 
 /* What a chunk of a thread's records holds, for the chunk that follows it: the records,
  * the calls among them (a LOST record's dropped calls included), and its last time. */
-struct chunk_walk { uint64_t records, calls, last_ts, link_base; };
+struct chunk_walk { uint64_t records, calls, last_ts, link_base, corr_base; };
 
 /* Where a GPU record's `call` word is, if it has one: after its fixed words (dt first). */
 static unsigned call_word_at(uint8_t type)
@@ -121,10 +121,21 @@ static uint64_t link_after(const struct gw_record_view *rec, unsigned at_word, u
     return word ? base + (uint64_t)gw_unzigzag(word - 1) : base;
 }
 
-static struct chunk_walk walk_chunk(const uint8_t *buf, size_t len, uint64_t start_ts,
-                                    uint64_t link_base)
+/* The corr_base after a GPU record: its correlation delta, the word after dt and dur. */
+static uint64_t corr_after(const struct gw_record_view *rec, uint64_t base)
 {
-    struct chunk_walk walk = {0, 0, start_ts, link_base};
+    const uint8_t *end = rec->body + rec->body_len;
+    const uint8_t *at = skip_varints(rec->body, end, 2);
+    uint64_t word = 0;
+    if (!at || at == end || !gw_get_uvarint(at, (size_t)(end - at), &word))
+        return base;
+    return base + (uint64_t)gw_unzigzag(word);
+}
+
+static struct chunk_walk walk_chunk(const uint8_t *buf, size_t len, uint64_t start_ts,
+                                    uint64_t link_base, uint64_t corr_base)
+{
+    struct chunk_walk walk = {0, 0, start_ts, link_base, corr_base};
     size_t offset = 0;
     struct gw_record_view rec;
     while (gw_next_record(buf, len, &offset, &rec) == 0) {
@@ -138,6 +149,7 @@ static struct chunk_walk walk_chunk(const uint8_t *buf, size_t len, uint64_t sta
             walk.calls++;
         } else if (call_word_at(rec.type)) {
             walk.link_base = link_after(&rec, call_word_at(rec.type), walk.link_base);
+            walk.corr_base = corr_after(&rec, walk.corr_base);
         } else if (rec.type == GW_REC_LOST && at) {
             uint64_t count = 0, calls = 0;
             size_t n = gw_get_uvarint(rec.body + at, rec.body_len - at, &count);
@@ -149,7 +161,7 @@ static struct chunk_walk walk_chunk(const uint8_t *buf, size_t len, uint64_t sta
 }
 
 /* Room kept in front of the staging buffer for the chunk's CALL_BASE record. */
-#define CALL_BASE_ROOM 32
+#define CALL_BASE_ROOM 64
 
 static void drain_ring(struct gw_ring *ring, uint64_t head)
 {
@@ -169,15 +181,18 @@ static void drain_ring(struct gw_ring *ring, uint64_t head)
         memcpy(records + first, ring->data, len - first);
     }
     uint64_t base = ring->writer_last_ts;
-    struct chunk_walk walk = walk_chunk(records, len, base, ring->writer_link_base);
+    struct chunk_walk walk = walk_chunk(records, len, base, ring->writer_link_base,
+                                        ring->writer_corr_base);
     uint8_t call_base[CALL_BASE_ROOM];
-    uint64_t words[3] = {ring->serial, ring->writer_calls, ring->writer_link_base};
-    size_t base_len = gw_encode_record(call_base, GW_REC_CALL_BASE, words, 3, NULL, 0);
+    uint64_t words[4] = {ring->serial, ring->writer_calls, ring->writer_link_base,
+                         ring->writer_corr_base};
+    size_t base_len = gw_encode_record(call_base, GW_REC_CALL_BASE, words, 4, NULL, 0);
     memcpy(records - base_len, call_base, base_len);
     uint32_t seq = ring->writer_seq++;
     ring->writer_last_ts = walk.last_ts;
     ring->writer_calls += walk.calls;
     ring->writer_link_base = walk.link_base;
+    ring->writer_corr_base = walk.corr_base;
     /* what the ring will be once the chunk is in the file: a reader of a killed process's
      * rings takes it if the chunk is there, the state before it if not (trace_format.h) */
     gw_ring_slot_writing(ring->slot, head, ring->writer_last_ts, ring->writer_calls, seq);

@@ -83,6 +83,7 @@ enum gw_feature_flags {
     GW_FEAT_NVTX = 1u << 2,
     GW_FEAT_CPU_COUNT = 1u << 3,     /* cpus_online and cpus_usable are filled */
     GW_FEAT_CPU_SAMPLES = 1u << 4,   /* the writer samples CPU time (GW_REC_CPU_THREAD/PROC) */
+    GW_FEAT_CORR_DELTA = 1u << 5,    /* GPU records' correlation_id words are deltas */
 };
 
 /* Why the GPU-side timeline is or is not in this trace (file_header.cupti_status). */
@@ -201,11 +202,16 @@ _Static_assert(sizeof(struct gw_chunk_header) == 32, "chunk header is 32 bytes")
  *   link_base + unzigzag(call - 1), and link_base becomes that id. link_base starts each
  *   chunk at its CALL_BASE's third word: consecutive GPU records of a thread's calls differ
  *   by a few calls, so `call` takes one or two bytes, not five.
+ *   With GW_FEAT_CORR_DELTA in the header, their correlation_id word is zigzag(id -
+ *   corr_base), and corr_base becomes id: CUPTI numbers its records in order, so the word
+ *   takes a byte, not three. corr_base starts each chunk at its CALL_BASE's fourth word (0
+ *   without one: the ids then read shifted, the same for all the chunk's records).
  * GW_REC_GPU_LOST    dt(zigzag) count   activity records CUPTI dropped
  * GW_REC_CORRELATION correlation_id call_id   (untimed; the host call that issued the work)
- * GW_REC_CALL_BASE   thread_serial next_call_number [link_base]   (untimed; first in each
- *                    EVENTS chunk; link_base: where the chunk's `call` words start from;
- *                    without it, `call` words in the chunk cannot be read and link nothing)
+ * GW_REC_CALL_BASE   thread_serial next_call_number [link_base [corr_base]]   (untimed;
+ *                    first in each EVENTS chunk; link_base: where the chunk's `call` words
+ *                    start from; without it, `call` words in the chunk cannot be read and
+ *                    link nothing; corr_base: where its correlation deltas start from)
  *
  * NVTX (on the calling thread; domain_id and name_id are string ids, domain 0 = default):
  * GW_REC_RANGE_PUSH  dt(zigzag) domain_id name_id

@@ -316,6 +316,7 @@ static void calls_begin(struct gw_reader *r, const struct gw_chunk_header *h,
     r->call_key = (uint64_t)h->tid | (uint64_t)h->kind << 32;
     r->call_id_high = (uint64_t)h->tid << 32; /* until the chunk's CALL_BASE gives a serial */
     r->link_known = 0;  /* until the chunk's CALL_BASE gives a link_base */
+    r->corr_base = 0;   /* (and a corr_base) */
     uint64_t *slot = gw_map_get(&r->calls, r->call_key);
     uint64_t state = slot ? *slot : 0;
     r->call_next = state & ~CALLS_UNSURE;

@@ -441,6 +441,16 @@ static unsigned small(uint64_t v)
     return v > UINT32_MAX ? UINT32_MAX : (unsigned)v;
 }
 
+/* A GPU record's correlation id from its word: the word itself, or in a trace that
+ * writes deltas (GW_FEAT_CORR_DELTA) the previous record's id moved by it. */
+static inline uint64_t correlation_of(struct gw_reader *r, uint64_t word)
+{
+    if (!(r->hdr.feature_flags & GW_FEAT_CORR_DELTA))
+        return word;
+    r->corr_base += (uint64_t)gw_unzigzag(word);
+    return r->corr_base;
+}
+
 /* A GPU record (ev, filled) with its `call` word: the call it names reads first, as the
  * CORRELATION event a separate record would have made, and the GPU event next
  * (r->pending). Without a link_base in the chunk the word cannot be read: the record is
@@ -486,6 +496,8 @@ static int decode_timed(struct gw_reader *r, uint8_t type, const struct timed_sp
                          "%s record, found %u (the missing ones read as 0)",
                          off, 1 + spec->full, body_len, record_name(type), 1 + have);
     start_event(ev, spec->kind, r->ch.tid, r->ts, off);
+    if (type == GW_REC_GPU_KERNEL || type == GW_REC_GPU_MEMCPY || type == GW_REC_GPU_MEMSET)
+        w[1] = correlation_of(r, w[1]);
     switch (type) {
     case GW_REC_GPU_KERNEL:
         ev->dur_ns = w[0];
@@ -635,8 +647,8 @@ static __attribute__((noinline)) int decode_untimed(struct gw_reader *r,
     }
     if (rec->type == GW_REC_CALL_BASE) {
         /* The writer's own numbering: whatever was lost before, numbers are sure again. */
-        uint64_t w[3];
-        unsigned have = get_words(c, w, 3);
+        uint64_t w[4];
+        unsigned have = get_words(c, w, 4);
         if (have < 2) {
             report_short(r, off, "CALL_BASE", 0, 2, rec->body_len);
             return 0;
@@ -647,6 +659,7 @@ static __attribute__((noinline)) int decode_untimed(struct gw_reader *r,
         r->call_unsure = 0;
         r->link_known = have >= 3;
         r->link_base = have >= 3 ? w[2] : 0;
+        r->corr_base = have >= 4 ? w[3] : 0;
         return 0;
     }
     r->stats.unknown_records++;
@@ -810,6 +823,7 @@ static inline __attribute__((always_inline)) int fast_kernel(struct gw_reader *r
     r->ts = ts;
     start_event(ev, GW_EV_GPU_KERNEL, r->ch.tid, ts, off);
     ev->dur_ns = w[0];
+    w[1] = correlation_of(r, w[1]);
     ev->u.gpu_kernel.correlation_id = w[1], ev->u.gpu_kernel.device = w[2];
     ev->u.gpu_kernel.stream_id = w[3], ev->u.gpu_kernel.shape_id = w[4];
     ev->u.gpu_kernel.graph_id = w[5];

@@ -68,6 +68,9 @@ struct gw_reader {
      * the GPU event, kept here until the next gw_reader_next */
     uint64_t link_base;
     unsigned link_known;
+    /* GPU records' correlation ids in a trace with GW_FEAT_CORR_DELTA: the previous one's
+     * (the chunk's CALL_BASE's fourth word at its start, else 0) */
+    uint64_t corr_base;
     int has_pending;
     struct gw_event pending;
 
