@@ -82,12 +82,13 @@ if scenario == "straggler":
             problems.append("straggler's own cause: %s" % f["evidence"])
     if "exposed_communication" in found:
         problems.append("the fast ranks' wait was called exposed communication")
-    # rank 2 waits for nobody (a few us of noise at most)
+    # in the steady state rank 2 waits for nobody (a few us of noise at most; the first
+    # collective, start-up, may keep it waiting for a process still starting)
     slow = [p for p in procs if p["rank"] == 2][0]["communication"]
-    least = min(p["communication"]["waited_ns"] for p in procs if p["rank"] != 2)
-    if slow["waited_ns"] >= least / 100 or slow["last_arrivals"] != coll["steady"]:
-        problems.append("rank 2 waited %d ns (the others %d at least), last at %d" %
-                        (slow["waited_ns"], least, slow["last_arrivals"]))
+    least = min(p["communication"]["waited_steady_ns"] for p in procs if p["rank"] != 2)
+    if slow["waited_steady_ns"] >= least / 100 or slow["last_arrivals"] != coll["steady"]:
+        problems.append("rank 2 waited %d ns in the steady state (the others %d at least), "
+                        "last at %d" % (slow["waited_steady_ns"], least, slow["last_arrivals"]))
     if not 2900000 <= coll["skew_median_ns"] <= 3600000:
         problems.append("skew %d ns, planted 3 ms" % coll["skew_median_ns"])
 elif scenario == "even":
