@@ -110,26 +110,26 @@ static const uint8_t *skip_varints(const uint8_t *p, const uint8_t *end, unsigne
     return n ? NULL : p;
 }
 
-/* The link_base after a GPU record: its `call` word moves it (trace_format.h). */
-static uint64_t link_after(const struct gw_record_view *rec, unsigned at_word, uint64_t base)
+/* The word at p (within end): 1 with *word set, 0 when the body ends first. */
+static int word_at(const uint8_t *p, const uint8_t *end, uint64_t *word)
 {
-    const uint8_t *end = rec->body + rec->body_len;
-    const uint8_t *at = skip_varints(rec->body, end, at_word);
-    uint64_t word = 0;
-    if (!at || at == end || !gw_get_uvarint(at, (size_t)(end - at), &word))
-        return base;  /* no `call` word: not linked */
-    return word ? base + (uint64_t)gw_unzigzag(word - 1) : base;
+    return p && p < end && gw_get_uvarint(p, (size_t)(end - p), word);
 }
 
-/* The corr_base after a GPU record: its correlation delta, the word after dt and dur. */
-static uint64_t corr_after(const struct gw_record_view *rec, uint64_t base)
+/* The chunk's bases after a GPU record (trace_format.h), in one pass over its words: its
+ * correlation delta (the word after dt and dur) moves corr_base, its `call` word, when it
+ * has one (not 0), link_base. */
+static void gpu_bases(const struct gw_record_view *rec, struct chunk_walk *walk)
 {
     const uint8_t *end = rec->body + rec->body_len;
-    const uint8_t *at = skip_varints(rec->body, end, 2);
-    uint64_t word = 0;
-    if (!at || at == end || !gw_get_uvarint(at, (size_t)(end - at), &word))
-        return base;
-    return base + (uint64_t)gw_unzigzag(word);
+    const uint8_t *p = skip_varints(rec->body, end, 2);
+    uint64_t corr = 0, call = 0;
+    if (!word_at(p, end, &corr))
+        return;
+    walk->corr_base += (uint64_t)gw_unzigzag(corr);
+    p = skip_varints(p, end, call_word_at(rec->type) - 2);  /* past the correlation word on */
+    if (word_at(p, end, &call) && call)
+        walk->link_base += (uint64_t)gw_unzigzag(call - 1);
 }
 
 static struct chunk_walk walk_chunk(const uint8_t *buf, size_t len, uint64_t start_ts,
@@ -148,8 +148,7 @@ static struct chunk_walk walk_chunk(const uint8_t *buf, size_t len, uint64_t sta
         if (rec.type == GW_REC_CALL || rec.type == GW_REC_CALL_ERR) {
             walk.calls++;
         } else if (call_word_at(rec.type)) {
-            walk.link_base = link_after(&rec, call_word_at(rec.type), walk.link_base);
-            walk.corr_base = corr_after(&rec, walk.corr_base);
+            gpu_bases(&rec, &walk);
         } else if (rec.type == GW_REC_LOST && at) {
             uint64_t count = 0, calls = 0;
             size_t n = gw_get_uvarint(rec.body + at, rec.body_len - at, &count);
