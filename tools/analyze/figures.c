@@ -1,6 +1,12 @@
 /* Figures derived from the model that rules and reports share. */
 #include "model.h"
 
+int an_cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
 double an_idle_ns(const struct an_model *m, const struct an_totals *t, enum an_cause c)
 {
     if ((unsigned)c >= AN_CAUSE_COUNT)

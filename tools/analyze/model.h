@@ -285,6 +285,8 @@ static inline uint64_t an_u64(double v)
 }
 
 /* Derived figures the rules and reports share. */
+/* qsort's comparison of two uint64_t, ascending (figures.c). */
+int an_cmp_u64(const void *a, const void *b);
 double an_idle_ns(const struct an_model *m, const struct an_totals *t, enum an_cause c);
 /* GPU busy over [start, end): exact with GPU records, else end - start minus proven idle
  * (an upper bound). */

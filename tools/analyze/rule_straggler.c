@@ -21,12 +21,6 @@
 #include "analyze.h"
 #include "rules.h"
 
-static int by_value(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 /* The straggler's own cause, in words. */
 static void own_cause(const struct an_run *run, const struct an_trace *t, char *buf,
                       size_t size)
@@ -76,8 +70,8 @@ void an_rule_straggler(struct an_run *run)
     }
     if (!k)
         return;
-    qsort(waits, k, sizeof waits[0], by_value);
-    qsort(walls, k, sizeof walls[0], by_value);
+    qsort(waits, k, sizeof waits[0], an_cmp_u64);
+    qsort(walls, k, sizeof walls[0], an_cmp_u64);
     uint64_t median = waits[k / 2], wall = walls[k / 2];
     const struct an_model *m = slow->model;
     if (!wall || (double)gain < m->th.min_share * (double)wall)

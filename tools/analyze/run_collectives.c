@@ -20,12 +20,6 @@
 #include "analyze.h"
 #include "comm_samples.h"
 
-static int by_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 static int by_i64(const void *a, const void *b)
 {
     int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
@@ -229,7 +223,7 @@ void an_run_collectives(struct an_run *run)
         }
         c->straggler = (size_t)(ranks[slow] - run->traces);
         c->straggler_gain_ns = (uint64_t)((double)gain[slow] * scale + 0.5);
-        qsort(skews, nsteady, sizeof *skews, by_u64);
+        qsort(skews, nsteady, sizeof *skews, an_cmp_u64);
         c->skew_median_ns = skews[nsteady / 2];
         c->skew_p90_ns = skews[nsteady * 9 / 10 < nsteady ? nsteady * 9 / 10 : nsteady - 1];
         c->skew_max_ns = skews[nsteady - 1];

@@ -99,12 +99,6 @@ done:
     k->slow_at = k->count < AN_STEP_EARLY ? k->count : k->next_sample;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 /* Intervals between samples [from, nsamples), into out; returns how many. */
 static size_t intervals(const struct an_step_key *k, size_t from, uint64_t *out)
 {
@@ -122,13 +116,13 @@ static void sort_u64(uint64_t *a, size_t n)
 {
     uint64_t *tmp = n > 64 ? malloc(n * sizeof *tmp) : NULL;
     if (!tmp) {
-        qsort(a, n, sizeof *a, cmp_u64);
+        qsort(a, n, sizeof *a, an_cmp_u64);
         return;
     }
     size_t (*count)[256] = calloc(8, sizeof *count);
     if (!count) {
         free(tmp);
-        qsort(a, n, sizeof *a, cmp_u64);
+        qsort(a, n, sizeof *a, an_cmp_u64);
         return;
     }
     for (size_t i = 0; i < n; i++) {
