@@ -101,8 +101,7 @@ static void *analyze_thread(void *run)
 static int one_host(const struct an_run *run)
 {
     for (size_t i = 1; i < run->ntraces; i++)
-        if (strncmp(run->traces[i].hdr.hostname, run->traces[0].hdr.hostname,
-                    sizeof run->traces[0].hdr.hostname))
+        if (!an_same_host(&run->traces[i], &run->traces[0]))
             return 0;
     return 1;
 }

@@ -8,6 +8,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "findings.h"
 #include "model.h"
@@ -100,6 +101,11 @@ struct an_run {
 
 /* Lines up the ranks' collectives into run->comm and each trace's comm_ and clock_ fields. */
 void an_run_collectives(struct an_run *run);
+/* 1 when traces a and b were written on one host (one monotonic clock, one set of CPUs). */
+static inline int an_same_host(const struct an_trace *a, const struct an_trace *b)
+{
+    return !strncmp(a->hdr.hostname, b->hdr.hostname, sizeof a->hdr.hostname);
+}
 /* What to add to t's trace clock to read the first trace's: 0 on the same host (one
  * monotonic clock); from another host, through the wall clocks, corrected by the offset
  * the collectives' ends showed. */

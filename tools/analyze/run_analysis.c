@@ -257,7 +257,7 @@ static unsigned local_world(const struct an_run *run, const struct an_trace *t)
     for (size_t i = 0; i < run->ntraces; i++) {
         const struct an_trace *o = &run->traces[i];
         n += o->readable && o->active && o->hdr.local_rank >= 0 &&
-             !strncmp(o->hdr.hostname, t->hdr.hostname, sizeof o->hdr.hostname);
+             an_same_host(o, t);
     }
     return n ? n : 1;
 }

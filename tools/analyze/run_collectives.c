@@ -91,6 +91,16 @@ static uint64_t end_realtime(const struct an_trace *t, const struct an_comm_samp
     return s->end + (uint64_t)t->hdr.realtime_minus_trace_ns;  /* (wraps as int64 would) */
 }
 
+/* Rank r's end of collective `number` minus the first rank's, on their wall clocks. */
+static int64_t end_gap(struct an_trace *const *ranks, size_t r, uint64_t number)
+{
+    const struct an_comm_sample *a = an_comm_sample_find(&ranks[r]->model->comm_samples,
+                                                         number);
+    const struct an_comm_sample *b = an_comm_sample_find(&ranks[0]->model->comm_samples,
+                                                         number);
+    return (int64_t)(end_realtime(ranks[r], a) - end_realtime(ranks[0], b));
+}
+
 /* Per host, the clock offset to the first rank's host; the residual after it (p90). */
 static void align_clocks(struct an_run *run, struct an_trace *const *ranks, size_t n,
                          const uint64_t *numbers, size_t joined, int64_t *diffs)
@@ -99,8 +109,7 @@ static void align_clocks(struct an_run *run, struct an_trace *const *ranks, size
     c->hosts = 0;
     for (size_t r = 0; r < n; r++) {
         size_t same = 0;
-        while (same < r && strncmp(ranks[same]->hdr.hostname, ranks[r]->hdr.hostname,
-                                   sizeof ranks[r]->hdr.hostname))
+        while (same < r && !an_same_host(ranks[same], ranks[r]))
             same++;
         if (same < r) {
             ranks[r]->clock_offset_ns = ranks[same]->clock_offset_ns;
@@ -109,16 +118,10 @@ static void align_clocks(struct an_run *run, struct an_trace *const *ranks, size
         c->hosts++;
         size_t nd = 0;  /* every rank of this host against the first rank */
         for (size_t q = r; q < n; q++) {
-            if (strncmp(ranks[q]->hdr.hostname, ranks[r]->hdr.hostname,
-                        sizeof ranks[r]->hdr.hostname))
+            if (!an_same_host(ranks[q], ranks[r]))
                 continue;
-            for (size_t j = 0; j < joined; j++) {
-                const struct an_comm_sample *a =
-                    an_comm_sample_find(&ranks[q]->model->comm_samples, numbers[j]);
-                const struct an_comm_sample *b =
-                    an_comm_sample_find(&ranks[0]->model->comm_samples, numbers[j]);
-                diffs[nd++] = (int64_t)(end_realtime(ranks[q], a) - end_realtime(ranks[0], b));
-            }
+            for (size_t j = 0; j < joined; j++)
+                diffs[nd++] = end_gap(ranks, q, numbers[j]);
         }
         qsort(diffs, nd, sizeof *diffs, by_i64);
         ranks[r]->clock_offset_ns = r == 0 || !nd ? 0 : diffs[nd / 2];
@@ -126,12 +129,7 @@ static void align_clocks(struct an_run *run, struct an_trace *const *ranks, size
     size_t nd = 0;
     for (size_t r = 0; r < n; r++)
         for (size_t j = 0; j < joined; j++) {
-            const struct an_comm_sample *a =
-                an_comm_sample_find(&ranks[r]->model->comm_samples, numbers[j]);
-            const struct an_comm_sample *b =
-                an_comm_sample_find(&ranks[0]->model->comm_samples, numbers[j]);
-            int64_t d = (int64_t)(end_realtime(ranks[r], a) - end_realtime(ranks[0], b)) -
-                        ranks[r]->clock_offset_ns;
+            int64_t d = end_gap(ranks, r, numbers[j]) - ranks[r]->clock_offset_ns;
             diffs[nd++] = d < 0 ? -d : d;
         }
     qsort(diffs, nd, sizeof *diffs, by_i64);
@@ -241,7 +239,7 @@ void an_run_collectives(struct an_run *run)
 int64_t an_run_clock_shift(const struct an_run *run, const struct an_trace *t)
 {
     const struct an_trace *first = run->ntraces ? &run->traces[0] : NULL;
-    if (!first || !strncmp(first->hdr.hostname, t->hdr.hostname, sizeof t->hdr.hostname))
+    if (!first || an_same_host(first, t))
         return 0;  /* one host: one monotonic clock */
     /* its wall clock to the first host's, less the error aligning found (0 without
      * collectives: the wall clocks are taken as right) */
