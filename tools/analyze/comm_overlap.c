@@ -1,6 +1,5 @@
 /* Communication kernels against compute kernels (comm_overlap.h). */
 #include "comm_overlap.h"
-#include "model.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -101,11 +100,6 @@ void an_comm_feed_slow(struct an_comm_overlap *c, uint64_t start, uint64_t end, 
     }
     if (grow(&c->compute, &c->compute_cap, c->ncompute + 1) == 0)
         c->compute[c->ncompute++] = (struct an_comm_span){start, end};
-}
-
-double an_comm_overlap_share(const struct an_model *m)
-{
-    return m->comm_ns ? 1.0 - (double)m->comm_exposed_ns / (double)m->comm_ns : 0;
 }
 
 void an_comm_finish(struct an_comm_overlap *c)

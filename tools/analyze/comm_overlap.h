@@ -53,9 +53,6 @@ static inline void an_comm_feed(struct an_comm_overlap *c, uint64_t start, uint6
 }
 /* Settles what is pending: the totals are final. */
 void an_comm_finish(struct an_comm_overlap *c);
-struct an_model;
-/* The share of a process's collective time that compute ran beside (0 without any). */
-double an_comm_overlap_share(const struct an_model *m);
 void an_comm_free(struct an_comm_overlap *c);
 
 #endif

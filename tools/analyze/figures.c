@@ -51,3 +51,8 @@ uint64_t an_steady_steps(const struct an_model *m)
 {
     return m->steps.steady ? m->steps.steady : 1;
 }
+
+double an_comm_overlap_share(const struct an_model *m)
+{
+    return m->comm_ns ? 1.0 - (double)m->comm_exposed_ns / (double)m->comm_ns : 0;
+}

@@ -285,6 +285,8 @@ static inline uint64_t an_u64(double v)
 }
 
 /* Derived figures the rules and reports share. */
+/* The share of the process's collective time that compute ran beside (0 without any). */
+double an_comm_overlap_share(const struct an_model *m);
 /* qsort's comparison of two uint64_t, ascending (figures.c). */
 int an_cmp_u64(const void *a, const void *b);
 double an_idle_ns(const struct an_model *m, const struct an_totals *t, enum an_cause c);

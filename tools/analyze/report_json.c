@@ -4,7 +4,6 @@
 #include <string.h>
 
 #include "analyze.h"
-#include "comm_overlap.h"
 #include "text_out.h"
 
 static void str(FILE *out, const char *s)

@@ -3,7 +3,6 @@
 #include <string.h>
 
 #include "analyze.h"
-#include "comm_overlap.h"
 #include "rules.h"
 #include "text_out.h"
 
