@@ -12,14 +12,7 @@ events=${2:-100000000}
 dir=$(mktemp -d "${TMPDIR:-/tmp}/bench_analyze.XXXXXX")
 trap 'rm -rf "$dir"' EXIT
 cmake --build "$build" --target gen_big_trace gpuwatch >/dev/null
-measure() {  # measure COMMAND...: prints wall seconds, peak RSS (KiB), CPU seconds
-    /usr/bin/time -v "$@" >/dev/null 2>"$dir/time" || { cat "$dir/time" >&2; exit 1; }
-    local secs rss cpu
-    secs=$(awk -F': ' '/Elapsed/ {n = split($2, t, ":"); s = 0; for (i = 1; i <= n; i++) s = s * 60 + t[i]; print s}' "$dir/time")
-    rss=$(awk -F': ' '/Maximum resident/ {print $2}' "$dir/time")
-    cpu=$(awk -F': ' '/User time|System time/ {s += $2} END {print s}' "$dir/time")
-    echo "$secs $rss $cpu"
-}
+. "$(dirname "$0")/measure.sh"
 for mode in host gpu; do
     flag=""
     [ "$mode" == gpu ] && flag=--gpu

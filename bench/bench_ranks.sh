@@ -12,22 +12,16 @@ ranks=${3:-64}
 dir=$(mktemp -d "${TMPDIR:-/tmp}/bench_ranks.XXXXXX")
 trap 'rm -rf "$dir"' EXIT
 cmake --build "$build" --target gen_big_trace gpuwatch >/dev/null
-measure() {  # measure COMMAND...: prints seconds and peak RSS (KiB)
-    /usr/bin/time -v "$@" >"$dir/out" 2>"$dir/time" || { cat "$dir/time" >&2; exit 1; }
-    local secs rss
-    secs=$(awk -F': ' '/Elapsed/ {n = split($2, t, ":"); s = 0; for (i = 1; i <= n; i++) s = s * 60 + t[i]; print s}' "$dir/time")
-    rss=$(awk -F': ' '/Maximum resident/ {print $2}' "$dir/time")
-    echo "$secs $rss"
-}
+. "$(dirname "$0")/measure.sh"
 mkdir "$dir/run"
 for ((r = 0; r < ranks; r++)); do
     "$build/bench/gen_big_trace" "$dir/run/rank$r.gwt" $((events / ranks)) --gpu --comm \
         --rank $r --world "$ranks" >/dev/null
 done
 "$build/bench/gen_big_trace" "$dir/one.gwt" "$events" --gpu --comm --rank 0 --world 1 >/dev/null
-read -r s1 m1 < <(measure "$build/tools/gpuwatch" analyze --brief --jobs 1 "$dir/one.gwt")
-read -r sj1 mj1 < <(measure "$build/tools/gpuwatch" analyze --brief --jobs 1 "$dir/run")
-read -r sj2 mj2 < <(measure "$build/tools/gpuwatch" analyze --brief --jobs 2 "$dir/run")
+read -r s1 m1 _ < <(measure "$build/tools/gpuwatch" analyze --brief --jobs 1 "$dir/one.gwt")
+read -r sj1 mj1 _ < <(measure "$build/tools/gpuwatch" analyze --brief --jobs 1 "$dir/run")
+read -r sj2 mj2 _ < <(measure "$build/tools/gpuwatch" analyze --brief --jobs 2 "$dir/run")
 grep -m1 "straggler" "$dir/out" || echo "(no straggler line in the brief report)"
 awk -v n="$events" -v k="$ranks" -v s1="$s1" -v m1="$m1" -v sj1="$sj1" -v mj1="$mj1" \
     -v sj2="$sj2" -v mj2="$mj2" 'BEGIN {
