@@ -13,6 +13,14 @@
 #define DEFAULT_STACK_DEPTH 12
 #define DEFAULT_PY_DEPTH 16
 #define DEFAULT_SITE_EVERY_MS 10
+/* 2 s of every 30: a fifteenth of CUPTI's cost (+18 % on a launch-bound H100 loop, full),
+ * and steps enough in each window for their kernels' lengths. */
+#define DEFAULT_WINDOW_MS 2000
+#define DEFAULT_EVERY_MS 30000
+/* CUPTI's activity costs about 4 us a kernel on an H100 (examples/pytorch/README.md): at
+ * 5000 operations a second, 10000 records with their launches', that is 2 % of the time,
+ * the most the whole timeline may cost. */
+#define DEFAULT_FULL_RATE 10000
 
 int gw_config_disabled(void)
 {
@@ -81,6 +89,26 @@ void gw_config_load(struct gw_config *cfg)
             gw_warn("GPUWATCH_STACK_UNWINDER=%s is not 'libunwind' or 'libc'; using libunwind",
                     unwinder);
     }
+
+    const char *timeline = getenv("GPUWATCH_TIMELINE");
+    cfg->timeline = GW_TIMELINE_SAMPLED;
+    if (timeline && *timeline) {
+        if (strcmp(timeline, "full") == 0)
+            cfg->timeline = GW_TIMELINE_FULL;
+        else if (strcmp(timeline, "off") == 0)
+            cfg->timeline = GW_TIMELINE_OFF;
+        else if (strcmp(timeline, "sampled") != 0)
+            gw_warn("GPUWATCH_TIMELINE=%s is not 'full', 'sampled' or 'off'; using sampled",
+                    timeline);
+    }
+    cfg->window_ms = (unsigned)env_number("GPUWATCH_TIMELINE_WINDOW_MS", 1, 3600000,
+                                          DEFAULT_WINDOW_MS);
+    cfg->every_ms = (unsigned)env_number("GPUWATCH_TIMELINE_EVERY_MS", 1, 86400000,
+                                         DEFAULT_EVERY_MS);
+    cfg->full_rate = (unsigned)env_number("GPUWATCH_TIMELINE_FULL_RATE", 0, 100000000,
+                                          DEFAULT_FULL_RATE);
+    if (cfg->every_ms <= cfg->window_ms)
+        cfg->timeline = cfg->timeline == GW_TIMELINE_SAMPLED ? GW_TIMELINE_FULL : cfg->timeline;
 
     const char *clock = getenv("GPUWATCH_CLOCK");
     cfg->use_tsc = 1;

@@ -17,7 +17,18 @@ struct gw_config {
                                    native stack of a sync, free... per thread per this long
                                    (0: every one) */
     unsigned py_depth;          /* GPUWATCH_PY_DEPTH, 0..64 Python frames, default 16; 0 = off */
+    int timeline;               /* GPUWATCH_TIMELINE=full|sampled|off (enum gw_timeline_mode) */
+    unsigned window_ms;         /* GPUWATCH_TIMELINE_WINDOW_MS: each sampled window's length */
+    unsigned every_ms;          /* GPUWATCH_TIMELINE_EVERY_MS: one window opens this often */
+    unsigned full_rate;         /* GPUWATCH_TIMELINE_FULL_RATE: trace records a second (host
+                                   calls and GPU records) up to which a sampled timeline stays
+                                   whole (0: always windows) */
 };
+
+/* How much of the GPU timeline CUPTI collects. Sampled (the default): whole while the
+ * program records few enough calls and GPU operations for CUPTI's cost to stay small;
+ * past that, windows of window_ms every every_ms, CUPTI's cost paid in the windows alone. */
+enum gw_timeline_mode { GW_TIMELINE_SAMPLED = 0, GW_TIMELINE_FULL, GW_TIMELINE_OFF };
 
 /* Fills *cfg from the environment; bad values warn once and fall back to defaults. */
 void gw_config_load(struct gw_config *cfg);

@@ -18,7 +18,13 @@
 #define ACTIVITY_BUFFER_BYTES (4u << 20)
 #define CUPTI_SONAME "libcupti.so.13"
 
-int gw_cupti_on;
+int gw_cupti_on;              /* GPU activity is being collected now (a window is open) */
+static int session_on;         /* CUPTI was started and not stopped */
+static int timeline_mode;      /* enum gw_timeline_mode */
+static uint64_t window_ns, every_ns, full_rate;
+static uint64_t window_at;       /* a window's last rate check or its shutting */
+static uint64_t records_at;      /* the trace's records then */
+static int had_gaps;
 CUptiResult (*gw_cupti_push_fn)(CUpti_ExternalCorrelationKind, uint64_t);
 CUptiResult (*gw_cupti_pop_fn)(CUpti_ExternalCorrelationKind, uint64_t *);
 
@@ -39,10 +45,13 @@ static struct {
     CUptiResult (*pop)(CUpti_ExternalCorrelationKind, uint64_t *);
 } api;
 
+/* The GPU work's kinds first: a sampled timeline turns those on and off, and leaves the
+ * external correlation on (no call pushes one while a window is shut). */
 static const CUpti_ActivityKind kinds[] = {
     CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
     CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
 };
+#define WORK_KINDS 3
 static int timestamps_are_ours;   /* else CUPTI's CLOCK_REALTIME ns */
 static int64_t realtime_minus_trace;
 
@@ -365,20 +374,80 @@ static void give_up(int status, const char *reason)
         gw_warn_once(GW_WARN_CUPTI, "GPU timeline off: %s; host-side tracing continues", reason);
 }
 
+/* A sampled timeline: opens or shuts the window on the writer's round (flush interval
+ * granularity), and says so in the trace. Calls tag their work while the flag is up, and
+ * the flag is up whenever CUPTI collects: raised before collection starts, lowered before it
+ * stops, so no record goes untagged; a call that tagged its work just before the window shut
+ * still has its records, linked. The trace's times bound the window: opened before the
+ * first call that tagged, shut once none starts tagging. */
+static void set_window(int open, uint64_t now)
+{
+    if (open) {
+        __atomic_store_n(&gw_cupti_on, 1, __ATOMIC_SEQ_CST);
+        for (size_t i = 0; i < WORK_KINDS; i++)
+            api.enable(kinds[i]);
+    } else {
+        __atomic_store_n(&gw_cupti_on, 0, __ATOMIC_SEQ_CST);
+        now = gw_now();
+        for (size_t i = 0; i < WORK_KINDS; i++)
+            api.disable(kinds[i]);
+    }
+    uint64_t words[1] = {(uint64_t)open};
+    gw_rec_timed(GW_REC_GPU_WINDOW, now, words, 1);
+}
+
+/* Open: stays open a window's length, then as long as the trace's record rate over the
+ * last window's length is one the whole timeline may cost (full_rate). Shut: opens again a
+ * period after the last opening. The first shutting marks the header: the timeline has
+ * gaps, which the analysis must know before it reads. */
+static void steer_window(void)
+{
+    uint64_t now = gw_now();
+    struct gw_recorder_stats stats;
+    gw_recorder_get_stats(&stats);
+    if (!__atomic_load_n(&gw_cupti_on, __ATOMIC_ACQUIRE)) {
+        if (now - window_at >= every_ns - window_ns) {
+            set_window(1, now);
+            window_at = now;
+            records_at = stats.events;
+        }
+        return;
+    }
+    if (now - window_at < window_ns)
+        return;
+    uint64_t records = stats.events - records_at;
+    if ((double)records * 1e9 > (double)full_rate * (double)(now - window_at)) {
+        if (!had_gaps) {
+            had_gaps = 1;
+            gw_recorder_add_features(GW_FEAT_GPU_SAMPLED);
+        }
+        set_window(0, now);
+    }
+    window_at = now;
+    records_at = stats.events;
+}
+
 /* Each writer round takes CUPTI's completed buffers; a signal's flush takes the partly
  * filled ones too, since the process may be about to die. */
 static void flush_completed(int urgent)
 {
-    if (__atomic_load_n(&gw_cupti_on, __ATOMIC_ACQUIRE))
-        api.flush_all(urgent ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
+    if (!__atomic_load_n(&session_on, __ATOMIC_ACQUIRE))
+        return;
+    if (timeline_mode == GW_TIMELINE_SAMPLED && !urgent)
+        steer_window();
+    api.flush_all(urgent ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
 }
 
-void gw_cupti_start(void)
+void gw_cupti_start(const struct gw_config *cfg)
 {
     char reason[160] = "";
     const char *setting = getenv("GPUWATCH_CUPTI");
     if (setting && strcmp(setting, "0") == 0) {
         give_up(GW_CUPTI_DISABLED, "disabled by GPUWATCH_CUPTI=0");
+        return;
+    }
+    if (cfg->timeline == GW_TIMELINE_OFF) {
+        give_up(GW_CUPTI_DISABLED, "disabled by GPUWATCH_TIMELINE=off");
         return;
     }
     void *handle = load_cupti(setting, reason, sizeof reason);
@@ -421,11 +490,27 @@ void gw_cupti_start(void)
                 reason);
         return;
     }
-    snprintf(reason, sizeof reason, "CUPTI API version %u%s", version,
-             timestamps_are_ours ? "" : ", CLOCK_REALTIME timestamps");
+    timeline_mode = cfg->timeline;
+    window_ns = (uint64_t)cfg->window_ms * 1000000u;
+    every_ns = (uint64_t)cfg->every_ms * 1000000u;
+    full_rate = cfg->full_rate;
+    int n = snprintf(reason, sizeof reason, "CUPTI API version %u%s", version,
+                     timestamps_are_ours ? "" : ", CLOCK_REALTIME timestamps");
+    if (timeline_mode == GW_TIMELINE_SAMPLED && n > 0 && (size_t)n < sizeof reason)
+        snprintf(reason + n, sizeof reason - (size_t)n,
+                 ", sampled above %u records/s: %u ms every %u ms", cfg->full_rate,
+                 cfg->window_ms, cfg->every_ms);
     gw_cupti_push_fn = api.push;
     gw_cupti_pop_fn = api.pop;
     gw_recorder_set_cupti(GW_CUPTI_ACTIVE, reason);
+    if (timeline_mode == GW_TIMELINE_SAMPLED) {
+        struct gw_recorder_stats stats;
+        gw_recorder_get_stats(&stats);
+        window_at = gw_now();
+        records_at = stats.events;
+        gw_rec_timed(GW_REC_GPU_WINDOW, window_at, (const uint64_t[]){1}, 1);
+    }
+    __atomic_store_n(&session_on, 1, __ATOMIC_RELEASE);
     gw_writer_add_round_hook(flush_completed);
     __atomic_store_n(&gw_cupti_on, 1, __ATOMIC_RELEASE);
     gw_debug("GPU timeline on: %s", reason);
@@ -433,8 +518,9 @@ void gw_cupti_start(void)
 
 void gw_cupti_stop(void)
 {
-    if (!__atomic_exchange_n(&gw_cupti_on, 0, __ATOMIC_ACQ_REL))
+    if (!__atomic_exchange_n(&session_on, 0, __ATOMIC_ACQ_REL))
         return;
+    __atomic_store_n(&gw_cupti_on, 0, __ATOMIC_RELEASE);
     api.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
         api.disable(kinds[i]);
@@ -444,5 +530,7 @@ void gw_cupti_after_fork_child(void)
 {
     /* CUPTI's state belongs to the parent's CUDA session, which the child cannot use. */
     __atomic_store_n(&gw_cupti_on, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&session_on, 0, __ATOMIC_RELAXED);
+    had_gaps = 0;
     pthread_mutex_init(&spare_lock, NULL);  /* (another thread may have held it at fork) */
 }

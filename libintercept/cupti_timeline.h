@@ -12,6 +12,7 @@
 #include <cupti_result.h>
 #include <cupti_version.h>
 
+#include "config.h"
 #include "recorder.h"
 
 /* External correlation kind the shim pushes: its ids are host call ids. */
@@ -21,8 +22,9 @@ extern int gw_cupti_on;
 extern CUptiResult (*gw_cupti_push_fn)(CUpti_ExternalCorrelationKind, uint64_t);
 extern CUptiResult (*gw_cupti_pop_fn)(CUpti_ExternalCorrelationKind, uint64_t *);
 
-/* Starts activity collection (after the recorder started); records why when it cannot. */
-void gw_cupti_start(void);
+/* Starts activity collection (after the recorder started), whole or in windows as
+ * cfg->timeline says; records why when it cannot. */
+void gw_cupti_start(const struct gw_config *cfg);
 /* Delivers every pending record into the trace and stops collection. */
 void gw_cupti_stop(void);
 /* A forked child inherits no CUPTI session. */

@@ -73,7 +73,7 @@ int gw_tracing_start(void)
             gw_stack_init(cfg.stack_depth, cfg.stack_libc);
             if (gw_recorder_start(&cfg) == 0) {
                 next = GW_STATE_READY;
-                gw_cupti_start();
+                gw_cupti_start(&cfg);
                 gw_cpu_sampler_start();
                 gw_py_init(cfg.py_depth);
                 gw_call_sites_start(cfg.stack_depth > 0, cfg.site_every_ms);

@@ -366,6 +366,14 @@ void gw_recorder_set_cupti(int status, const char *reason)
     gw_trace_file_patch_header();
 }
 
+void gw_recorder_add_features(uint32_t flags)
+{
+    pthread_mutex_lock(&gw_rec.file_lock);
+    gw_rec.header.feature_flags |= flags;
+    pthread_mutex_unlock(&gw_rec.file_lock);
+    gw_trace_file_patch_header();
+}
+
 void gw_recorder_get_stats(struct gw_recorder_stats *out)
 {
     out->events = __atomic_load_n(&gw_rec.events, __ATOMIC_RELAXED);

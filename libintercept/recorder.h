@@ -96,6 +96,8 @@ static inline unsigned gw_recorder_generation(void) { return gw_recorder_generat
 
 /* Records in the header whether the GPU timeline is on, and why not (enum gw_cupti_status). */
 void gw_recorder_set_cupti(int status, const char *reason);
+/* Sets feature flags of the trace's header (enum gw_feature_flags). */
+void gw_recorder_add_features(uint32_t flags);
 /* Adds a source the writer thread asks, at each flush and before it drains the rings, to
  * hand over what it holds (CUPTI's buffers, the CPU samples); urgent when a signal asked
  * for the flush. Once per source; a forked child's writer starts with none. */

@@ -337,6 +337,9 @@ static void put_timeline_event(struct dump *d, const struct gw_event *ev)
     case GW_EV_GPU_LOST:
         fprintf(out, " count=%" PRIu64, ev->u.gpu_lost.count);
         break;
+    case GW_EV_GPU_WINDOW:
+        fprintf(out, " %s", ev->u.gpu_window.open ? "open" : "shut");
+        break;
     case GW_EV_RANGE_PUSH:
     case GW_EV_MARK:
         put_domain(d, ev->u.nvtx.domain_id);
@@ -395,6 +398,7 @@ static void put_event(struct dump *d, const struct gw_event *ev)
     case GW_EV_GPU_MEMCPY:
     case GW_EV_GPU_MEMSET:
     case GW_EV_GPU_LOST:
+    case GW_EV_GPU_WINDOW:
     case GW_EV_CORRELATION:
     case GW_EV_RANGE_PUSH:
     case GW_EV_RANGE_POP:
@@ -489,7 +493,7 @@ static void put_header(FILE *out, struct gw_reader *r)
     fprintf(out, "# format v%u min_reader v%u header_size %" PRIu32 " features",
             (unsigned)h->version, (unsigned)h->min_reader_version, h->header_size);
     static const char *const features[] = {"host_calls", "gpu_activity", "nvtx", "cpu_count",
-                                           "cpu_samples"};
+                                           "cpu_samples", "corr_delta", "gpu_sampled"};
     int any = 0;
     for (unsigned i = 0; i < 32; i++) {
         if (!(h->feature_flags & (1u << i)))

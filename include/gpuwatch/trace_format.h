@@ -84,6 +84,8 @@ enum gw_feature_flags {
     GW_FEAT_CPU_COUNT = 1u << 3,     /* cpus_online and cpus_usable are filled */
     GW_FEAT_CPU_SAMPLES = 1u << 4,   /* the writer samples CPU time (GW_REC_CPU_THREAD/PROC) */
     GW_FEAT_CORR_DELTA = 1u << 5,    /* GPU records' correlation_id words are deltas */
+    GW_FEAT_GPU_SAMPLED = 1u << 6,   /* the GPU timeline has gaps: activity was collected in
+                                        windows (GW_REC_GPU_WINDOW); set when one first shuts */
 };
 
 /* Why the GPU-side timeline is or is not in this trace (file_header.cupti_status). */
@@ -207,6 +209,11 @@ _Static_assert(sizeof(struct gw_chunk_header) == 32, "chunk header is 32 bytes")
  *   takes a byte, not three. corr_base starts each chunk at its CALL_BASE's fourth word (0
  *   without one: the ids then read shifted, the same for all the chunk's records).
  * GW_REC_GPU_LOST    dt(zigzag) count   activity records CUPTI dropped
+ * GW_REC_GPU_WINDOW  dt(zigzag) open   (GW_FEAT_GPU_SAMPLED; on the writer thread) open 1:
+ *                    GPU activity collection turned on at dt, 0: turned off. Work issued
+ *                    while it was off has no GPU record. A sampled timeline
+ *                    (GPUWATCH_TIMELINE=sampled) opens its first window when tracing starts;
+ *                    one still open at the end lasts to it.
  * GW_REC_CORRELATION correlation_id call_id   (untimed; the host call that issued the work)
  * GW_REC_CALL_BASE   thread_serial next_call_number [link_base [corr_base]]   (untimed;
  *                    first in each EVENTS chunk; link_base: where the chunk's `call` words
@@ -286,6 +293,7 @@ enum gw_record_type {
     GW_REC_GPU_MEMCPY = 0x11,
     GW_REC_GPU_MEMSET = 0x12,
     GW_REC_GPU_LOST = 0x13,
+    GW_REC_GPU_WINDOW = 0x14,
     GW_REC_RANGE_PUSH = 0x20,
     GW_REC_RANGE_POP = 0x21,
     GW_REC_MARK = 0x22,

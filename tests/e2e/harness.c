@@ -129,7 +129,11 @@ struct link { uint64_t correlation_id, call_id; };
 struct gpu_kernel { uint64_t correlation_id, start_ns; };
 /* kind: the record kind a call issues (GW_EV_GPU_*; 0 for a graph launch: any); name: a
  * launch's kernel (the reader's string) */
-struct issuing_call { uint64_t call_id, stream, records; unsigned kind; const char *name; };
+struct issuing_call { uint64_t call_id, stream, records, start_ns; unsigned kind;
+                      const char *name; };
+/* a sampled timeline's windows, [open, shut) (shut UINT64_MAX: open to the end) */
+struct window { uint64_t open, shut; };
+#define MAX_WINDOWS 256
 struct gpu_record { uint64_t correlation_id, stream; unsigned kind; const char *name; };
 
 struct join {
@@ -140,7 +144,38 @@ struct join {
     struct gpu_record *records;
     size_t nlaunches, nlinks, nkernels, cap_launches, cap_links, cap_kernels;
     size_t ncalls, nrecords, cap_calls, cap_records;
+    struct window windows[MAX_WINDOWS];
+    size_t nwindows;
 };
+
+/* Where t lies against the windows: 1 inside one (margin clear of its edges), 0 outside
+ * every one (margin clear), -1 at an edge. No windows: a whole timeline, inside. */
+static int in_windows(const struct join *join, uint64_t t, uint64_t margin)
+{
+    if (!join->nwindows)
+        return 1;
+    int edge = 0;
+    for (size_t i = 0; i < join->nwindows; i++) {
+        const struct window *w = &join->windows[i];
+        uint64_t lo = w->open, hi = w->shut;
+        if (t >= lo + margin && (hi == UINT64_MAX || t + margin < hi))
+            return 1;
+        if (t + margin >= lo && (hi == UINT64_MAX || t < hi + margin))
+            edge = 1;
+    }
+    return edge ? -1 : 0;
+}
+
+static void tally_window(struct join *join, const struct gw_event *ev, struct file_tally *file)
+{
+    if (ev->u.gpu_window.open) {
+        file->gpu_windows++;
+        if (join->nwindows < MAX_WINDOWS)
+            join->windows[join->nwindows++] = (struct window){ev->ts_ns, UINT64_MAX};
+    } else if (join->nwindows && join->windows[join->nwindows - 1].shut == UINT64_MAX) {
+        join->windows[join->nwindows - 1].shut = ev->ts_ns;
+    }
+}
 
 #define PUSH(array, count, cap, value)                                                  \
     do {                                                                                \
@@ -170,6 +205,10 @@ static int by_issuing_call(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* A window opens and shuts on the writer's round: a call this close to an edge may fall
+ * either side of it. */
+#define WINDOW_MARGIN_NS 2000000u
+
 /* Each GPU record to the call its correlation names: there must be one, on the record's
  * stream, issuing that kind of work (and for a kernel, that kernel). */
 static void join_records(struct join *join, struct file_tally *file)
@@ -191,6 +230,7 @@ static void join_records(struct join *join, struct file_tally *file)
         }
         file->records_linked++;
         call->records++;
+        file->records_of_calls_outside += in_windows(join, call->start_ns, WINDOW_MARGIN_NS) == 0;
         file->records_other_stream += r->stream != call->stream;
         file->records_other_work +=
             call->kind && (call->kind != r->kind ||
@@ -202,6 +242,10 @@ static void join_records(struct join *join, struct file_tally *file)
         if (c->kind) {
             file->issuing_calls++;
             file->issuing_linked_once += c->records == 1;
+            int where = in_windows(join, c->start_ns, WINDOW_MARGIN_NS);
+            file->issuing_inside += where == 1;
+            file->issuing_inside_linked_once += where == 1 && c->records == 1;
+            file->issuing_outside += where == 0;
         } else {
             file->graph_launches++;
             file->graph_records += c->records;
@@ -306,6 +350,8 @@ static void tally_file(const char *path, struct file_tally *file)
             tally_nvtx(reader, &ev, file, nvtx_threads, &nvtx_nthreads);
         if (ev.kind == GW_EV_GPU_LOST)
             file->gpu_lost += ev.u.gpu_lost.count;
+        if (ev.kind == GW_EV_GPU_WINDOW)
+            tally_window(&join, &ev, file);
         if (ev.kind == GW_EV_CPU_PROC) {
             file->cpu_proc_samples++;
             if (ev.u.cpu_proc.descendants > file->max_descendants)
@@ -398,7 +444,7 @@ static void tally_file(const char *path, struct file_tally *file)
         if (ev.kind == GW_EV_CALL && !ev.result && !captured &&
             ((ev.family == GW_FAM_LAUNCH && (ev.u.launch.shape_id || graph)) ||
              ev.family == GW_FAM_COPY || ev.family == GW_FAM_SET)) {
-            struct issuing_call call = {.call_id = ev.call_id};
+            struct issuing_call call = {.call_id = ev.call_id, .start_ns = ev.ts_ns};
             if (ev.family == GW_FAM_LAUNCH) {
                 call.stream = ev.u.launch.stream_id;
                 call.name = gw_reader_kernel_name(reader, ev.u.launch.shape_id);

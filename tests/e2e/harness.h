@@ -75,6 +75,11 @@ struct file_tally {
     uint64_t issuing_calls;        /* successful launch (not graph), copy and set calls */
     uint64_t issuing_linked_once;  /* ... with exactly one record linked to them */
     uint64_t graph_launches, graph_records;  /* cuGraphLaunch* calls, the records linked to them */
+    /* a sampled timeline (GW_REC_GPU_WINDOW): windows opened; issuing calls well inside a
+     * window, those with exactly one record; well outside every window; records linked to
+     * a call well outside every window (none may be) */
+    uint64_t gpu_windows, issuing_inside, issuing_inside_linked_once, issuing_outside;
+    uint64_t records_of_calls_outside;
     /* CPU samples */
     uint64_t cpu_proc_samples, cpu_thread_samples;
     uint64_t max_descendants, max_descendants_cpu_ns, max_active;

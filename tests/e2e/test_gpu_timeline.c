@@ -60,6 +60,9 @@ static void test_timeline_matches_the_simulation(void **state)
     assert_int_equal(f->launches_linked_once, 20);
     assert_int_equal(f->kernels_unlinked, 0);
     assert_int_equal(f->kernels_before_launch, 0);
+    /* the default, sampled, timeline: a run shorter than a window is traced whole */
+    assert_false(f->header.feature_flags & GW_FEAT_GPU_SAMPLED);
+    assert_int_equal(f->gpu_windows, 1);
     remove_dir(result.trace_dir);
 }
 
@@ -99,6 +102,54 @@ static void test_streams_every_record_linked_to_its_call(void **state)
     assert_int_equal(f->records_other_stream, 0);
     assert_int_equal(f->records_other_work, 0);
     assert_int_equal(f->kernels_stream_known, 250);
+    remove_dir(result.trace_dir);
+}
+
+/* A sampled timeline in windows (forced with a record rate of 0; by default a program past
+ * GPUWATCH_TIMELINE_FULL_RATE): every call well inside a window has its one record, linked
+ * to it, on its stream, of its work; no call well outside every window has any; the graph
+ * launches inside have their two kernels each. The header says the timeline has gaps. */
+static void test_sampled_windows_link_exactly(void **state)
+{
+    (void)state;
+    const struct file_tally *f = run_one(
+        (const char *[]){"--mode", "streams", "--launches", "4000", NULL},
+        (const char *[]){"GPUWATCH_TIMELINE_WINDOW_MS=60", "GPUWATCH_TIMELINE_EVERY_MS=200",
+                         "GPUWATCH_TIMELINE_FULL_RATE=0", "GPUWATCH_FLUSH_MS=10",
+                         "WORKLOAD_SYNC_EACH_STEP=1", NULL});
+    assert_true(f->header.feature_flags & GW_FEAT_GPU_SAMPLED);
+    assert_true(f->gpu_windows >= 2);
+    assert_true(f->issuing_inside > 0);
+    assert_true(f->issuing_outside > 0);
+    assert_int_equal(f->issuing_inside_linked_once, f->issuing_inside);
+    assert_int_equal(f->records_of_calls_outside, 0);
+    assert_int_equal(f->records_unlinked, 0);
+    assert_int_equal(f->records_other_stream, 0);
+    assert_int_equal(f->records_other_work, 0);
+    assert_true(f->graph_records > 0);
+    assert_true(f->gpu_kernels < 5 * 4000);
+    remove_dir(result.trace_dir);
+}
+
+/* GPUWATCH_TIMELINE=full: one window, never shut; =off: no CUPTI, and the header says why. */
+static void test_timeline_full_and_off(void **state)
+{
+    (void)state;
+    const char *const args[] = {"--mode", "streams", "--launches", "4000", NULL};
+    const struct file_tally *f = run_one(
+        args, (const char *[]){"GPUWATCH_TIMELINE=full", "GPUWATCH_TIMELINE_FULL_RATE=0",
+                               "GPUWATCH_TIMELINE_WINDOW_MS=60", "WORKLOAD_SYNC_EACH_STEP=1",
+                               NULL});
+    assert_false(f->header.feature_flags & GW_FEAT_GPU_SAMPLED);
+    assert_int_equal(f->gpu_windows, 0);
+    assert_int_equal(f->gpu_kernels, 5 * 4000);
+    assert_int_equal(f->records_unlinked, 0);
+    remove_dir(result.trace_dir);
+    f = run_one(args, (const char *[]){"GPUWATCH_TIMELINE=off", NULL});
+    assert_int_equal(f->header.cupti_status, GW_CUPTI_DISABLED);
+    assert_string_equal(f->header.cupti_reason, "disabled by GPUWATCH_TIMELINE=off");
+    assert_int_equal(f->gpu_kernels, 0);
+    assert_int_equal(f->calls[API(cuLaunchKernel)], 2 * 4000 + 2);  /* (+ the 2 captured) */
     remove_dir(result.trace_dir);
 }
 
@@ -228,6 +279,8 @@ int main(void)
         cmocka_unit_test(test_timeline_matches_the_simulation),
         cmocka_unit_test(test_many_threads_every_launch_linked),
         cmocka_unit_test(test_streams_every_record_linked_to_its_call),
+        cmocka_unit_test(test_sampled_windows_link_exactly),
+        cmocka_unit_test(test_timeline_full_and_off),
         cmocka_unit_test(test_profiler_holding_cupti_falls_back),
         cmocka_unit_test(test_cupti_missing_falls_back),
         cmocka_unit_test(test_cupti_too_old_falls_back),

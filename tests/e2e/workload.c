@@ -657,6 +657,8 @@ static void run_streams(void)
     CHECK(cuGraphInstantiateWithFlags(&exec, graph, 0));
     pthread_t other;
     pthread_create(&other, NULL, per_thread_stream_job, &job);
+    /* WORKLOAD_SYNC_EACH_STEP=1: the steps take the GPU's time, not only the host's */
+    const char *sync_each = getenv("WORKLOAD_SYNC_EACH_STEP");
     for (int step = 0; step < launches; step++) {
         CHECK(cuLaunchKernel(a, 8, 1, 1, 128, 1, 1, 0, s1, NULL, NULL));
         CHECK(cuEventRecord(after_a, s1));
@@ -664,6 +666,8 @@ static void run_streams(void)
         CHECK(cuLaunchKernel(b, 8, 1, 1, 128, 1, 1, 0, s2, NULL, NULL));
         CHECK(cuMemcpyHtoDAsync_v2(device, pinned, 1 << 16, s2));
         CHECK(cuGraphLaunch(exec, s1));
+        if (sync_each && *sync_each == '1')
+            CHECK(cuStreamSynchronize(s2));
     }
     pthread_join(other, NULL);
     CHECK(cuStreamSynchronize(s1));

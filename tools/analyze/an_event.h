@@ -46,6 +46,7 @@ enum an_kind {
                           for a CPU (preempted), end - ts = that time */
     AN_CPU_PROC,       /* bytes = the process's CPU time, ptr = its descendants', key = how
                           many are alive, stream = how many ran since the previous sample */
+    AN_GPU_WINDOW,     /* a sampled timeline's window opened (dir = 1) or shut (dir = 0) */
 };
 
 /* enum an_mem_kind: what device memory an allocation is */

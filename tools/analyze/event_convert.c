@@ -291,6 +291,11 @@ int an_event_convert_any(const struct gw_event *ev, const struct gw_reader *read
                 o->end = o->ts;
         }
         return 1;
+    case GW_EV_GPU_WINDOW:
+        o->kind = AN_GPU_WINDOW;
+        o->dir = ev->u.gpu_window.open != 0;
+        o->end = o->ts;
+        return 1;
     case GW_EV_CPU_PROC:
         o->kind = AN_CPU_PROC;
         o->bytes = ev->u.cpu_proc.process_cpu_ns;

@@ -38,9 +38,11 @@ struct an_model *an_model_new(const struct an_thresholds *th, const struct gw_fi
     }
     m->th = th ? *th : AN_THRESHOLDS_DEFAULT;
     an_history_init(&m->state->hist, m->th.host_gap_min_ns, HISTORY_MAX);
-    /* without a header GPU records may come: host events wait for them */
-    int expect_gpu = !h || h->cupti_status == GW_CUPTI_ACTIVE ||
-                     (h->feature_flags & GW_FEAT_GPU_ACTIVITY);
+    /* without a header GPU records may come: host events wait for them; a timeline with
+     * gaps is replayed from the host's record */
+    int expect_gpu = !h || ((h->cupti_status == GW_CUPTI_ACTIVE ||
+                             (h->feature_flags & GW_FEAT_GPU_ACTIVITY)) &&
+                            !(h->feature_flags & GW_FEAT_GPU_SAMPLED));
     an_replay_init(&m->state->replay, &m->th, expect_gpu,
                    h && (h->feature_flags & GW_FEAT_CPU_COUNT) ? h->cpus_usable : 0);
     if (h) {
@@ -124,8 +126,9 @@ void an_model_prune(struct an_model *m)
     uint64_t before = st->host_seen;
     if (st->ever_drained && st->streams_pending == 0 && st->drained_at < before)
         before = st->drained_at;
-    int expect_gpu = m->gpu_records || m->header.cupti_status == GW_CUPTI_ACTIVE ||
-                     (m->header.feature_flags & GW_FEAT_GPU_ACTIVITY);
+    int expect_gpu = (m->gpu_records || m->header.cupti_status == GW_CUPTI_ACTIVE ||
+                      (m->header.feature_flags & GW_FEAT_GPU_ACTIVITY)) &&
+                     !(m->header.feature_flags & GW_FEAT_GPU_SAMPLED);
     if (expect_gpu) {
         if (!m->gpu_records)
             return;  /* the GPU side has not started: everything may still be needed */
@@ -166,12 +169,29 @@ static void capture_edge(struct an_model_state *st, const struct an_ev *ev)
         st->capturing[st->ncapturing++] = ev->stream;
 }
 
+/* A sampled timeline's window opening or shutting: the time the records cover. */
+static void gpu_window(struct an_model *m, const struct an_ev *ev)
+{
+    struct an_model_state *st = m->state;
+    if (ev->dir && !st->window_opened) {
+        st->window_opened = ev->ts ? ev->ts : 1;
+        m->gpu_windows++;
+    } else if (!ev->dir && st->window_opened) {
+        m->gpu_window_ns += ev->ts > st->window_opened ? ev->ts - st->window_opened : 0;
+        st->window_opened = 0;
+    }
+}
+
 /* Every other host event (kept out of line: the launches' path stays short). */
 void an_model_feed_other(struct an_model *m, const struct an_ev *ev)
 {
     struct an_model_state *st = m->state;
     if (ev->kind == AN_CPU_THREAD || ev->kind == AN_CPU_PROC) {
         an_cpu_sample(&st->cpu, ev);
+        return;
+    }
+    if (ev->kind == AN_GPU_WINDOW) {
+        gpu_window(m, ev);
         return;
     }
     an_note_time(m, ev);
@@ -336,8 +356,14 @@ void an_model_finish(struct an_model *m)
     m->wall_ns = m->last_ts > m->first_ts ? m->last_ts - m->first_ts : 0;
     an_replay_finish(&st->replay, m->first_ts, m->wall_ns, &m->replay);
     an_replay_free(&st->replay);
+    m->gpu_sampled = (m->header.feature_flags & GW_FEAT_GPU_SAMPLED) != 0;
+    if (st->window_opened && m->last_ts > st->window_opened)
+        m->gpu_window_ns += m->last_ts - st->window_opened;
+    m->gpu_window_busy_ns = an_u64(an_bins_sum(&st->bins, AN_BIN_BUSY, m->first_ts, m->last_ts));
     find_cut(m);
-    m->gpu_timeline = m->gpu_records > 0 && !m->gpu_cut_ns;
+    if (m->gpu_sampled)
+        m->gpu_cut_ns = 0;  /* (the gaps are the windows', said apart) */
+    m->gpu_timeline = m->gpu_records > 0 && !m->gpu_cut_ns && !m->gpu_sampled;
     m->nlargest = st->nkeep[m->gpu_timeline];
     memcpy(m->largest, st->keep[m->gpu_timeline], sizeof m->largest);
     an_steps_choose(m, &st->steps);

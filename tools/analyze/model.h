@@ -218,6 +218,12 @@ struct an_model {
     /* GPU records stop this long before host_work_end (gpu_cut_min_ns, gpu_cut_share):
      * the timeline is cut, gpu_timeline 0 though there are records; 0 when not cut */
     uint64_t gpu_cut_ns;
+    /* a sampled timeline with gaps (GW_FEAT_GPU_SAMPLED): GPU records in windows only, so
+     * idle time, causes and the replay come from the host's record, and the records give
+     * the kernels' lengths and the GPU busy share within the windows */
+    int gpu_sampled;
+    uint64_t gpu_windows, gpu_window_ns;  /* windows opened, and the time they covered */
+    uint64_t gpu_window_busy_ns;         /* GPU busy time the records show (in the windows) */
     uint64_t host_calls;
 
     struct an_totals total;      /* over the whole run */

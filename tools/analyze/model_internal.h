@@ -76,6 +76,7 @@ struct an_model_state {
      * table's size, further captures are not told apart (their launches count as run) */
     uint64_t capturing[8];
     unsigned ncapturing;
+    uint64_t window_opened;      /* when the sampled timeline's window opened (0: shut) */
 
     /* the longest idle intervals, host-only [0] and GPU records [1] */
     struct an_interval keep[2][AN_KEEP_INTERVALS];

@@ -353,7 +353,9 @@ static void match_pending(struct an_replay_state *st, struct an_rp_stream *s)
 
 void an_replay_gpu(struct an_replay_state *st, const struct an_ev *ev)
 {
-    if (ev->kind == AN_GPU_LOST)
+    /* (a timeline with gaps is replayed from the host's record: its records would be
+     * matched by stream order to calls whose work went unrecorded) */
+    if (ev->kind == AN_GPU_LOST || !st->expect_gpu)
         return;
     if (ev->ts > st->gpu_seen)
         st->gpu_seen = ev->ts;

@@ -271,6 +271,10 @@ static void process(FILE *out, const struct an_trace *t)
             ", \"late_events\": %" PRIu64 ", \"assumed_drains\": %" PRIu64 ",\n   ",
             m->host_calls, m->gpu_records, m->gpu_cut_ns, m->total.launches, m->late_events,
             m->assumed_drains);
+    if (m->gpu_sampled)
+        fprintf(out, "\"gpu_windows\": {\"count\": %" PRIu64 ", \"covered_ns\": %" PRIu64
+                     ", \"busy_ns\": %" PRIu64 "},\n   ",
+                m->gpu_windows, m->gpu_window_ns, m->gpu_window_busy_ns);
     steps(out, m);
     if (m->py.present) {
         fputs(",\n   \"python\": {", out);

@@ -69,6 +69,19 @@ static void header_line(FILE *out, const struct an_run *run)
         return;
     if (run->gpu_timeline) {
         fprintf(out, "GPU timeline: from CUPTI activity records\n");
+    } else if (m->gpu_sampled) {
+        char covered[32], wall[32];
+        an_fmt_ns(covered, sizeof covered, (double)m->gpu_window_ns);
+        an_fmt_ns(wall, sizeof wall, (double)m->wall_ns);
+        fprintf(out, "GPU timeline: sampled (the program's record rate was past what a whole "
+                     "timeline may cost): %" PRIu64 " window%s of CUPTI records covered %s of "
+                     "%s; the GPU was busy %.0f%% of them. Idle time, its causes and the "
+                     "savings come from the host calls (what synchronizing calls prove), GPU "
+                     "busy is an upper bound; GPUWATCH_TIMELINE=full records it all\n",
+                m->gpu_windows, m->gpu_windows == 1 ? "" : "s", covered, wall,
+                m->gpu_window_ns ? 100.0 * (double)m->gpu_window_busy_ns /
+                                       (double)m->gpu_window_ns
+                                 : 0.0);
     } else if (m->gpu_cut_ns) {
         char at[32], cut[32];
         an_fmt_ns(at, sizeof at, (double)(m->gpu_records_end - m->first_ts));

@@ -112,6 +112,7 @@ const char *gw_event_kind_name(enum gw_event_kind kind)
     case GW_EV_GPU_MEMCPY: return "gpu_memcpy";
     case GW_EV_GPU_MEMSET: return "gpu_memset";
     case GW_EV_GPU_LOST: return "gpu_lost";
+    case GW_EV_GPU_WINDOW: return "gpu_window";
     case GW_EV_CORRELATION: return "correlation";
     case GW_EV_RANGE_PUSH: return "range_push";
     case GW_EV_RANGE_POP: return "range_pop";

@@ -66,6 +66,7 @@ enum gw_event_kind {
     GW_EV_PYSITE,         /* untimed: calls of this thread made from one Python stack */
     GW_EV_PYTHON,         /* a definition: the process runs CPython, stacks recorded */
     GW_EV_STACKSITE,      /* untimed: calls of this thread made from one native stack */
+    GW_EV_GPU_WINDOW,     /* a sampled timeline's window opened (u.gpu_window.open) or shut */
 };
 
 struct gw_shape {
@@ -187,6 +188,7 @@ struct gw_event {
         } gpu_memcpy;
         struct { uint64_t correlation_id, device, stream_id, bytes, graph_id; unsigned memory_kind; } gpu_memset;
         struct { uint64_t count; } gpu_lost;
+        struct { uint64_t open; } gpu_window;
         struct { uint64_t correlation_id, call_id; } correlation;
         /* NVTX: domain_id/name_id are string ids (domain 0 = default); range_id for start/end */
         struct { uint64_t domain_id, name_id, range_id; } nvtx;
@@ -256,6 +258,7 @@ struct gw_reader_stats {
     uint64_t gpu_memsets;     /* GPU_MEMSET records */
     uint64_t gpu_lost_records; /* GPU_LOST records */
     uint64_t gpu_lost_events; /* sum of GPU_LOST counts (activity records CUPTI dropped) */
+    uint64_t gpu_windows;     /* GPU_WINDOW records that opened a window */
     uint64_t correlations;    /* CORRELATION records, and GPU records that name their call */
     uint64_t links_unreadable; /* GPU records naming their call in a chunk without link_base */
     uint64_t nvtx_records;    /* RANGE_PUSH/POP, MARK, RANGE_START/END records */
