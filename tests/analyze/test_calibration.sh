@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Calibration against reality (issue 17): each planted-waste example runs planted and with
 # its --fixed variant (random_loop: with its knobs set, and --fix) on the simulated GPU, in
-# timeline and host-only mode; the predicted saving of the top finding (the what-if
+# timeline and host-only mode (single wastes also with a sampled timeline, in windows with
+# gaps: lib_examples.sh); the predicted saving of the top finding (the what-if
 # replay's) must be within +-20 % of the measured wall-time difference, and the top finding
 # must be the planted one; with two wastes in one loop, the one whose fix gains most.
 #   test_calibration.sh BUILD_DIR
@@ -24,7 +25,7 @@ run() {  # run LABEL MODE TAG EXAMPLE [ARGS...]: the JSON analysis in $WORK/LABE
 calibrate() {  # calibrate LABEL EXPECTED_ID EXAMPLE FIX_ARG [ARGS...]
     local name=$1 want=$2 example=$3 fix=$4 mode i
     shift 4
-    for mode in host cupti; do
+    for mode in host cupti sampled; do
         local walls_p="" walls_f="" preds="" ids=""
         for i in 1 2 3; do
             run "$name" "$mode" "planted$i" "$example" "$@"

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The planted-waste examples under the shim and the simulated driver, with and without the
 # simulated CUPTI: each one's top finding must be the planted cause, its estimated saving in
-# a sensible range; the healthy example gets no finding. Then `gpuwatch run` prints the
+# a sensible range; the healthy example gets no finding. Three timelines: host-only, the
+# whole CUPTI timeline, and a sampled one whose windows (20 ms every 60 ms, past a record
+# rate of 0) leave gaps, the default's shape on a program that records fast. Then `gpuwatch run` prints the
 # analysis (and does not with --no-analyze).
 #   test_examples.sh BUILD_DIR
 set -u
@@ -20,14 +22,22 @@ example() {
     local name=$1 mode=$2 want=$3 lo=$4 hi=$5
     shift 5
     local out="$WORK/$name-$mode" cupti=0
-    [ "$mode" == cupti ] && cupti=$CUPTI
-    if ! env "$@" LD_LIBRARY_PATH="$FAKE" GPUWATCH_CUPTI="$cupti" LD_PRELOAD="$SHIM" \
+    [ "$mode" != host ] && cupti=$CUPTI
+    local timeline=(GPUWATCH_TIMELINE=full)
+    [ "$mode" == sampled ] && timeline=(GPUWATCH_TIMELINE=sampled GPUWATCH_TIMELINE_FULL_RATE=0
+        GPUWATCH_TIMELINE_WINDOW_MS=20 GPUWATCH_TIMELINE_EVERY_MS=60 GPUWATCH_FLUSH_MS=10)
+    if ! env "$@" "${timeline[@]}" LD_LIBRARY_PATH="$FAKE" GPUWATCH_CUPTI="$cupti" LD_PRELOAD="$SHIM" \
         GPUWATCH_OUTPUT="$out" "$BUILD/examples/example_$name" >"$out.log" 2>&1; then
         fail "$name ($mode) did not run: $(tail -3 "$out.log")"
         return
     fi
     "$GPUWATCH" analyze --json "$out" >"$out.json" 2>"$out.err"
     "$GPUWATCH" analyze "$out" >"$out.txt" 2>&1
+    if [ "$mode" == sampled ]; then
+        local windows
+        windows=$(grep -m1 -o '"gpu_windows": {"count": [0-9]*' "$out.json" | grep -o '[0-9]*$')
+        [ "${windows:-0}" -ge 2 ] || fail "$name (sampled): ${windows:-no} windows with gaps"
+    fi
     local top id share key=rank
     case $want in leak | oom_retry) key=risk_rank ;; esac  # risks: listed first, apart
     top=$(grep -m1 "^  {\"$key\": 1, \"id\": " "$out.json")
@@ -50,7 +60,7 @@ example() {
     echo "  $name ($mode): $id, saves up to $(awk -v s="$share" 'BEGIN{printf "%.0f%%", s*100}') of wall"
 }
 
-for mode in host cupti; do
+for mode in host cupti sampled; do
     example healthy "$mode" none 0 0
     example dataloader_bound "$mode" input_pipeline 0.25 0.85
     example pageable_h2d "$mode" pageable_h2d 0.25 0.75

@@ -64,8 +64,72 @@ static void input_then_sync(void **state)
         assert_non_null(sync);
         assert_string_equal(sync->after_id, "input_pipeline");
         near((double)sync->after_ns, STEPS * 0.82 * MS, 0.1);
+        /* workers leave the sync 0.82 ms of its 2: not one wait */
+        assert_int_equal(sync->same_wait, 0);
+        assert_int_equal(out.items[0].same_wait, 0);
         an_findings_free(&out);
         an_model_free(m);
+    }
+}
+
+/* A 4 ms loader, 2 ms of GPU work and loss.item() each step, on 2 CPUs (one worker): the
+ * worker and taking the sync out each hide the 2 ms of GPU work behind the loading, and
+ * each leaves the other nothing. One wait: both findings carry the same same_wait key. */
+static void one_wait_two_changes(void **state)
+{
+    (void)state;
+    for (int gpu = 0; gpu < 2; gpu++) {
+        struct synth s = {.gpu_records = gpu, .cpus = 2};
+        s.now = 1000 * MS;
+        synth_alloc(&s, 64ull << 20, 0);
+        for (int i = 0; i < STEPS; i++) {
+            synth_idle(&s, 4 * MS);
+            synth_h2d(&s, 1u << 20, 20 * US, 0);
+            for (int k = 0; k < 4; k++)
+                synth_launch(&s, 5 * US, 500 * US);
+            synth_item(&s);
+        }
+        synth_stream_sync(&s);
+        struct an_model *m = synth_model(&s, NULL, 1ull << 30, 0);
+        synth_free(&s);
+        near((double)an_replay_saving(&m->replay, AN_WI_INPUT_WORKERS), STEPS * 2.0 * MS, 0.1);
+        near((double)an_replay_saving(&m->replay, AN_WI_NO_SYNC), STEPS * 2.0 * MS, 0.1);
+        struct an_findings out = {0};
+        struct an_rule_ctx ctx = {.cpus = 2, .local_world = 1};
+        an_run_rules(m, &ctx, &out);
+        an_findings_rank(&out);
+        const struct an_finding *in = an_findings_find(&out, "input_pipeline");
+        const struct an_finding *sync = an_findings_find(&out, "sync_bubble");
+        assert_non_null(in);
+        assert_non_null(sync);
+        assert_true(in->same_wait != 0);
+        assert_int_equal(in->same_wait, sync->same_wait);
+        an_findings_free(&out);
+        an_model_free(m);
+    }
+}
+
+/* Ties: ids order two savings when the smaller is within 2 % of the larger; within 10 %
+ * when they remove one wait. */
+static void same_wait_ties_wider(void **state)
+{
+    (void)state;
+    struct { double ratio; uint64_t key; const char *top; } cases[] = {
+        {1 / 0.981, 0, "input_pipeline"}, {1 / 0.979, 0, "sync_bubble"},
+        {1 / 0.901, 7, "input_pipeline"}, {1 / 0.899, 7, "sync_bubble"},
+        {1 / 0.95, 0, "sync_bubble"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct an_findings list = {0};
+        struct an_finding *a = an_finding_add(&list, "input_pipeline");
+        a->saving_ns = 100000000;
+        a->same_wait = cases[i].key;
+        struct an_finding *b = an_finding_add(&list, "sync_bubble");
+        b->saving_ns = (uint64_t)(100000000 * cases[i].ratio);
+        b->same_wait = cases[i].key;
+        an_findings_rank(&list);
+        assert_string_equal(list.items[0].id, cases[i].top);
+        an_findings_free(&list);
     }
 }
 
@@ -98,6 +162,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(input_then_sync),
+        cmocka_unit_test(one_wait_two_changes),
+        cmocka_unit_test(same_wait_ties_wider),
         cmocka_unit_test(risks_rank_first),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -77,10 +77,15 @@ static int by_saving(const void *a, const void *b)
     return strcmp(x->id, y->id);
 }
 
-/* Two time savings within TIE_SHARE of each other are a tie (the replay's own noise, or
- * two fixes that remove the same serialization, as a per-step sync and a slow loader on a
- * machine with one worker to spare): their ids order them, so that reruns agree. */
+/* Two time savings within TIE_SHARE of each other are a tie (the replay's own noise): their
+ * ids order them, so that reruns agree. Two that remove the same wait (same_wait) measure
+ * one thing through two changes' replays, which approximate it differently (the workers'
+ * prefetch start, the sync's own cost): a per-step read and a 4 ms loader on 2 CPUs
+ * differ by 0.9-2.5 % from run to run, so their band is SAME_WAIT_TIE_SHARE. */
 #define TIE_SHARE 0.02
+#define SAME_WAIT_TIE_SHARE 0.10
+/* a change leaves another this share of its saving or less: it took the other's wait */
+#define SAME_WAIT_LEFT 0.10
 
 void an_findings_rank(struct an_findings *list)
 {
@@ -91,8 +96,10 @@ void an_findings_rank(struct an_findings *list)
         int swapped = 0;
         for (size_t i = 0; i + 1 < list->count; i++) {
             struct an_finding *a = &list->items[i], *b = &list->items[i + 1];
+            double band = a->same_wait && a->same_wait == b->same_wait ? SAME_WAIT_TIE_SHARE
+                                                                       : TIE_SHARE;
             if (a->risk || b->risk || strcmp(b->id, a->id) >= 0 ||
-                (double)b->saving_ns < (1 - TIE_SHARE) * (double)a->saving_ns)
+                (double)b->saving_ns < (1 - band) * (double)a->saving_ns)
                 continue;
             struct an_finding t = *a;
             *a = *b;
@@ -104,8 +111,34 @@ void an_findings_rank(struct an_findings *list)
     }
 }
 
+/* Pairs of one process's time findings whose changes each take the other's saving. */
+static void mark_same_waits(struct an_findings *list, size_t from, const struct an_replay *r)
+{
+    static uint64_t next_key;  /* (unique within the run: a key per pair and process) */
+    for (size_t i = from; i < list->count; i++) {
+        struct an_finding *a = &list->items[i];
+        for (size_t k = i + 1; k < list->count && a->whatif && !a->risk; k++) {
+            struct an_finding *b = &list->items[k];
+            if (b->risk || !b->whatif || b->whatif == a->whatif || !a->saving_ns ||
+                !b->saving_ns)
+                continue;
+            uint64_t b_after_a = an_replay_saving_after(r, (enum an_whatif)a->whatif,
+                                                        (enum an_whatif)b->whatif);
+            uint64_t a_after_b = an_replay_saving_after(r, (enum an_whatif)b->whatif,
+                                                        (enum an_whatif)a->whatif);
+            if ((double)b_after_a > SAME_WAIT_LEFT * (double)b->saving_ns ||
+                (double)a_after_b > SAME_WAIT_LEFT * (double)a->saving_ns)
+                continue;
+            uint64_t key = a->same_wait ? a->same_wait : b->same_wait ? b->same_wait
+                                                                     : __atomic_add_fetch(&next_key, 1, __ATOMIC_RELAXED);
+            a->same_wait = b->same_wait = key;
+        }
+    }
+}
+
 void an_findings_rerank(struct an_findings *list, size_t from, const struct an_replay *r)
 {
+    mark_same_waits(list, from, r);
     const struct an_finding *top = NULL;
     for (size_t i = from; i < list->count; i++) {
         const struct an_finding *f = &list->items[i];

@@ -39,6 +39,10 @@ struct an_finding {
      * one with the largest replayed saving) is fixed; after_id "" when not re-ranked */
     char after_id[32];
     uint64_t after_ns;
+    /* nonzero, the same in two findings of one process whose changes each take the other's
+     * saving away (a per-step sync and a slow loader on a machine with one worker to spare:
+     * one wait, seen from either end); ranked as a tie within a wider band */
+    uint64_t same_wait;
     uint64_t first_ts, last_ts;  /* the evidence's time range (trace clock), 0 unknown */
     struct an_figure fig[AN_MAX_FIGURES];
     size_t nfig;

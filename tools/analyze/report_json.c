@@ -400,6 +400,15 @@ static void finding(FILE *out, const struct an_run *run, size_t i, size_t number
     } else {
         fputs(", \"after\": null", out);
     }
+    const char *same = NULL;
+    for (size_t k = 0; f->same_wait && k < run->findings.count && !same; k++)
+        if (&run->findings.items[k] != f && run->findings.items[k].same_wait == f->same_wait)
+            same = run->findings.items[k].id;
+    fputs(", \"same_wait_as\": ", out);
+    if (same)
+        str(out, same);
+    else
+        fputs("null", out);
     fputs(", \"gpu_hours_saved\": ", out);
     num(out, f->gpu_hours_saved);
     fputs(", \"saving_usd\": ", out);

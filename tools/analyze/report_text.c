@@ -226,6 +226,24 @@ static void after_line(FILE *out, const struct an_run *run, const struct an_find
                 f->after_id);
 }
 
+/* A finding whose change removes the same wait as another's: either fix is enough. */
+static void same_wait_line(FILE *out, const struct an_run *run, const struct an_finding *f)
+{
+    if (!f->same_wait)
+        return;
+    for (size_t i = 0, n = 0; i < run->findings.count; i++) {
+        const struct an_finding *o = &run->findings.items[i];
+        n += !o->risk;
+        if (o == f || o->risk || o->same_wait != f->same_wait)
+            continue;
+        char buf[32];
+        an_fmt_ns(buf, sizeof buf, (double)o->saving_ns);
+        fprintf(out, "    or:       %zu (%s) removes the same wait: %s; either fix alone is "
+                     "enough\n", n, o->id, buf);
+        return;
+    }
+}
+
 /* When the risk strikes, at the rate the run showed. */
 static void strikes_line(FILE *out, const struct an_finding *f)
 {
@@ -282,6 +300,7 @@ static void finding(FILE *out, const struct an_run *run, const struct an_finding
                     f->gpu_hours_saved * run->opt.gpu_price, run->opt.gpu_price);
         fputc('\n', out);
         after_line(out, run, f);
+        same_wait_line(out, run, f);
     }
     if (run->active > 1) {
         fprintf(out, "    seen in:  %u of %zu processes", f->processes, run->active);
