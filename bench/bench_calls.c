@@ -1,7 +1,7 @@
 /*
  * Host cost of driver calls in a launch-heavy loop: per iteration 8 kernel launches, one
  * async host-to-device copy and one stream query, the mix of a small training step.
- * Prints "ns_per_call N" (the fastest of --repeats timed passes). bench/run_overhead.sh
+ * Prints "ns_per_call N" (the fastest of --repeats timed passes; their mean with --mean). bench/run_overhead.sh
  * runs it with and without the shim and prints the difference; --only measures one entry
  * point alone.
  */
@@ -39,14 +39,15 @@ int main(int argc, char **argv)
         {"iterations", required_argument, NULL, 'i'},
         {"repeats", required_argument, NULL, 'r'},
         {"only", required_argument, NULL, 'o'},
+        {"mean", no_argument, NULL, 'm'},
         {NULL, 0, NULL, 0},
     };
     long iterations = 20000;
-    int repeats = 5, opt;
+    int repeats = 5, opt, mean = 0;
     /* --only launch|copy|query: ten calls of that entry point per iteration, for the cost
      * of one hook alone */
     enum { MIX, LAUNCH, COPY, QUERY } only = MIX;
-    while ((opt = getopt_long(argc, argv, "i:r:o:", options, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, "i:r:o:m", options, NULL)) != -1) {
         if (opt == 'i') {
             iterations = atol(optarg);
         } else if (opt == 'r') {
@@ -62,6 +63,9 @@ int main(int argc, char **argv)
                 fprintf(stderr, "bench_calls: --only launch, copy or query, not %s\n", optarg);
                 return 2;
             }
+        } else if (opt == 'm') {
+            mean = 1;  /* the mean of the passes, not the fastest: what a run pays over time
+                          (a sampled timeline costs more in its windows than between them) */
         } else {
             return 2;
         }
@@ -83,7 +87,7 @@ int main(int argc, char **argv)
     CHECK(cuMemAlloc_v2(&buffer, 4096));
     CHECK(cuMemAllocHost_v2(&pinned, 64));
 
-    double best = 1e300;
+    double best = 1e300, sum = 0;
     for (int r = 0; r < repeats; r++) {
         double start = now_ns();
         for (long i = 0; i < iterations; i++) {
@@ -99,10 +103,12 @@ int main(int argc, char **argv)
             }
         }
         double per_call = (now_ns() - start) / (iterations * 10.0);
+        sum += per_call;
         if (per_call < best)
             best = per_call;
         CHECK(cuStreamSynchronize(stream));
     }
-    printf("ns_per_call %.1f\ncalls %ld\n", best, iterations * 10L * repeats);
+    printf("ns_per_call %.1f\ncalls %ld\n", mean ? sum / repeats : best,
+           iterations * 10L * repeats);
     return 0;
 }

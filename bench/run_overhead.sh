@@ -8,7 +8,10 @@
 #     pop, its hooks' timeline work), with nothing to convert,
 #   - with the timeline on through the simulated CUPTI, which makes a record per op: the
 #     difference from the line above is the simulated CUPTI's work plus the shim's handling
-#     of the records (buffers, conversion, writing).
+#     of the records (buffers, conversion, writing),
+#   - and, for the mix, the default sampled timeline past its record rate against the same
+#     configurations, each the mean of 40 passes (windows of 100 ms every 1.5 s: the
+#     default's 2 s every 30 s, scaled to the bench's 10 s or so).
 # Rounds are interleaved; each figure is the median of the rounds (each round: the fastest
 # of 5 passes). Also the trace's bytes per event, host-only and with the timeline. Real
 # CUPTI's cost differs from the simulated one's and needs a GPU to measure.
@@ -30,16 +33,21 @@ configs=(base host null full)
 declare -A ns
 run() {  # run CONFIG MODE: ns per call of one pass of bench_calls
   local only=()
-  [ "$2" != mix ] && only=(--only "$2")
+  [ "$2" == mean ] && only=(--mean --repeats 40)
+  [ "$2" != mix ] && [ "$2" != mean ] && only=(--only "$2")
   rm -rf "${traces:?}/$1"
   case $1 in
     base) LD_LIBRARY_PATH=$fake "$bench" "${only[@]}" ;;
     host) GPUWATCH_CUPTI=0 GPUWATCH_OUTPUT=$traces/host LD_PRELOAD=$shim \
             LD_LIBRARY_PATH=$fake "$bench" "${only[@]}" ;;
-    null) FAKECUPTI_NO_RECORDS=1 GPUWATCH_CUPTI=$cupti GPUWATCH_OUTPUT=$traces/null \
+    null) GPUWATCH_TIMELINE=full FAKECUPTI_NO_RECORDS=1 GPUWATCH_CUPTI=$cupti \
+            GPUWATCH_OUTPUT=$traces/null LD_PRELOAD=$shim LD_LIBRARY_PATH=$fake "$bench" "${only[@]}" ;;
+    full) GPUWATCH_TIMELINE=full GPUWATCH_CUPTI=$cupti GPUWATCH_OUTPUT=$traces/full \
             LD_PRELOAD=$shim LD_LIBRARY_PATH=$fake "$bench" "${only[@]}" ;;
-    full) GPUWATCH_CUPTI=$cupti GPUWATCH_OUTPUT=$traces/full LD_PRELOAD=$shim \
-            LD_LIBRARY_PATH=$fake "$bench" "${only[@]}" ;;
+    sampled) GPUWATCH_TIMELINE=sampled GPUWATCH_TIMELINE_WINDOW_MS=100 \
+            GPUWATCH_TIMELINE_EVERY_MS=1500 GPUWATCH_CUPTI=$cupti \
+            GPUWATCH_OUTPUT=$traces/sampled LD_PRELOAD=$shim LD_LIBRARY_PATH=$fake \
+            "$bench" "${only[@]}" ;;
   esac | awk '/ns_per_call/ {print $2}'
 }
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
@@ -80,6 +88,20 @@ for mode in "${modes[@]}"; do
     label = m == "mix" ? "mix (8 launch,copy,query)" : m " alone";
     printf "%-22s %7.1f  %9.1f  %10.1f  %10.1f    %+8.1f  %+8.1f   %+8.1f\n", label, b, h, n, f, h - b, n - b, f - n }'
 done
-echo "timeline sampled: not built yet (GPUWATCH_TIMELINE=sampled is issue 21's)"
+# the sampled timeline costs what it costs over time: means of many passes, all configs
+declare -A mean=()
+for ((i = 0; i < rounds; i++)); do
+  for c in base host full sampled; do
+    mean[$c]+=" $(run "$c" mean)"
+  done
+done
+# shellcheck disable=SC2086
+awk -v b="$(median ${mean[base]})" -v h="$(median ${mean[host]})" -v f="$(median ${mean[full]})" \
+    -v s="$(median ${mean[sampled]})" 'BEGIN {
+  print "mix, mean of 40 passes   no shim  host-only  timeline,   timeline,     shim + sim. CUPTI over no shim"
+  print "                                             sampled     full          sampled   full"
+  printf "%-22s %9.1f  %9.1f  %10.1f  %10.1f    %+8.1f  %+8.1f\n", "", b, h, s, f, s - b, f - b }'
+windows=$("$build/tools/gpuwatch" dump "$traces"/sampled/*.gwt | grep -c ' gpu_window - - - open$' || true)
+echo "(the sampled run's last pass opened $windows windows)"
 echo "trace of the mix, host-only:     $host_size"
 echo "trace of the mix, with timeline: $full_size"

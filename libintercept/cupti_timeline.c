@@ -45,13 +45,14 @@ static struct {
     CUptiResult (*pop)(CUpti_ExternalCorrelationKind, uint64_t *);
 } api;
 
-/* The GPU work's kinds first: a sampled timeline turns those on and off, and leaves the
- * external correlation on (no call pushes one while a window is shut). */
+/* The GPU work's kinds, then the external correlation: a sampled timeline's window turns
+ * them on last to first and off first to last, so the correlation is collected whenever
+ * work is. */
 static const CUpti_ActivityKind kinds[] = {
     CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
     CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
 };
-#define WORK_KINDS 3
+#define NKINDS (sizeof kinds / sizeof kinds[0])
 static int timestamps_are_ours;   /* else CUPTI's CLOCK_REALTIME ns */
 static int64_t realtime_minus_trace;
 
@@ -384,12 +385,12 @@ static void set_window(int open, uint64_t now)
 {
     if (open) {
         __atomic_store_n(&gw_cupti_on, 1, __ATOMIC_SEQ_CST);
-        for (size_t i = 0; i < WORK_KINDS; i++)
+        for (size_t i = NKINDS; i-- > 0;)
             api.enable(kinds[i]);
     } else {
         __atomic_store_n(&gw_cupti_on, 0, __ATOMIC_SEQ_CST);
         now = gw_now();
-        for (size_t i = 0; i < WORK_KINDS; i++)
+        for (size_t i = 0; i < NKINDS; i++)
             api.disable(kinds[i]);
     }
     uint64_t words[1] = {(uint64_t)open};
@@ -478,10 +479,10 @@ void gw_cupti_start(const struct gw_config *cfg)
                           api.register_timestamp(trace_clock) == CUPTI_SUCCESS;
     realtime_minus_trace = (int64_t)(gw_realtime_ns() - gw_now());
     result = api.register_callbacks(buffer_requested, buffer_completed);
-    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0] && result == CUPTI_SUCCESS; i++)
+    for (size_t i = NKINDS; i-- > 0 && result == CUPTI_SUCCESS;)
         result = api.enable(kinds[i]);
     if (result != CUPTI_SUCCESS) {
-        for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+        for (size_t i = 0; i < NKINDS; i++)
             api.disable(kinds[i]);
         snprintf(reason, sizeof reason, "CUPTI refused activity collection: %s",
                  result_text(result));
@@ -522,7 +523,7 @@ void gw_cupti_stop(void)
         return;
     __atomic_store_n(&gw_cupti_on, 0, __ATOMIC_RELEASE);
     api.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+    for (size_t i = 0; i < NKINDS; i++)
         api.disable(kinds[i]);
 }
 
