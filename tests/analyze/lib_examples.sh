@@ -9,7 +9,7 @@ CUPTI=$BUILD/tests/fakecupti/libcupti.so.13
 
 # ex_run OUT MODE EXAMPLE [ARGS...]: runs the example traced into OUT and writes the JSON
 # analysis to OUT.json. MODE: host (no CUPTI), cupti (the whole timeline), sampled (CUPTI
-# in windows of 20 ms every 60 ms, whatever the record rate: the default's shape on a
+# in windows of 10 ms every 30 ms, whatever the record rate: the default's shape on a
 # program that records fast, with gaps in every run).
 ex_run() {
     local out=$1 mode=$2 name=$3 cupti=0
@@ -17,7 +17,7 @@ ex_run() {
     [ "$mode" != host ] && cupti=$CUPTI
     local timeline=(GPUWATCH_TIMELINE=full)
     [ "$mode" == sampled ] && timeline=(GPUWATCH_TIMELINE=sampled GPUWATCH_TIMELINE_FULL_RATE=0
-        GPUWATCH_TIMELINE_WINDOW_MS=20 GPUWATCH_TIMELINE_EVERY_MS=60 GPUWATCH_FLUSH_MS=10)
+        GPUWATCH_TIMELINE_WINDOW_MS=10 GPUWATCH_TIMELINE_EVERY_MS=30 GPUWATCH_FLUSH_MS=5)
     rm -rf "$out"
     # The simulated GPU spins in its synchronising calls, as CUDA's default schedule does when
     # a process has fewer contexts than CPUs; sleeping there adds a timer wake-up (~80 us here)

@@ -2,7 +2,7 @@
 # The planted-waste examples under the shim and the simulated driver, with and without the
 # simulated CUPTI: each one's top finding must be the planted cause, its estimated saving in
 # a sensible range; the healthy example gets no finding. Three timelines: host-only, the
-# whole CUPTI timeline, and a sampled one whose windows (20 ms every 60 ms, past a record
+# whole CUPTI timeline, and a sampled one whose windows (10 ms every 30 ms, past a record
 # rate of 0) leave gaps, the default's shape on a program that records fast. Then `gpuwatch run` prints the
 # analysis (and does not with --no-analyze).
 #   test_examples.sh BUILD_DIR
@@ -25,7 +25,7 @@ example() {
     [ "$mode" != host ] && cupti=$CUPTI
     local timeline=(GPUWATCH_TIMELINE=full)
     [ "$mode" == sampled ] && timeline=(GPUWATCH_TIMELINE=sampled GPUWATCH_TIMELINE_FULL_RATE=0
-        GPUWATCH_TIMELINE_WINDOW_MS=20 GPUWATCH_TIMELINE_EVERY_MS=60 GPUWATCH_FLUSH_MS=10)
+        GPUWATCH_TIMELINE_WINDOW_MS=10 GPUWATCH_TIMELINE_EVERY_MS=30 GPUWATCH_FLUSH_MS=5)
     if ! env "$@" "${timeline[@]}" LD_LIBRARY_PATH="$FAKE" GPUWATCH_CUPTI="$cupti" LD_PRELOAD="$SHIM" \
         GPUWATCH_OUTPUT="$out" "$BUILD/examples/example_$name" >"$out.log" 2>&1; then
         fail "$name ($mode) did not run: $(tail -3 "$out.log")"
