@@ -14,7 +14,10 @@
 #   - the savings predicted (median of 3 runs each) are within +-20 % of the wall time the
 #     fix gave: planted run minus the four-alike run;
 #   - gpuwatch diff from each planted run to the four-alike one: the finding is gone, the
-#     realized gain printed.
+#     realized gain printed;
+#   - the straggler run with each rank's timeline sampled in windows (GPUWATCH_TIMELINE=
+#     sampled past its rate): not lined up, no straggler claimed, and the report says the
+#     whole timeline is needed.
 #   test_ranks.sh BUILD_DIR
 set -u
 BUILD=${1:?usage: test_ranks.sh BUILD_DIR}
@@ -25,14 +28,16 @@ fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
 . "$(dirname "$0")/lib_examples.sh"
 RANKS=4
 
-# run_ranks DIR [ARGS...]: the four ranks at once, traced into DIR; analysis in DIR.json
+# run_ranks DIR [ARGS...]: the four ranks at once, traced into DIR; analysis in DIR.json.
+# The whole timeline (lining the ranks up needs it), unless TIMELINE holds other settings.
+TIMELINE=(GPUWATCH_TIMELINE=full)
 run_ranks() {
     local dir=$1 pids=() r
     shift
     rm -rf "$dir" "$dir.collective"
     mkdir -p "$dir"
     for ((r = 0; r < RANKS; r++)); do
-        RANK=$r LOCAL_RANK=$r WORLD_SIZE=$RANKS FAKECUDA_COLLECTIVE_FILE="$dir.collective" \
+        env "${TIMELINE[@]}" RANK=$r LOCAL_RANK=$r WORLD_SIZE=$RANKS FAKECUDA_COLLECTIVE_FILE="$dir.collective" \
             FAKECUDA_MOVE_BYTES=0 LD_LIBRARY_PATH="$FAKE" GPUWATCH_CUPTI="$CUPTI" \
             LD_PRELOAD="$SHIM" GPUWATCH_OUTPUT="$dir" "$BUILD/examples/example_ranks" "$@" \
             >"$dir.log$r" 2>&1 &
@@ -167,6 +172,26 @@ PY
 )
     [ "$verdict" == ok ] && echo "ok: diff $scenario -> even: $id gone" || fail "diff $scenario even: $verdict"
 done
+TIMELINE=(GPUWATCH_TIMELINE=sampled GPUWATCH_TIMELINE_FULL_RATE=0 GPUWATCH_TIMELINE_WINDOW_MS=10
+          GPUWATCH_TIMELINE_EVERY_MS=30 GPUWATCH_FLUSH_MS=5)
+run_ranks "$WORK/sampled" --slow-rank 2
+"$GPUWATCH" analyze "$WORK/sampled" >"$WORK/sampled.txt" 2>&1
+verdict=$(python3 - "$WORK/sampled.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+coll = d["run"]["collectives"]
+problems = []
+if not coll or coll["ranks"] != 0 or coll["sampled"] != 4:
+    problems.append("collectives %s" % coll)
+if any(f["id"] == "straggler" for f in d["findings"]):
+    problems.append("a straggler claimed from sampled windows")
+print("; ".join(problems) if problems else "ok")
+PY
+)
+grep -q "^  ranks         not lined up: 4 ranks recorded the GPU timeline in windows .*GPUWATCH_TIMELINE=full$" \
+    "$WORK/sampled.txt" || verdict+=" (text: $(grep '^  ranks' "$WORK/sampled.txt"))"
+[ "$verdict" == ok ] && echo "ok: sampled ranks not lined up, the whole timeline asked for" ||
+    fail "sampled: $verdict"
 for scenario in straggler serial; do
     r=$(echo ${ratios[$scenario]:-} | tr ' ' '\n' | median)
     echo "$scenario: predicted / measured gain ${ratios[$scenario]:-}(median $r)"

@@ -502,10 +502,10 @@ void an_report_json(FILE *out, const struct an_run *run)
             timeline(run->gpu_timeline), run->findings.count, run->unreadable,
             run->damage_reports, run->damaged_bytes);
     const struct an_run_comm *c = &run->comm;
-    if (c->candidates >= 2 && c->ranks < 2)
+    if ((c->candidates >= 2 && c->ranks < 2) || (c->sampled && c->sampled + c->candidates >= 2))
         fprintf(out, ", \"collectives\": {\"ranks\": 0, \"candidates\": %zu, \"count_min\": %"
-                     PRIu64 ", \"count_max\": %" PRIu64 "}",
-                c->candidates, c->count_min, c->count_max);
+                     PRIu64 ", \"count_max\": %" PRIu64 ", \"sampled\": %zu}",
+                c->candidates, c->count_min, c->count_max, c->sampled);
     else if (c->ranks >= 2)
         fprintf(out, ", \"collectives\": {\"ranks\": %zu, \"collectives\": %" PRIu64
                      ", \"steady\": %" PRIu64 ", \"compared\": %" PRIu64

@@ -155,7 +155,13 @@ static void summary(FILE *out, const struct an_run *run)
                 m->comm_kernels, comm, exposed, 100.0 * an_comm_overlap_share(m));
     }
     const struct an_run_comm *c = &run->comm;
-    if (c->candidates >= 2 && c->ranks < 2)
+    if (c->sampled && c->sampled + c->candidates >= 2)
+        fprintf(out, "  ranks         not lined up: %zu rank%s recorded the GPU timeline in "
+                     "windows (sampled past its record rate); the collectives' waits, the "
+                     "straggler and exposed communication need it whole: "
+                     "GPUWATCH_TIMELINE=full\n",
+                c->sampled, c->sampled == 1 ? "" : "s");
+    else if (c->candidates >= 2 && c->ranks < 2)
         fprintf(out, "  ranks         not lined up: the %zu ranks ran %" PRIu64 " to %" PRIu64
                      " collectives, not one sequence (groups of their own: tensor, pipeline "
                      "or data parallel; or records lost)\n",

@@ -156,6 +156,8 @@ void an_run_collectives(struct an_run *run)
         t->clock_offset_ns = 0;
         if (an_run_lined_up(t))
             ranks[n++] = t;
+        else if (t->active && t->model && t->hdr.rank >= 0 && t->model->gpu_sampled)
+            c->sampled++;
     }
     /* The k-th collectives are one operation only when every rank ran as many: ranks in
      * groups of their own (tensor and data parallel, pipeline stages) run different ones
