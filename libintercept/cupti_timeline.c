@@ -89,6 +89,19 @@ static int note_library_dir(struct dl_phdr_info *object, size_t size, void *data
     return 0;
 }
 
+static void *open_in(const struct search *search)
+{
+    void *handle = NULL;
+    for (int i = 0; i < search->count && !handle; i++) {
+        char path[1200];
+        snprintf(path, sizeof path, "%s/%s", search->dirs[i], CUPTI_SONAME);
+        handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    }
+    return handle;
+}
+
+/* The CUPTI that matches the program's CUDA comes first: a system one in the loader's path
+ * may be another version than the one beside a wheel's runtime. */
 static void *load_cupti(const char *override, char *reason, size_t reason_len)
 {
     if (override && *override) {
@@ -97,22 +110,20 @@ static void *load_cupti(const char *override, char *reason, size_t reason_len)
             snprintf(reason, reason_len, "GPUWATCH_CUPTI=%s: %s", override, dlerror());
         return handle;
     }
-    void *handle = dlopen(CUPTI_SONAME, RTLD_NOW | RTLD_LOCAL);
-    if (handle)
-        return handle;
     struct search search = {.count = 0};
     dl_iterate_phdr(note_library_dir, &search);
+    void *handle = open_in(&search);
+    if (!handle)
+        handle = dlopen(CUPTI_SONAME, RTLD_NOW | RTLD_LOCAL);
+    search.count = 0;
     const char *cuda_home = getenv("CUDA_HOME");
     if (cuda_home)
         snprintf(search.dirs[search.count++], sizeof search.dirs[0], "%s/extras/CUPTI/lib64",
                  cuda_home);
     snprintf(search.dirs[search.count++], sizeof search.dirs[0], "/usr/local/cuda/extras/CUPTI/lib64");
     snprintf(search.dirs[search.count++], sizeof search.dirs[0], "/usr/local/cuda/lib64");
-    for (int i = 0; i < search.count && !handle; i++) {
-        char path[1200];
-        snprintf(path, sizeof path, "%s/%s", search.dirs[i], CUPTI_SONAME);
-        handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    }
+    if (!handle)
+        handle = open_in(&search);
     if (!handle)
         snprintf(reason, reason_len, "%s not found (set GPUWATCH_CUPTI=/path/to/%s)",
                  CUPTI_SONAME, CUPTI_SONAME);

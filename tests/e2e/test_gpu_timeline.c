@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "analyze.h"
 #include "harness.h"
@@ -197,6 +198,34 @@ static void test_cupti_missing_falls_back(void **state)
     remove_dir(result.trace_dir);
 }
 
+/* Without GPUWATCH_CUPTI, the CUPTI beside the program's CUDA runtime (a wheel's, or the
+ * toolkit's) comes before one the loader's path holds: a runtime loaded from a directory
+ * with a libcupti.so.13 (the simulated one) gets that one, though the system has its own. */
+static void test_cupti_found_beside_the_runtime(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/gw-cupti-beside.XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char runtime[64], cupti[64], preload[2048];
+    snprintf(runtime, sizeof runtime, "%s/libcudart.so.13", dir);
+    snprintf(cupti, sizeof cupti, "%s/libcupti.so.13", dir);
+    assert_int_equal(symlink(GW_CUDART_LIB, runtime), 0);
+    assert_int_equal(symlink(GW_FAKE_CUPTI, cupti), 0);
+    const char *first = getenv("GW_TEST_PRELOAD_FIRST");
+    snprintf(preload, sizeof preload, "LD_PRELOAD=%s%s%s:%s", first ? first : "",
+             first && *first ? ":" : "", runtime, GW_SHIM_PATH);
+    const struct file_tally *f = run_one(
+        (const char *[]){"--mode", "timeline", "--launches", "20", NULL},
+        (const char *[]){"GPUWATCH_CUPTI=", preload, NULL});
+    assert_int_equal(f->header.cupti_status, GW_CUPTI_ACTIVE);
+    assert_int_equal(f->gpu_kernels, 20);
+    assert_int_equal(f->launches_linked_once, 20);
+    remove_dir(result.trace_dir);
+    unlink(runtime);
+    unlink(cupti);
+    rmdir(dir);
+}
+
 static void test_cupti_too_old_falls_back(void **state)
 {
     (void)state;
@@ -283,6 +312,7 @@ int main(void)
         cmocka_unit_test(test_timeline_full_and_off),
         cmocka_unit_test(test_profiler_holding_cupti_falls_back),
         cmocka_unit_test(test_cupti_missing_falls_back),
+        cmocka_unit_test(test_cupti_found_beside_the_runtime),
         cmocka_unit_test(test_cupti_too_old_falls_back),
         cmocka_unit_test(test_cupti_disabled_quietly),
         cmocka_unit_test(test_profiler_taking_cupti_midway),
