@@ -19,7 +19,7 @@ command -v mutate >/dev/null || { echo "mutate.sh: needs universalmutator (pip i
 repo=$(cd "$(dirname "$0")/.." && pwd)
 # file -> the ctest names (regex) that matter for it
 declare -A tests=(
-    [libintercept/recorder.c]='^(test_recorder|test_shim_e2e)$'
+    [libintercept/recorder.c]='^(test_recorder|test_shim_e2e|test_stacks_e2e|test_gpu_timeline)$'
     [libintercept/hooks_copy.c]='^(test_shim_e2e)$'
     [libintercept/cupti_timeline.c]='^(test_gpu_timeline)$'
     [tools/reader/trace_decode.c]='^(test_reader|analyze_golden)$'

@@ -257,11 +257,14 @@ static void test_api_names(void **state)
         [GW_EV_MARK] = "mark", [GW_EV_RANGE_START] = "range_start",
         [GW_EV_RANGE_END] = "range_end", [GW_EV_STACK] = "stack",
         [GW_EV_CPU_THREAD] = "cpu_thread", [GW_EV_CPU_PROC] = "cpu_proc",
+        [GW_EV_PYSTACK] = "pystack", [GW_EV_PYSITE] = "pysite", [GW_EV_PYTHON] = "python",
+        [GW_EV_STACKSITE] = "stacksite", [GW_EV_GPU_WINDOW] = "gpu_window",
     };
-    for (int k = GW_EV_CALL; k <= GW_EV_CPU_PROC; k++) {
+    for (int k = GW_EV_CALL; k <= GW_EV_GPU_WINDOW; k++) {
         assert_string_equal(gw_event_kind_name((enum gw_event_kind)k), kinds[k]);
         assert_int_equal(gw_event_kind_is_def((enum gw_event_kind)k),
-                         (k >= GW_EV_STRING && k <= GW_EV_THREAD) || k == GW_EV_STACK);
+                         (k >= GW_EV_STRING && k <= GW_EV_THREAD) || k == GW_EV_STACK ||
+                             k == GW_EV_PYSTACK || k == GW_EV_PYTHON);
     }
     assert_string_equal(gw_event_kind_name((enum gw_event_kind)99), "unknown");
     assert_string_equal(gw_gpu_copy_kind_name(GW_GPU_COPY_HTOD), "HtoD");
@@ -1456,11 +1459,15 @@ static void test_roundtrip_gpu_records(void **state)
     tw_timed(&c, GW_REC_RANGE_END, t0 + 7400, end, 1);
     uint64_t cpu_thread[2] = {4242, 730000000}, cpu_proc[5] = {2100000000, 3, 5400000000, 2,
                                                                77 /* newer word */};
-    /* the waits' optional words, and a newer word after them */
-    uint64_t cpu_waits[5] = {4243, 910000000, 400000000, 380000000, 5};
+    /* the waits' optional words and the time it waited runnable (runq_ns), then a newer
+     * word after them */
+    uint64_t cpu_waits[6] = {4243, 910000000, 400000000, 380000000, 5000, 99};
+    uint64_t window_open[1] = {1}, window_shut[1] = {0};
     tw_timed(&c, GW_REC_CPU_THREAD, t0 + 7500, cpu_thread, 2);
-    tw_timed(&c, GW_REC_CPU_THREAD, t0 + 7500, cpu_waits, 5);
+    tw_timed(&c, GW_REC_CPU_THREAD, t0 + 7500, cpu_waits, 6);
     tw_timed(&c, GW_REC_CPU_PROC, t0 + 7500, cpu_proc, 5);
+    tw_timed(&c, GW_REC_GPU_WINDOW, t0 + 7600, window_open, 1);
+    tw_timed(&c, GW_REC_GPU_WINDOW, t0 + 7700, window_shut, 1);
     tw_write_chunk(f, &c, 99, GW_CHUNK_EVENTS, 0);
     fclose(f);
     tw_free(&c);
@@ -1562,18 +1569,27 @@ static void test_roundtrip_gpu_records(void **state)
     assert_int_equal(ev.u.cpu_thread.cpu_ns, 730000000);
     assert_int_equal(ev.u.cpu_thread.wait_ns, 0);  /* absent: an older writer, no damage */
     assert_int_equal(ev.u.cpu_thread.wait_cpu_ns, 0);
+    assert_true(ev.u.cpu_thread.runq_ns == UINT64_MAX);  /* absent: unknown, not 0 */
     ev = next_of(r, GW_EV_CPU_THREAD);
     assert_int_equal(ev.u.cpu_thread.tid, 4243);
     assert_int_equal(ev.u.cpu_thread.cpu_ns, 910000000);
     assert_int_equal(ev.u.cpu_thread.wait_ns, 400000000);
     assert_int_equal(ev.u.cpu_thread.wait_cpu_ns, 380000000);
+    assert_int_equal(ev.u.cpu_thread.runq_ns, 5000);
     ev = next_of(r, GW_EV_CPU_PROC);
     assert_int_equal(ev.ts_ns, t0 + 7500);
     assert_int_equal(ev.u.cpu_proc.process_cpu_ns, 2100000000);
     assert_int_equal(ev.u.cpu_proc.descendants, 3);
     assert_int_equal(ev.u.cpu_proc.descendants_cpu_ns, 5400000000);
     assert_int_equal(ev.u.cpu_proc.active, 2);
+    ev = next_of(r, GW_EV_GPU_WINDOW);
+    assert_int_equal(ev.ts_ns, t0 + 7600);
+    assert_int_equal(ev.u.gpu_window.open, 1);
+    ev = next_of(r, GW_EV_GPU_WINDOW);
+    assert_int_equal(ev.ts_ns, t0 + 7700);
+    assert_int_equal(ev.u.gpu_window.open, 0);
     assert_int_equal(gw_reader_next(r, &ev), 0);
+    assert_int_equal(gw_reader_stats(r)->gpu_windows, 1);
 
     /* stream lookups both ways; 0 and unknown CUPTI ids find nothing */
     assert_int_equal(gw_reader_stream_cupti(r, 3, &id), 0);
@@ -1600,7 +1616,7 @@ static void test_roundtrip_gpu_records(void **state)
     assert_int_equal(st->definitions, 9);
     assert_int_equal(st->calls, 0);
     assert_int_equal(st->first_ts_ns, t0 + 400);  /* the memcpy */
-    assert_int_equal(st->last_ts_ns, t0 + 7500);  /* the CPU samples */
+    assert_int_equal(st->last_ts_ns, t0 + 7700);  /* the window shut */
     gw_reader_close(r);
 }
 
