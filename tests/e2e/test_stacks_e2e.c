@@ -35,6 +35,7 @@ struct stacks_run {
      * latest of its thread, an allocating call (its stack is in its record), or a call
      * that neither frees nor ended a stretch of GW_PY_STRETCH_NS (nothing here waits) */
     unsigned sites_off_rule;
+    unsigned stretch_sites;          /* STACKSITEs of calls that ended a stretch */
     struct { uint32_t tid; uint64_t id, end, gap; unsigned api; int family; } last[8];
     unsigned nlast;
     unsigned frees, free_extra_words; /* frees, and those with more words than FREE's 2 */
@@ -103,6 +104,7 @@ static void run_stacks_every(const char *depth, const char *unwinder, const char
             if (t == run.nlast || run.last[t].id != ev.u.site.first_call_id || allocating ||
                 !picked)
                 run.sites_off_rule++;
+            run.stretch_sites += t < run.nlast && run.last[t].gap >= GW_PY_STRETCH_NS;
             /* (it follows its call: the frees' ids are known by then) */
             assert_int_equal(ev.u.site.first_call_id, ev.u.site.last_call_id);
             add_distinct(run.used_stacks, &run.nused_stacks, 32, ev.u.site.stack_id);
@@ -198,6 +200,7 @@ static void assert_call_sites_named(void)
      * compiler makes of each loop is its business), none of them an allocation's */
     assert_int_equal(run.free_sites, 5);
     assert_int_equal(run.sites_off_rule, 0);
+    assert_true(run.stretch_sites >= 1);  /* the memset after the workload's 3 ms stretch */
     assert_true(run.nfree_stacks >= 2 && run.nfree_stacks <= 5);
     for (unsigned k = 0; k < run.nfree_stacks; k++)
         for (unsigned a = 0; a < run.nallocs; a++)

@@ -553,6 +553,10 @@ static void run_stacks(void)
         fail("libunwind's symbols are in the program's global scope");
     /* a call whose native stack is never read (it neither waits nor frees) */
     CHECK(cuMemsetD8_v2(dev[0], 0, 256));
+    /* 3 ms without a call (a batch loaded, say): the call that ends it gets its stack */
+    struct timespec stretch = {0, 3000000};
+    nanosleep(&stretch, NULL);
+    CHECK(cuMemsetD8_v2(dev[1], 0, 256));
     for (int i = 0; i < 3; i++)
         CHECK(cuMemFree_v2(dev[i]));
     for (int i = 0; i < 2; i++)
