@@ -1099,6 +1099,77 @@ static void test_record_damage(void **state)
     gw_reader_close(r);
 }
 
+/* A varint of more than 10 bytes in a call's dt, api, dur or result, or in a kernel
+ * record's words: the record is damage, reported where it starts, never read with the bytes
+ * skipped; in a payload word: the call is kept, the word missing and reported. The records
+ * around them read as written. */
+static void test_overlong_varints(void **state)
+{
+    (void)state;
+    const char *path = tmp_path("overlong.gwt");
+    FILE *f = create(path);
+    struct gw_file_header h = tw_header();
+    tw_write_header(f, &h);
+    struct tw_chunk c = {0};
+    tw_begin(&c, 100);
+    enum { LONG = 11 };  /* 0x80 x 10 then 0x01: one byte past the longest uint64 varint */
+    size_t at[6];
+    for (int field = 0; field < 6; field++) {
+        tw_call(&c, 200 + 100 * (uint64_t)field, GW_API_cuInit, 10, 0, NULL, 0);
+        /* field 0-2: dt, api, dur of a CALL; 3: a CALL_ERR's result; 4: a payload word;
+         * 5: a GPU_KERNEL's first word */
+        uint8_t body[64];
+        size_t n = 0;
+        unsigned words = field == 5 ? 7 : field == 3 ? 4 : field == 4 ? 4 : 3;
+        for (unsigned w = 0; w < words; w++) {
+            int is_long = (field <= 2 && w == (unsigned)field) || (field == 3 && w == 3) ||
+                          (field == 4 && w == 3) || (field == 5 && w == 1);
+            if (is_long) {
+                memset(body + n, 0x80, LONG - 1);
+                body[n + LONG - 1] = 0x01;
+                n += LONG;
+            } else {
+                body[n++] = w == 1 && field != 5 ? GW_API_cuMemFree_v2 : 2;
+            }
+        }
+        uint8_t type = field == 5 ? GW_REC_GPU_KERNEL : field == 3 ? GW_REC_CALL_ERR
+                                                                     : GW_REC_CALL;
+        uint8_t head[2] = {type, (uint8_t)n};
+        at[field] = c.len;
+        tw_raw(&c, head, 2);
+        tw_raw(&c, body, n);
+    }
+    tw_call(&c, 900, GW_API_cuInit, 10, 0, NULL, 0);
+    long chunk = tw_write_chunk(f, &c, 5, GW_CHUNK_EVENTS, 0);
+    fclose(f);
+    tw_free(&c);
+
+    struct gw_reader *r = open_ok(path);
+    struct gw_event ev;
+    /* the calls around each, and the one whose payload word is bad: its call kept, the
+     * word missing (reported twice: the word, then the words short) */
+    const unsigned apis[8] = {GW_API_cuInit, GW_API_cuInit, GW_API_cuInit, GW_API_cuInit,
+                              GW_API_cuInit, GW_API_cuMemFree_v2, GW_API_cuInit, GW_API_cuInit};
+    for (int i = 0; i < 8; i++) {
+        assert_int_equal(gw_reader_next(r, &ev), 1);
+        assert_int_equal(ev.kind, GW_EV_CALL);
+        assert_int_equal(ev.api_id, apis[i]);
+    }
+    assert_int_equal(ev.ts_ns % 100, 5);  /* (the damaged records' dt counted: 900 + 5) */
+    assert_int_equal(gw_reader_next(r, &ev), 0);
+    const struct gw_damage *d;
+    assert_int_equal(gw_reader_damage(r, &d), 7);
+    const int field_of[7] = {0, 1, 2, 3, 4, 4, 5};
+    for (int i = 0; i < 7; i++) {
+        assert_int_equal(d[i].kind, GW_DAMAGE_RECORD);
+        assert_int_equal(d[i].offset, (uint64_t)chunk + 32 + at[field_of[i]]);
+    }
+    assert_contains(d[4].message, "payload word 1 of a CALL record");
+    assert_int_equal(gw_reader_stats(r)->calls, 8);
+    assert_int_equal(gw_reader_stats(r)->gpu_kernels, 0);
+    gw_reader_close(r);
+}
+
 /* Names defined after their first use resolve once the definitions are loaded first. */
 static void test_defs_after_use(void **state)
 {
@@ -2199,6 +2270,7 @@ int main(void)
         cmocka_unit_test(test_zero_tail),
         cmocka_unit_test(test_bad_lengths),
         cmocka_unit_test(test_record_damage),
+        cmocka_unit_test(test_overlong_varints),
         cmocka_unit_test(test_defs_after_use),
         cmocka_unit_test(test_stack_roundtrip),
         cmocka_unit_test(test_pystack_roundtrip),
