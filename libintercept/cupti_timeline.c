@@ -412,7 +412,7 @@ static void set_window(int open, uint64_t now)
  * last window's length is one the whole timeline may cost (full_rate). Shut: opens again a
  * period after the last opening. The first shutting marks the header: the timeline has
  * gaps, which the analysis must know before it reads. */
-static void steer_window(void)
+static int steer_window(void)
 {
     uint64_t now = gw_now();
     struct gw_recorder_stats stats;
@@ -423,10 +423,10 @@ static void steer_window(void)
             window_at = now;
             records_at = stats.events;
         }
-        return;
+        return 0;
     }
     if (now - window_at < window_ns)
-        return;
+        return 0;
     uint64_t records = stats.events - records_at;
     if ((double)records * 1e9 > (double)full_rate * (double)(now - window_at)) {
         if (!had_gaps) {
@@ -434,19 +434,25 @@ static void steer_window(void)
             gw_recorder_add_features(GW_FEAT_GPU_SAMPLED);
         }
         set_window(0, now);
+        window_at = now;
+        records_at = stats.events;
+        return 1;
     }
     window_at = now;
     records_at = stats.events;
+    return 0;
 }
 
 /* Each writer round takes CUPTI's completed buffers; a signal's flush takes the partly
- * filled ones too, since the process may be about to die. */
+ * filled ones too, since the process may be about to die, and so does a window's shutting:
+ * its records come into the trace now, beside the calls they belong to, not in a later
+ * window's buffers. */
 static void flush_completed(int urgent)
 {
     if (!__atomic_load_n(&session_on, __ATOMIC_ACQUIRE))
         return;
-    if (timeline_mode == GW_TIMELINE_SAMPLED && !urgent)
-        steer_window();
+    if (timeline_mode == GW_TIMELINE_SAMPLED && !urgent && steer_window())
+        urgent = 1;
     api.flush_all(urgent ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
 }
 

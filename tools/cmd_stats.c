@@ -484,9 +484,11 @@ static void json_trace_gpu(FILE *out, const struct trace_stat *tr)
     const struct gw_reader_stats *rs = &tr->rs;
     fprintf(out, ", \"host_only\": %s, \"gpu\": {\"kernels\": %" PRIu64 ", \"memcpys\": %"
             PRIu64 ", \"memsets\": %" PRIu64 ", \"lost\": %" PRIu64 ", \"correlations\": %"
-            PRIu64 ", \"busy_ns\": %" PRIu64 ", \"devices\": [",
+            PRIu64 ", \"busy_ns\": %" PRIu64 ", \"sampled_windows\": %" PRIu64
+            ", \"devices\": [",
             host_only(tr) ? "true" : "false", rs->gpu_kernels, rs->gpu_memcpys,
-            rs->gpu_memsets, rs->gpu_lost_events, rs->correlations, gpu_busy(tr));
+            rs->gpu_memsets, rs->gpu_lost_events, rs->correlations, gpu_busy(tr),
+            (tr->hdr.feature_flags & GW_FEAT_GPU_SAMPLED) ? rs->gpu_windows : 0);
     for (size_t i = 0; i < tr->ndevices; i++) {
         const struct device_stat *d = &tr->devices[i];
         fprintf(out, "%s{\"device\": %" PRIu64 ", \"busy_ns\": %" PRIu64 ", \"span_ns\": %" PRIu64
@@ -635,6 +637,9 @@ static void print_text_gpu(FILE *out, const struct trace_stat *tr)
                 "  lost %" PRIu64 "  correlations %" PRIu64,
                 tr->rs.gpu_kernels, tr->rs.gpu_memcpys, tr->rs.gpu_memsets,
                 tr->rs.gpu_lost_events, tr->rs.correlations);
+    if (tr->hdr.feature_flags & GW_FEAT_GPU_SAMPLED)
+        fprintf(out, "  sampled in %" PRIu64 " windows (the GPU figures cover those only)",
+                tr->rs.gpu_windows);
     if (tr->rs.nvtx_records)
         fprintf(out, "  nvtx ranges %" PRIu64 "  marks %" PRIu64, tr->nvtx_ranges,
                 tr->nvtx_marks);
