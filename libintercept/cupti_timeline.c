@@ -299,6 +299,14 @@ static void record_link(uint32_t correlation, uint64_t call_id)
     slot->call_id = call_id;
 }
 
+/* A sampled timeline's record of work no call tagged: a call that looked at the window
+ * just before it opened, and reached the driver just after. Its call is outside the
+ * window: the record is left out (CUPTI writes the tag ahead of the work it tags). */
+static int outside_window(uint64_t call)
+{
+    return !call && timeline_mode == GW_TIMELINE_SAMPLED;
+}
+
 static void record_kernel(const CUpti_ActivityKernel5 *kernel)
 {
     if (!complete(kernel->start, kernel->end))
@@ -307,7 +315,9 @@ static void record_kernel(const CUpti_ActivityKernel5 *kernel)
     uint64_t start = trace_time(kernel->start);
     uint64_t words[6] = {trace_time(kernel->end) - start, kernel->correlationId,
                          kernel->deviceId, kernel->streamId, shape, kernel->graphId};
-    gw_rec_gpu(GW_REC_GPU_KERNEL, start, words, 6, call_of(kernel->correlationId));
+    uint64_t call = call_of(kernel->correlationId);
+    if (!outside_window(call))
+        gw_rec_gpu(GW_REC_GPU_KERNEL, start, words, 6, call);
 }
 
 static void record_memcpy(const CUpti_ActivityMemcpy4 *copy)
@@ -318,7 +328,9 @@ static void record_memcpy(const CUpti_ActivityMemcpy4 *copy)
     uint64_t words[9] = {trace_time(copy->end) - start, copy->correlationId, copy->deviceId,
                          copy->streamId, copy->bytes, copy->copyKind, copy->srcKind,
                          copy->dstKind, copy->graphId};
-    gw_rec_gpu(GW_REC_GPU_MEMCPY, start, words, 9, call_of(copy->correlationId));
+    uint64_t call = call_of(copy->correlationId);
+    if (!outside_window(call))
+        gw_rec_gpu(GW_REC_GPU_MEMCPY, start, words, 9, call);
 }
 
 static void record_memset(const CUpti_ActivityMemset3 *set)
@@ -328,7 +340,9 @@ static void record_memset(const CUpti_ActivityMemset3 *set)
     uint64_t start = trace_time(set->start);
     uint64_t words[7] = {trace_time(set->end) - start, set->correlationId, set->deviceId,
                          set->streamId, set->bytes, set->memoryKind, set->graphId};
-    gw_rec_gpu(GW_REC_GPU_MEMSET, start, words, 7, call_of(set->correlationId));
+    uint64_t call = call_of(set->correlationId);
+    if (!outside_window(call))
+        gw_rec_gpu(GW_REC_GPU_MEMSET, start, words, 7, call);
 }
 
 /* Runs on CUPTI's thread (or in a flush): translate each record into the trace. */

@@ -24,7 +24,8 @@ static const struct file_tally *run_one(const char *const *args, const char *con
 {
     struct run_options options = {.args = args, .env = env, .preload = 1};
     run_workload(&options, &result);
-    assert_true(result.exited);
+    if (!result.exited)
+        fail_msg("the workload died of signal %d; its stderr: %s", result.status, result.err);
     assert_int_equal(result.status, 0);
     tally_traces(result.trace_dir, &traces);
     assert_int_equal(traces.files, 1);
@@ -200,7 +201,8 @@ static void test_cupti_missing_falls_back(void **state)
 
 /* Without GPUWATCH_CUPTI, the CUPTI beside the program's CUDA runtime (a wheel's, or the
  * toolkit's) comes before one the loader's path holds: a runtime loaded from a directory
- * with a libcupti.so.13 (the simulated one) gets that one, though the system has its own. */
+ * with a libcupti.so.13 (the simulated one) gets that one, though the system has its own.
+ * (The runtime is a stand-in library by that name: only its path matters.) */
 static void test_cupti_found_beside_the_runtime(void **state)
 {
     (void)state;
@@ -209,7 +211,7 @@ static void test_cupti_found_beside_the_runtime(void **state)
     char runtime[64], cupti[64], preload[2048];
     snprintf(runtime, sizeof runtime, "%s/libcudart.so.13", dir);
     snprintf(cupti, sizeof cupti, "%s/libcupti.so.13", dir);
-    assert_int_equal(symlink(GW_CUDART_LIB, runtime), 0);
+    assert_int_equal(symlink(GW_STAND_IN_RUNTIME, runtime), 0);
     assert_int_equal(symlink(GW_FAKE_CUPTI, cupti), 0);
     const char *first = getenv("GW_TEST_PRELOAD_FIRST");
     snprintf(preload, sizeof preload, "LD_PRELOAD=%s%s%s:%s", first ? first : "",
