@@ -202,23 +202,21 @@ static void test_cupti_missing_falls_back(void **state)
 /* Without GPUWATCH_CUPTI, the CUPTI beside the program's CUDA runtime (a wheel's, or the
  * toolkit's) comes before one the loader's path holds: a runtime loaded from a directory
  * with a libcupti.so.13 (the simulated one) gets that one, though the system has its own.
- * (The runtime is a stand-in library by that name: only its path matters.) */
+ * (The runtime is a stand-in library by that name, which the program loads before its
+ * first driver call: only its path matters.) */
 static void test_cupti_found_beside_the_runtime(void **state)
 {
     (void)state;
     char dir[] = "/tmp/gw-cupti-beside.XXXXXX";
     assert_non_null(mkdtemp(dir));
-    char runtime[64], cupti[64], preload[2048];
+    char runtime[64], cupti[64];
     snprintf(runtime, sizeof runtime, "%s/libcudart.so.13", dir);
     snprintf(cupti, sizeof cupti, "%s/libcupti.so.13", dir);
     assert_int_equal(symlink(GW_STAND_IN_RUNTIME, runtime), 0);
     assert_int_equal(symlink(GW_FAKE_CUPTI, cupti), 0);
-    const char *first = getenv("GW_TEST_PRELOAD_FIRST");
-    snprintf(preload, sizeof preload, "LD_PRELOAD=%s%s%s:%s", first ? first : "",
-             first && *first ? ":" : "", runtime, GW_SHIM_PATH);
     const struct file_tally *f = run_one(
-        (const char *[]){"--mode", "timeline", "--launches", "20", NULL},
-        (const char *[]){"GPUWATCH_CUPTI=", preload, NULL});
+        (const char *[]){"--dlopen", runtime, "--mode", "timeline", "--launches", "20", NULL},
+        (const char *[]){"GPUWATCH_CUPTI=", NULL});
     assert_int_equal(f->header.cupti_status, GW_CUPTI_ACTIVE);
     assert_int_equal(f->gpu_kernels, 20);
     assert_int_equal(f->launches_linked_once, 20);

@@ -885,13 +885,18 @@ int main(int argc, char **argv)
         {"launches", required_argument, NULL, 'n'},
         {"threads", required_argument, NULL, 't'},
         {"list", required_argument, NULL, 'l'},
+        {"dlopen", required_argument, NULL, 'o'},
         {NULL, 0, NULL, 0},
     };
     const char *mode = "direct", *list = NULL;
     int opt;
     self_path = argv[0];
-    while ((opt = getopt_long(argc, argv, "m:n:t:l:", options, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, "m:n:t:l:o:", options, NULL)) != -1) {
         switch (opt) {
+        case 'o':  /* a library loaded before any driver call, as a program's CUDA runtime */
+            if (!dlopen(optarg, RTLD_NOW | RTLD_LOCAL))
+                fail(dlerror());
+            break;
         case 'm': mode = optarg; break;
         case 'n': launches = atoi(optarg); break;
         case 't': threads = atoi(optarg); break;
