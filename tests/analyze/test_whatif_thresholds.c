@@ -244,6 +244,76 @@ static void whatif_names(void **state)
     assert_int_equal(sizeof names / sizeof names[0], AN_WI_COUNT);
     for (size_t i = 0; i < AN_WI_COUNT; i++)
         assert_string_equal(an_whatif_name(names[i].w), names[i].name);
+    assert_string_equal(an_whatif_name((enum an_whatif)(AN_WI_COUNT + 3)), "unknown");
+}
+
+/* A launch that failed issued nothing: the next GPU record is the next launch's, every
+ * record matched to its call and none of the work replayed from what the sync proved. */
+static void failed_launch_issues_nothing(void **state)
+{
+    (void)state;
+    struct synth s = {.gpu_records = 1, .cpus = 8};
+    s.now = 1000 * MS;
+    for (int i = 0; i < STEPS; i++) {
+        synth_launch(&s, 5 * US, 100 * US);
+        synth_call(&s, AN_LAUNCH, GW_API_cuLaunchKernel, 3 * US, AN_F_KERNEL | AN_F_ERROR);
+        synth_launch(&s, 5 * US, 100 * US);
+        synth_item(&s);
+    }
+    synth_stream_sync(&s);
+    struct an_model *m = synth_model(&s, NULL, 1ull << 30, 0);
+    assert_int_equal(m->replay.ops_virtual, 0);
+    assert_int_equal(m->replay.ops_matched, STEPS * 3);  /* two kernels and the read back */
+    assert_true(m->replay.error < 0.01);
+    an_model_free(m);
+    synth_free(&s);
+}
+
+/* Pinned and async, a pageable upload runs at the best pinned bandwidth the run showed: a
+ * 1 MiB pinned upload takes 20 us, so the 1 MiB pageable one (200 us, the host waiting)
+ * takes 20 us too, and the step loses the 180 us and the wait. */
+static void pinned_at_the_run_s_bandwidth(void **state)
+{
+    (void)state;
+    struct synth s = {.gpu_records = 1, .cpus = 8};
+    s.now = 1000 * MS;
+    for (int i = 0; i < STEPS; i++) {
+        synth_h2d(&s, 1u << 20, 20 * US, 0);
+        synth_h2d(&s, 1u << 20, 200 * US, 1);
+        synth_launch(&s, 5 * US, 300 * US);
+        synth_item(&s);
+    }
+    synth_stream_sync(&s);
+    uint64_t saving = saving_of(&s, AN_WI_PINNED_ASYNC);
+    /* 180 us a step from the faster copy, the GPU's work otherwise unchanged; at the
+     * pageable copy's own speed it would be the host's wait alone, not the copy's */
+    assert_true(saving >= STEPS * 170 * US);
+    assert_true(saving <= STEPS * 200 * US);
+}
+
+/* DataLoader workers load at most prefetch_factor batches each ahead of the loop: after a
+ * run of fast loads, slow ones are not hidden by a backlog the workers could not build.
+ * One worker (2 CPUs), 3 ms of GPU work a step; ten loads of 1 ms (input_gap_ns), then
+ * three of 8 ms: 73 ms as measured. Two batches ahead at most, the worker starts batch 10
+ * when the loop takes batch 8 (at 25 ms), and the loop waits 2, 5 and 5 ms for the slow
+ * ones: 52 ms, 21 saved. With no bound the worker would have them all ready: 33 saved. */
+static void prefetch_bounds_the_workers(void **state)
+{
+    (void)state;
+    for (int gpu = 0; gpu < 2; gpu++) {
+        struct synth s = {.gpu_records = gpu, .cpus = 2};
+        s.now = 1000 * MS;
+        for (int i = 0; i < 13; i++) {
+            synth_idle(&s, i < 10 ? 1 * MS : 8 * MS);
+            synth_h2d(&s, 1u << 20, 20 * US, 0);
+            for (int k = 0; k < 4; k++)
+                synth_launch(&s, 5 * US, 740 * US);
+            synth_item(&s);
+        }
+        synth_stream_sync(&s);
+        uint64_t saving = saving_of(&s, AN_WI_INPUT_WORKERS);
+        assert_in_range(saving, 19 * MS, 23 * MS);
+    }
 }
 
 int main(void)
@@ -256,6 +326,9 @@ int main(void)
         cmocka_unit_test(untouched_change_is_identity),
         cmocka_unit_test(long_queues_replay_exactly),
         cmocka_unit_test(whatif_names),
+        cmocka_unit_test(failed_launch_issues_nothing),
+        cmocka_unit_test(pinned_at_the_run_s_bandwidth),
+        cmocka_unit_test(prefetch_bounds_the_workers),
         cmocka_unit_test(two_edges_pending),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
