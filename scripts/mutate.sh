@@ -39,6 +39,9 @@ declare -A tests=(
     [tools/analyze/rule_straggler.c]='^(analyze_golden)$'
     [tools/analyze/rule_memory_headroom.c]='^(test_rule_memory_headroom|analyze_golden)$'
     [tools/analyze/rule_exposed_comm.c]='^(test_rule_exposed_comm|analyze_golden)$'
+    [tools/analyze/findings.c]='^(analyze_test_rerank|analyze_test_fail_if|analyze_golden)$'
+    [tools/analyze/rule_sync_bubble.c]='^(test_rule_sync_bubble|analyze_golden)$'
+    [tools/analyze/rule_input_pipeline.c]='^(test_rule_input_pipeline|analyze_golden)$'
     [tools/analyze/totals.c]='^(analyze_test_model|analyze_test_properties|analyze_golden)$'
 )
 files=("$@")

@@ -133,6 +133,51 @@ static void same_wait_ties_wider(void **state)
     }
 }
 
+/* The ranks a finding names: ascending, each once, negative ones (no rank) left out. */
+static void ranks_ascending_once(void **state)
+{
+    (void)state;
+    struct an_finding f;
+    memset(&f, 0, sizeof f);
+    const int32_t in[] = {3, 1, 2, 1, -1, 0, 3};
+    for (size_t i = 0; i < sizeof in / sizeof in[0]; i++)
+        an_finding_add_rank(&f, in[i]);
+    assert_int_equal(f.nranks, 4);
+    for (int32_t r = 0; r < 4; r++)
+        assert_int_equal(f.ranks[r], r);
+}
+
+/* Taking a finding out leaves the others whole and in order. */
+static void remove_keeps_the_others(void **state)
+{
+    (void)state;
+    struct an_findings list = {0};
+    const char *ids[] = {"input_pipeline", "sync_bubble", "launch_bound", "pageable_h2d"};
+    for (size_t i = 0; i < 4; i++)
+        an_finding_add(&list, ids[i])->saving_ns = 100 + i;
+    an_finding_remove(&list, "sync_bubble");
+    assert_int_equal(list.count, 3);
+    const size_t left[] = {0, 2, 3};
+    for (size_t i = 0; i < 3; i++) {
+        assert_string_equal(list.items[i].id, ids[left[i]]);
+        assert_int_equal(list.items[i].saving_ns, 100 + left[i]);
+    }
+    an_findings_free(&list);
+}
+
+/* Text appended to a finding's field stops at its end, never past it. */
+static void appendf_stays_inside(void **state)
+{
+    (void)state;
+    struct { char text[16]; char after[16]; } b;
+    memset(&b, 0, sizeof b);
+    memset(b.after, 'x', sizeof b.after - 1);
+    an_appendf(b.text, sizeof b.text, "%s", "abc");
+    an_appendf(b.text, sizeof b.text, "%s", "0123456789abcdefghijklmnopqrstuvwxyz");
+    assert_string_equal(b.text, "abc0123456789ab");
+    assert_string_equal(b.after, "xxxxxxxxxxxxxxx");
+}
+
 /* Risks rank before every time saving, soonest first (struck, dated, undated). */
 static void risks_rank_first(void **state)
 {
@@ -141,6 +186,7 @@ static void risks_rank_first(void **state)
     struct { const char *id; int risk; double strikes_s; uint64_t saving_ns; } in[] = {
         {"input_pipeline", 0, -1, 900}, {"shared_gpu", 1, -1, 0}, {"leak", 1, 8.5, 0},
         {"sync_bubble", 0, -1, 50}, {"oom_retry", 1, 0, 0}, {"memory_headroom", 1, 120, 0},
+        {"fragmentation", 1, 0.5, 0},  /* dated, under a second: before leak, after struck */
     };
     for (size_t i = 0; i < sizeof in / sizeof in[0]; i++) {
         struct an_finding *f = an_finding_add(&list, in[i].id);
@@ -151,11 +197,22 @@ static void risks_rank_first(void **state)
         f->saving_ns = in[i].saving_ns;
     }
     an_findings_rank(&list);
-    const char *want[] = {"oom_retry", "leak", "memory_headroom", "shared_gpu",
-                          "input_pipeline", "sync_bubble"};
+    const char *want[] = {"oom_retry", "fragmentation", "leak", "memory_headroom",
+                          "shared_gpu", "input_pipeline", "sync_bubble"};
     for (size_t i = 0; i < list.count; i++)
         assert_string_equal(list.items[i].id, want[i]);
     an_findings_free(&list);
+    /* two alone, in either order: under a second to strike still comes before undated */
+    for (int order = 0; order < 2; order++) {
+        for (int k = 0; k < 2; k++) {
+            struct an_finding *r = an_finding_add(&list, k == order ? "leak" : "shared_gpu");
+            r->risk = 1;
+            r->strikes_s = k == order ? 0.5 : -1;
+        }
+        an_findings_rank(&list);
+        assert_string_equal(list.items[0].id, "leak");
+        an_findings_free(&list);
+    }
 }
 
 int main(void)
@@ -164,6 +221,9 @@ int main(void)
         cmocka_unit_test(input_then_sync),
         cmocka_unit_test(one_wait_two_changes),
         cmocka_unit_test(same_wait_ties_wider),
+        cmocka_unit_test(ranks_ascending_once),
+        cmocka_unit_test(remove_keeps_the_others),
+        cmocka_unit_test(appendf_stays_inside),
         cmocka_unit_test(risks_rank_first),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
