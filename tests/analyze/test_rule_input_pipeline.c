@@ -126,6 +126,10 @@ static void cpu_samples_choose_the_change(void **state)
             fail_msg("case %zu: %s", i, f->evidence);
         const struct an_figure *busy = synth_fig(f, "training_thread_busy");
         assert_non_null(busy);
+        const struct an_figure *workers_cpus = synth_fig(f, "workers_cpus");
+        assert_non_null(workers_cpus);
+        assert_true(workers_cpus->value == m->cpu.workers_cpus);
+        assert_true(cases[i].workers == 0 || workers_cpus->value > 0);
         an_findings_free(&out);
         an_model_free(m);
         synth_free(&s);
