@@ -299,14 +299,6 @@ static void record_link(uint32_t correlation, uint64_t call_id)
     slot->call_id = call_id;
 }
 
-/* A sampled timeline's record of work no call tagged: a call that looked at the window
- * just before it opened, and reached the driver just after. Its call is outside the
- * window: the record is left out (CUPTI writes the tag ahead of the work it tags). */
-static int outside_window(uint64_t call)
-{
-    return !call && timeline_mode == GW_TIMELINE_SAMPLED;
-}
-
 static void record_kernel(const CUpti_ActivityKernel5 *kernel)
 {
     if (!complete(kernel->start, kernel->end))
@@ -315,9 +307,7 @@ static void record_kernel(const CUpti_ActivityKernel5 *kernel)
     uint64_t start = trace_time(kernel->start);
     uint64_t words[6] = {trace_time(kernel->end) - start, kernel->correlationId,
                          kernel->deviceId, kernel->streamId, shape, kernel->graphId};
-    uint64_t call = call_of(kernel->correlationId);
-    if (!outside_window(call))
-        gw_rec_gpu(GW_REC_GPU_KERNEL, start, words, 6, call);
+    gw_rec_gpu(GW_REC_GPU_KERNEL, start, words, 6, call_of(kernel->correlationId));
 }
 
 static void record_memcpy(const CUpti_ActivityMemcpy4 *copy)
@@ -328,9 +318,7 @@ static void record_memcpy(const CUpti_ActivityMemcpy4 *copy)
     uint64_t words[9] = {trace_time(copy->end) - start, copy->correlationId, copy->deviceId,
                          copy->streamId, copy->bytes, copy->copyKind, copy->srcKind,
                          copy->dstKind, copy->graphId};
-    uint64_t call = call_of(copy->correlationId);
-    if (!outside_window(call))
-        gw_rec_gpu(GW_REC_GPU_MEMCPY, start, words, 9, call);
+    gw_rec_gpu(GW_REC_GPU_MEMCPY, start, words, 9, call_of(copy->correlationId));
 }
 
 static void record_memset(const CUpti_ActivityMemset3 *set)
@@ -340,9 +328,7 @@ static void record_memset(const CUpti_ActivityMemset3 *set)
     uint64_t start = trace_time(set->start);
     uint64_t words[7] = {trace_time(set->end) - start, set->correlationId, set->deviceId,
                          set->streamId, set->bytes, set->memoryKind, set->graphId};
-    uint64_t call = call_of(set->correlationId);
-    if (!outside_window(call))
-        gw_rec_gpu(GW_REC_GPU_MEMSET, start, words, 7, call);
+    gw_rec_gpu(GW_REC_GPU_MEMSET, start, words, 7, call_of(set->correlationId));
 }
 
 /* Runs on CUPTI's thread (or in a flush): translate each record into the trace. */
@@ -403,9 +389,11 @@ static void give_up(int status, const char *reason)
 /* A sampled timeline: opens or shuts the window on the writer's round (flush interval
  * granularity), and says so in the trace. Calls tag their work while the flag is up, and
  * the flag is up whenever CUPTI collects: raised before collection starts, lowered before it
- * stops, so no record goes untagged; a call that tagged its work just before the window shut
- * still has its records, linked. The trace's times bound the window: opened before the
- * first call that tagged, shut once none starts tagging. */
+ * stops; a call that tagged its work just before the window shut still has its records,
+ * linked. (A call that looked at the flag just before it rose and reached the driver just
+ * after collection started has its records untagged: written unlinked, as any record whose
+ * tag never came.) The trace's times bound the window: opened before the first call that
+ * tagged, shut once none starts tagging. */
 static void set_window(int open, uint64_t now)
 {
     if (open) {

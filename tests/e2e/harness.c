@@ -134,7 +134,7 @@ struct issuing_call { uint64_t call_id, stream, records, start_ns; unsigned kind
 /* a sampled timeline's windows, [open, shut) (shut UINT64_MAX: open to the end) */
 struct window { uint64_t open, shut; };
 #define MAX_WINDOWS 256
-struct gpu_record { uint64_t correlation_id, stream; unsigned kind; const char *name; };
+struct gpu_record { uint64_t correlation_id, stream, start_ns; unsigned kind; const char *name; };
 
 struct join {
     struct launch_call *launches;
@@ -226,6 +226,9 @@ static void join_records(struct join *join, struct file_tally *file)
             : NULL;
         if (!call) {
             file->records_unlinked++;
+            /* (a sampled timeline: a record of a call that looked at the window just
+             * before it opened may come untagged; none may well inside a window) */
+            file->records_unlinked_inside += in_windows(join, r->start_ns, WINDOW_MARGIN_NS) == 1;
             continue;
         }
         file->records_linked++;
@@ -418,7 +421,7 @@ static void tally_file(const char *path, struct file_tally *file)
             uint64_t cupti = ev.kind == GW_EV_GPU_KERNEL ? ev.u.gpu_kernel.stream_id
                            : ev.kind == GW_EV_GPU_MEMCPY ? ev.u.gpu_memcpy.stream_id
                                                          : ev.u.gpu_memset.stream_id;
-            struct gpu_record record = {correlation, UINT64_MAX, ev.kind, NULL};
+            struct gpu_record record = {correlation, UINT64_MAX, ev.ts_ns, ev.kind, NULL};
             if (gw_reader_stream_by_cupti(reader, cupti, &record.stream) != 0)
                 record.stream = UINT64_MAX;
             if (ev.kind == GW_EV_GPU_KERNEL)
