@@ -419,30 +419,26 @@ static int steer_window(void)
     uint64_t now = gw_now();
     struct gw_recorder_stats stats;
     gw_recorder_get_stats(&stats);
+    int shut = 0;
     if (!__atomic_load_n(&gw_cupti_on, __ATOMIC_ACQUIRE)) {
-        if (now - window_at >= every_ns - window_ns) {
-            set_window(1, now);
-            window_at = now;
-            records_at = stats.events;
-        }
-        return 0;
-    }
-    if (now - window_at < window_ns)
-        return 0;
-    uint64_t records = stats.events - records_at;
-    if ((double)records * 1e9 > (double)full_rate * (double)(now - window_at)) {
-        if (!had_gaps) {
+        if (now - window_at < every_ns - window_ns)
+            return 0;
+        set_window(1, now);
+    } else {
+        if (now - window_at < window_ns)
+            return 0;
+        uint64_t records = stats.events - records_at;
+        shut = (double)records * 1e9 > (double)full_rate * (double)(now - window_at);
+        if (shut && !had_gaps) {
             had_gaps = 1;
             gw_recorder_add_features(GW_FEAT_GPU_SAMPLED);
         }
-        set_window(0, now);
-        window_at = now;
-        records_at = stats.events;
-        return 1;
+        if (shut)
+            set_window(0, now);
     }
     window_at = now;
     records_at = stats.events;
-    return 0;
+    return shut;
 }
 
 /* Each writer round takes CUPTI's completed buffers; a signal's flush takes the partly

@@ -7,6 +7,15 @@ SHIM=$BUILD/libintercept/libgpuwatch.so
 FAKE=$BUILD/tests/fakecuda
 CUPTI=$BUILD/tests/fakecupti/libcupti.so.13
 
+# ex_timeline MODE: TIMELINE, the shim's timeline settings for MODE: the whole timeline,
+# or (sampled) windows of 10 ms every 30 ms whatever the record rate.
+ex_timeline() {
+    TIMELINE=(GPUWATCH_TIMELINE=full)
+    [ "$1" == sampled ] && TIMELINE=(GPUWATCH_TIMELINE=sampled GPUWATCH_TIMELINE_FULL_RATE=0
+        GPUWATCH_TIMELINE_WINDOW_MS=10 GPUWATCH_TIMELINE_EVERY_MS=30 GPUWATCH_FLUSH_MS=5)
+    return 0
+}
+
 # ex_run OUT MODE EXAMPLE [ARGS...]: runs the example traced into OUT and writes the JSON
 # analysis to OUT.json. MODE: host (no CUPTI), cupti (the whole timeline), sampled (CUPTI
 # in windows of 10 ms every 30 ms, whatever the record rate: the default's shape on a
@@ -15,9 +24,7 @@ ex_run() {
     local out=$1 mode=$2 name=$3 cupti=0
     shift 3
     [ "$mode" != host ] && cupti=$CUPTI
-    local timeline=(GPUWATCH_TIMELINE=full)
-    [ "$mode" == sampled ] && timeline=(GPUWATCH_TIMELINE=sampled GPUWATCH_TIMELINE_FULL_RATE=0
-        GPUWATCH_TIMELINE_WINDOW_MS=10 GPUWATCH_TIMELINE_EVERY_MS=30 GPUWATCH_FLUSH_MS=5)
+    ex_timeline "$mode"
     rm -rf "$out"
     # The simulated GPU spins in its synchronising calls, as CUDA's default schedule does when
     # a process has fewer contexts than CPUs; sleeping there adds a timer wake-up (~80 us here)
@@ -27,7 +34,7 @@ ex_run() {
     # data back). Its graph launches report no node records: a GPU's CUPTI stamps them off
     # the launching thread, the fake's would cost it ~140 ns a node (only --fix/--fixed runs
     # launch graphs, and only their wall time is read).
-    env "${timeline[@]}" FAKECUDA_SPIN_WAIT=1 FAKECUDA_MOVE_BYTES=0 FAKECUDA_GRAPH_RECORDS=0 LD_LIBRARY_PATH="$FAKE" GPUWATCH_CUPTI="$cupti" LD_PRELOAD="$SHIM" \
+    env "${TIMELINE[@]}" FAKECUDA_SPIN_WAIT=1 FAKECUDA_MOVE_BYTES=0 FAKECUDA_GRAPH_RECORDS=0 LD_LIBRARY_PATH="$FAKE" GPUWATCH_CUPTI="$cupti" LD_PRELOAD="$SHIM" \
         GPUWATCH_OUTPUT="$out" "$BUILD/examples/example_$name" "$@" >"$out.log" 2>&1 ||
         fail "$name $* ($mode) did not run: $(tail -2 "$out.log")"
     "$GPUWATCH" analyze --json "$out" >"$out.json" 2>"$out.err" ||

@@ -8,14 +8,11 @@
 #   test_examples.sh BUILD_DIR
 set -u
 BUILD=${1:?usage: test_examples.sh BUILD_DIR}
-GPUWATCH=$BUILD/tools/gpuwatch
-SHIM=$BUILD/libintercept/libgpuwatch.so
-FAKE=$BUILD/tests/fakecuda
-CUPTI=$BUILD/tests/fakecupti/libcupti.so.13
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/test_examples.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 failures=0
 fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
+. "$(dirname "$0")/lib_examples.sh"
 
 # example NAME MODE EXPECTED_ID MIN_SHARE MAX_SHARE [ENV...]
 example() {
@@ -23,10 +20,8 @@ example() {
     shift 5
     local out="$WORK/$name-$mode" cupti=0
     [ "$mode" != host ] && cupti=$CUPTI
-    local timeline=(GPUWATCH_TIMELINE=full)
-    [ "$mode" == sampled ] && timeline=(GPUWATCH_TIMELINE=sampled GPUWATCH_TIMELINE_FULL_RATE=0
-        GPUWATCH_TIMELINE_WINDOW_MS=10 GPUWATCH_TIMELINE_EVERY_MS=30 GPUWATCH_FLUSH_MS=5)
-    if ! env "$@" "${timeline[@]}" LD_LIBRARY_PATH="$FAKE" GPUWATCH_CUPTI="$cupti" LD_PRELOAD="$SHIM" \
+    ex_timeline "$mode"
+    if ! env "$@" "${TIMELINE[@]}" LD_LIBRARY_PATH="$FAKE" GPUWATCH_CUPTI="$cupti" LD_PRELOAD="$SHIM" \
         GPUWATCH_OUTPUT="$out" "$BUILD/examples/example_$name" >"$out.log" 2>&1; then
         fail "$name ($mode) did not run: $(tail -3 "$out.log")"
         return

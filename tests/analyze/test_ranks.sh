@@ -30,7 +30,7 @@ RANKS=4
 
 # run_ranks DIR [ARGS...]: the four ranks at once, traced into DIR; analysis in DIR.json.
 # The whole timeline (lining the ranks up needs it), unless TIMELINE holds other settings.
-TIMELINE=(GPUWATCH_TIMELINE=full)
+ex_timeline full
 run_ranks() {
     local dir=$1 pids=() r
     shift
@@ -172,8 +172,7 @@ PY
 )
     [ "$verdict" == ok ] && echo "ok: diff $scenario -> even: $id gone" || fail "diff $scenario even: $verdict"
 done
-TIMELINE=(GPUWATCH_TIMELINE=sampled GPUWATCH_TIMELINE_FULL_RATE=0 GPUWATCH_TIMELINE_WINDOW_MS=10
-          GPUWATCH_TIMELINE_EVERY_MS=30 GPUWATCH_FLUSH_MS=5)
+ex_timeline sampled
 run_ranks "$WORK/sampled" --slow-rank 2
 "$GPUWATCH" analyze "$WORK/sampled" >"$WORK/sampled.txt" 2>&1
 verdict=$(python3 - "$WORK/sampled.json" <<'PY'

@@ -43,8 +43,9 @@ struct an_trace {
 /* The ranks' collectives lined up by number (run_collectives.c). */
 struct an_run_comm {
     size_t candidates;           /* ranks with a GPU timeline and collectives */
-    size_t sampled;              /* ranks whose timeline was sampled with gaps: not lined
-                                    up (their windows hold different collectives) */
+    size_t sampled;              /* ranks whose timeline was sampled with gaps, when two or
+                                    more ranks could be lined up: they are not (their windows
+                                    hold different collectives) */
     uint64_t count_min, count_max;  /* their counts of collectives */
     size_t ranks;                /* processes lined up (0: fewer than two had collectives, or
                                     their counts differ: not one sequence) */

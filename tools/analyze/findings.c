@@ -136,6 +136,15 @@ static void mark_same_waits(struct an_findings *list, size_t from, const struct 
     }
 }
 
+const struct an_finding *an_finding_same_wait(const struct an_findings *list,
+                                              const struct an_finding *f)
+{
+    for (size_t i = 0; f->same_wait && i < list->count; i++)
+        if (&list->items[i] != f && list->items[i].same_wait == f->same_wait)
+            return &list->items[i];
+    return NULL;
+}
+
 void an_findings_rerank(struct an_findings *list, size_t from, const struct an_replay *r)
 {
     mark_same_waits(list, from, r);

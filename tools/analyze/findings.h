@@ -90,6 +90,9 @@ void an_appendf(char *buf, size_t size, const char *fmt, ...)
 const struct an_finding *an_findings_find(const struct an_findings *list, const char *id);
 /* Drops the finding with this id, if any. */
 void an_finding_remove(struct an_findings *list, const char *id);
+/* The other finding that removes the same wait as f (same_wait), or NULL. */
+const struct an_finding *an_finding_same_wait(const struct an_findings *list,
+                                              const struct an_finding *f);
 /* Risks first (soonest first: struck, then by strikes_s, unknown last), then savings
  * (largest first; within 2 % of each other, by id); ties by id. */
 void an_findings_rank(struct an_findings *list);

@@ -26,6 +26,15 @@ const char *an_cause_name(enum an_cause cause)
     return (unsigned)cause < AN_CAUSE_COUNT ? names[cause] : "unknown";
 }
 
+/* Whether the run's GPU records are to be replayed: host events then wait for them. A
+ * timeline with gaps (sampled) is replayed from the host's record. */
+static int gpu_records_replayed(const struct gw_file_header *h, uint64_t records_seen)
+{
+    return (records_seen || h->cupti_status == GW_CUPTI_ACTIVE ||
+            (h->feature_flags & GW_FEAT_GPU_ACTIVITY)) &&
+           !(h->feature_flags & GW_FEAT_GPU_SAMPLED);
+}
+
 struct an_model *an_model_new(const struct an_thresholds *th, const struct gw_file_header *h)
 {
     struct an_model *m = calloc(1, sizeof *m);
@@ -38,11 +47,8 @@ struct an_model *an_model_new(const struct an_thresholds *th, const struct gw_fi
     }
     m->th = th ? *th : AN_THRESHOLDS_DEFAULT;
     an_history_init(&m->state->hist, m->th.host_gap_min_ns, HISTORY_MAX);
-    /* without a header GPU records may come: host events wait for them; a timeline with
-     * gaps is replayed from the host's record */
-    int expect_gpu = !h || ((h->cupti_status == GW_CUPTI_ACTIVE ||
-                             (h->feature_flags & GW_FEAT_GPU_ACTIVITY)) &&
-                            !(h->feature_flags & GW_FEAT_GPU_SAMPLED));
+    /* (without a header GPU records may come) */
+    int expect_gpu = !h || gpu_records_replayed(h, 0);
     an_replay_init(&m->state->replay, &m->th, expect_gpu,
                    h && (h->feature_flags & GW_FEAT_CPU_COUNT) ? h->cpus_usable : 0);
     if (h) {
@@ -126,10 +132,7 @@ void an_model_prune(struct an_model *m)
     uint64_t before = st->host_seen;
     if (st->ever_drained && st->streams_pending == 0 && st->drained_at < before)
         before = st->drained_at;
-    int expect_gpu = (m->gpu_records || m->header.cupti_status == GW_CUPTI_ACTIVE ||
-                      (m->header.feature_flags & GW_FEAT_GPU_ACTIVITY)) &&
-                     !(m->header.feature_flags & GW_FEAT_GPU_SAMPLED);
-    if (expect_gpu) {
+    if (gpu_records_replayed(&m->header, m->gpu_records)) {
         if (!m->gpu_records)
             return;  /* the GPU side has not started: everything may still be needed */
         if (st->npending && st->pending[st->pending_head].start < before)
@@ -359,7 +362,9 @@ void an_model_finish(struct an_model *m)
     m->gpu_sampled = (m->header.feature_flags & GW_FEAT_GPU_SAMPLED) != 0;
     if (st->window_opened && m->last_ts > st->window_opened)
         m->gpu_window_ns += m->last_ts - st->window_opened;
-    m->gpu_window_busy_ns = an_u64(an_bins_sum(&st->bins, AN_BIN_BUSY, m->first_ts, m->last_ts));
+    if (m->gpu_sampled)  /* (the records are the windows') */
+        m->gpu_window_busy_ns =
+            an_u64(an_bins_sum(&st->bins, AN_BIN_BUSY, m->first_ts, m->last_ts));
     find_cut(m);
     if (m->gpu_sampled)
         m->gpu_cut_ns = 0;  /* (the gaps are the windows', said apart) */

@@ -400,13 +400,10 @@ static void finding(FILE *out, const struct an_run *run, size_t i, size_t number
     } else {
         fputs(", \"after\": null", out);
     }
-    const char *same = NULL;
-    for (size_t k = 0; f->same_wait && k < run->findings.count && !same; k++)
-        if (&run->findings.items[k] != f && run->findings.items[k].same_wait == f->same_wait)
-            same = run->findings.items[k].id;
+    const struct an_finding *same = an_finding_same_wait(&run->findings, f);
     fputs(", \"same_wait_as\": ", out);
     if (same)
-        str(out, same);
+        str(out, same->id);
     else
         fputs("null", out);
     fputs(", \"gpu_hours_saved\": ", out);
@@ -502,7 +499,7 @@ void an_report_json(FILE *out, const struct an_run *run)
             timeline(run->gpu_timeline), run->findings.count, run->unreadable,
             run->damage_reports, run->damaged_bytes);
     const struct an_run_comm *c = &run->comm;
-    if ((c->candidates >= 2 && c->ranks < 2) || (c->sampled && c->sampled + c->candidates >= 2))
+    if ((c->candidates >= 2 && c->ranks < 2) || c->sampled)
         fprintf(out, ", \"collectives\": {\"ranks\": 0, \"candidates\": %zu, \"count_min\": %"
                      PRIu64 ", \"count_max\": %" PRIu64 ", \"sampled\": %zu}",
                 c->candidates, c->count_min, c->count_max, c->sampled);

@@ -155,7 +155,7 @@ static void summary(FILE *out, const struct an_run *run)
                 m->comm_kernels, comm, exposed, 100.0 * an_comm_overlap_share(m));
     }
     const struct an_run_comm *c = &run->comm;
-    if (c->sampled && c->sampled + c->candidates >= 2)
+    if (c->sampled)
         fprintf(out, "  ranks         not lined up: %zu rank%s recorded the GPU timeline in "
                      "windows (sampled past its record rate); the collectives' waits, the "
                      "straggler and exposed communication need it whole: "
@@ -235,19 +235,16 @@ static void after_line(FILE *out, const struct an_run *run, const struct an_find
 /* A finding whose change removes the same wait as another's: either fix is enough. */
 static void same_wait_line(FILE *out, const struct an_run *run, const struct an_finding *f)
 {
-    if (!f->same_wait)
+    const struct an_finding *o = an_finding_same_wait(&run->findings, f);
+    if (!o)
         return;
-    for (size_t i = 0, n = 0; i < run->findings.count; i++) {
-        const struct an_finding *o = &run->findings.items[i];
-        n += !o->risk;
-        if (o == f || o->risk || o->same_wait != f->same_wait)
-            continue;
-        char buf[32];
-        an_fmt_ns(buf, sizeof buf, (double)o->saving_ns);
-        fprintf(out, "    or:       %zu (%s) removes the same wait: %s; either fix alone is "
-                     "enough\n", n, o->id, buf);
-        return;
-    }
+    size_t n = 1;  /* its number among the time savings */
+    for (const struct an_finding *g = run->findings.items; g < o; g++)
+        n += !g->risk;
+    char buf[32];
+    an_fmt_ns(buf, sizeof buf, (double)o->saving_ns);
+    fprintf(out, "    or:       %zu (%s) removes the same wait: %s; either fix alone is enough\n",
+            n, o->id, buf);
 }
 
 /* When the risk strikes, at the rate the run showed. */

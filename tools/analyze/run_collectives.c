@@ -170,6 +170,8 @@ void an_run_collectives(struct an_run *run)
             c->count_max = count;
     }
     c->candidates = n;
+    if (c->sampled + n < 2)
+        c->sampled = 0;  /* (fewer than two ranks: nothing to line up either way) */
     uint64_t slack = (uint64_t)((double)c->count_max * AN_COMM_COUNT_SLACK);
     if (n >= 2 && c->count_max - c->count_min > (slack > 2 ? slack : 2))
         n = 0;  /* not one sequence: nothing lined up */
