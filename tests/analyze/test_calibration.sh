@@ -107,6 +107,11 @@ calibrate dataloader_bound input_pipeline dataloader_bound --fixed
 # a loss read every 4th step, then logging
 calibrate sync_every_4 sync_bubble random_loop --fix=no_sync --load-us 0 --kernels 8 \
     --kernel-ns 250000 --copy-kb 0 --sync-every 4 --log-us 900 --streams 1 --churn 0 --nvtx 1
+# loss.item() every step, then logging before the step's range ends, on a loop that uploads
+# its batch (the host work is the step's own: removing the sync hides it, workers cannot)
+calibrate item_logging sync_bubble random_loop --fix=no_sync --load-us 0 --kernels 4 \
+    --kernel-ns 500000 --copy-kb 2048 --pageable 0 --sync-copy 0 --sync-every 1 --log-us 1000 \
+    --streams 1 --churn 0 --nvtx 1
 # the read on a loop that runs every other kernel on a second stream
 calibrate sync_two_streams sync_bubble random_loop --fix=no_sync --load-us 0 --kernels 10 \
     --kernel-ns 200000 --copy-kb 0 --sync-every 1 --log-us 500 --streams 2 --churn 0 --nvtx 1

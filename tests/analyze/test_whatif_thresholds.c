@@ -316,6 +316,69 @@ static void prefetch_bounds_the_workers(void **state)
     }
 }
 
+/* How a step's range is marked (NVTX): none, or nvtxRangePush/Pop or nvtxRangeStart/End,
+ * each with an operator's range of the same kind inside. */
+enum marking { NO_RANGES, PUSH_POP, START_END };
+
+static void step_edge(struct synth *s, enum marking how, int end)
+{
+    if (how == PUSH_POP)
+        synth_call(s, end ? AN_RANGE_POP : AN_RANGE_PUSH, 0, 0, end ? 0 : AN_F_STEP_NAME);
+    if (how == START_END)
+        synth_call(s, end ? AN_RANGE_END : AN_RANGE_START, 0, 0, end ? 0 : AN_F_STEP_NAME)
+            ->ptr = 7;
+}
+
+/* A step of 3 ms on the GPU read back by loss.item(), then 2 ms of host work: at its end
+ * (logging the loss, tail = 1) or at the next step's start (loading the batch). */
+static uint64_t host_work_saving(enum marking how, int tail, int gpu, enum an_whatif change)
+{
+    struct synth s = {.gpu_records = gpu, .cpus = 8};
+    s.now = 1000 * MS;
+    for (int i = 0; i < STEPS; i++) {
+        step_edge(&s, how, 0);
+        if (!tail)
+            synth_idle(&s, 2 * MS);
+        synth_h2d(&s, 1u << 20, 20 * US, 0);
+        /* an operator's range (emit_nvtx) is no step */
+        if (how == PUSH_POP)
+            synth_call(&s, AN_RANGE_PUSH, 0, 0, 0);
+        if (how == START_END)
+            synth_call(&s, AN_RANGE_START, 0, 0, 0)->ptr = 9;
+        for (int k = 0; k < 4; k++)
+            synth_launch(&s, 5 * US, 750 * US);
+        if (how == PUSH_POP)
+            synth_call(&s, AN_RANGE_POP, 0, 0, 0);
+        if (how == START_END)
+            synth_call(&s, AN_RANGE_END, 0, 0, 0)->ptr = 9;
+        synth_item(&s);
+        if (tail)
+            synth_idle(&s, 2 * MS);
+        step_edge(&s, how, 1);
+    }
+    synth_stream_sync(&s);
+    return saving_of(&s, change);
+}
+
+/* The host work after a step's last call and before its range ends is the step's own
+ * (logging the loss it read): DataLoader workers cannot take it over, taking out the sync
+ * hides it behind the next step. After the range starts it is the next batch's loading.
+ * Without ranges the two cannot be told apart: both changes replay a saving. */
+static void step_tail_is_no_batch(void **state)
+{
+    (void)state;
+    for (int gpu = 0; gpu < 2; gpu++) {
+        for (enum marking how = PUSH_POP; how <= START_END; how++) {
+            assert_int_equal(host_work_saving(how, 1, gpu, AN_WI_INPUT_WORKERS), 0);
+            assert_true(host_work_saving(how, 1, gpu, AN_WI_NO_SYNC) >= (STEPS - 1) * 2 * MS);
+            assert_true(host_work_saving(how, 0, gpu, AN_WI_INPUT_WORKERS) >=
+                        (STEPS - 1) * 2 * MS);
+        }
+        assert_true(host_work_saving(NO_RANGES, 1, gpu, AN_WI_INPUT_WORKERS) >=
+                    (STEPS - 1) * 2 * MS);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -329,6 +392,7 @@ int main(void)
         cmocka_unit_test(failed_launch_issues_nothing),
         cmocka_unit_test(pinned_at_the_run_s_bandwidth),
         cmocka_unit_test(prefetch_bounds_the_workers),
+        cmocka_unit_test(step_tail_is_no_batch),
         cmocka_unit_test(two_edges_pending),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

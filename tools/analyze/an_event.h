@@ -64,6 +64,8 @@ enum an_mem_kind {
                                    memory, or an async one from pageable memory) */
 #define AN_F_DRAINS      0x04u  /* the call returned only when earlier work was done */
 #define AN_F_STEP_NAME   0x08u  /* NVTX: the range/mark name looks like a training step */
+/* the replay's own AN_CALL mark where a step range ended (replay.c: step_boundary) */
+#define AN_F_STEP_END    AN_F_STEP_NAME
 #define AN_F_ERROR       0x10u  /* the call failed (result != 0) */
 #define AN_F_OOM         0x20u  /* CUDA_ERROR_OUT_OF_MEMORY */
 #define AN_F_ALL_STREAMS 0x40u  /* a drain of every stream (context sync, sync copy) */

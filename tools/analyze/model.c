@@ -205,8 +205,8 @@ void an_model_feed_other(struct an_model *m, const struct an_ev *ev)
         return;
     }
     if (ev->kind >= AN_RANGE_PUSH) {
-        if (ev->flags & AN_F_STEP_NAME)
-            an_replay_host(&st->replay, ev);  /* a step's start parts the host's stretches */
+        if (ev->kind <= AN_RANGE_END)
+            an_replay_host(&st->replay, ev);  /* a step's start and end part the stretches */
         step_candidate(m, ev);
         return;
     }

@@ -74,6 +74,10 @@ struct an_rp_thread {
     uint64_t last_end;               /* measured end of its latest call */
     int after_kernel;                /* its latest call was a kernel launch */
     uint64_t h[AN_WORLDS];         /* replayed */
+    /* NVTX: ranges pushed and not popped, the depth of the open step range (0: none),
+     * the id of its open step range started with nvtxRangeStart (0: none) */
+    uint32_t nvtx_depth, step_depth;
+    uint64_t step_range;
 };
 
 /* More CPUs than any machine a trace comes from has (the largest have a few hundred). */
@@ -200,7 +204,66 @@ static struct an_rp_thread *thread_of(struct an_replay_state *st, uint32_t tid, 
     t->after_kernel = 0;
     for (int w = 0; w < AN_WORLDS; w++)
         t->h[w] = ts - (delta[w] < ts ? delta[w] : ts);
+    t->nvtx_depth = t->step_depth = 0;
+    t->step_range = 0;
     return t;
+}
+
+static struct an_rp_thread *known_thread(struct an_replay_state *st, uint32_t tid)
+{
+    for (size_t i = st->nthreads; i-- > 0;)
+        if (st->threads[i].tid == tid)
+            return &st->threads[i];
+    return NULL;
+}
+
+/* NVTX on a thread: where a step range starts or ends, the host's stretch is cut in two
+ * (the work before a step ends is that step's own, logging the loss it read; the work
+ * after the next starts loads its batch: whatif.c's batch loads). Returns the mark that
+ * cuts it, written into mark, or NULL where ev cuts nothing (other ranges take no time). */
+static const struct an_ev *step_boundary(struct an_replay_state *st, const struct an_ev *ev,
+                                         struct an_ev *mark)
+{
+    int step = (ev->flags & AN_F_STEP_NAME) != 0, end = 0;
+    /* threads are made by their calls and step ranges, not by other ranges */
+    struct an_rp_thread *t = step && ev->kind != AN_RANGE_POP && ev->kind != AN_RANGE_END
+                                 ? thread_of(st, ev->tid, ev->ts)
+                                 : known_thread(st, ev->tid);
+    if (!t)
+        return NULL;
+    switch (ev->kind) {
+    case AN_RANGE_PUSH:
+        t->nvtx_depth++;
+        if (step)
+            t->step_depth = t->nvtx_depth;
+        break;
+    case AN_RANGE_POP:
+        end = t->step_depth && t->nvtx_depth == t->step_depth;
+        if (end)
+            t->step_depth = 0;
+        if (t->nvtx_depth)
+            t->nvtx_depth--;
+        break;
+    case AN_RANGE_START:
+        if (step)
+            t->step_range = ev->ptr;
+        break;
+    case AN_RANGE_END:
+        end = t->step_range && ev->ptr == t->step_range;
+        if (end)
+            t->step_range = 0;
+        break;
+    default:  /* AN_MARK */
+        break;
+    }
+    if (!step && !end)
+        return NULL;
+    memset(mark, 0, sizeof *mark);
+    mark->ts = mark->end = ev->ts;
+    mark->tid = ev->tid;
+    mark->kind = AN_CALL;
+    mark->flags = end ? AN_F_STEP_END : 0;
+    return mark;
 }
 
 static struct an_rp_stream *stream_of(struct an_replay_state *st, uint64_t id)
@@ -557,6 +620,10 @@ static uint64_t drained(struct an_replay_state *st, const struct an_ev *ev, int 
 
 static void replay_call(struct an_replay_state *st, const struct an_ev *ev)
 {
+    struct an_ev mark;
+    if (ev->kind >= AN_RANGE_PUSH && ev->kind <= AN_RANGE_END &&
+        !(ev = step_boundary(st, ev, &mark)))
+        return;
     if (!st->first_ts || ev->ts < st->first_ts)
         st->first_ts = ev->ts;
     struct an_rp_thread *t = thread_of(st, ev->tid, ev->ts);
@@ -577,7 +644,7 @@ static void replay_call(struct an_replay_state *st, const struct an_ev *ev)
     if (touched)
         an_wi_transform(st, c, ev, gap, dur, t->h, start, cost);
     memcpy(t->h, start, sizeof start);
-    if (an_wi_batch_load(st, gap))
+    if (an_wi_batch_load(st, ev, gap))
         st->loads++;
     if (is_event_record(ev)) {
         struct an_rp_stream *s = stream_of(st, ev->stream);
@@ -644,19 +711,11 @@ static void release_host(struct an_replay_state *st, int all)
 
 void an_replay_host(struct an_replay_state *st, const struct an_ev *ev)
 {
-    struct an_ev mark;
-    if ((ev->kind == AN_RANGE_PUSH || ev->kind == AN_RANGE_START || ev->kind == AN_MARK) &&
-        (ev->flags & AN_F_STEP_NAME)) {
-        /* a step starts: the host work before it (logging the last step) and after it
-         * (loading the next batch) are two stretches, not one */
-        memset(&mark, 0, sizeof mark);
-        mark.ts = mark.end = ev->ts;
-        mark.tid = ev->tid;
-        mark.kind = AN_CALL;
-        ev = &mark;
-    } else if (ev->kind < AN_CALL || ev->kind > AN_CAPTURE) {
-        return;  /* other NVTX, CPU samples, LOST: no time of the program's own */
-    }
+    /* NVTX ranges go on to replay_call (step_boundary); CPU samples and LOST records hold
+     * no time of the program's own */
+    if ((ev->kind < AN_CALL || ev->kind > AN_CAPTURE) &&
+        (ev->kind < AN_RANGE_PUSH || ev->kind > AN_RANGE_END))
+        return;
     if (!st->expect_gpu) {
         replay_call(st, ev);
         return;

@@ -61,7 +61,11 @@ static int kernel_launch(const struct an_ev *ev)
  * loaded by worker k mod N as soon as it is free and the loop has taken batch
  * k - N x AN_PREFETCH_FACTOR, and takes as long as it took the thread; the loop waits only
  * for what is not ready yet. Stretches of pause_min_ns or more are not batch loads
- * (evaluation, checkpoints: the pauses advice's) and stay.
+ * (evaluation, checkpoints: the pauses advice's) and stay; nor is the host work of a step
+ * after its last call, where NVTX says the step ended after it: the loop fetches the next
+ * batch after the step's range ends (its own range, or a profiler's ProfilerStep#N that
+ * opens before the fetch), so what came before the end was the step's own (logging the
+ * loss it read): workers cannot take it over.
  */
 
 static uint64_t worker_gap(struct an_replay_state *st, int world, uint64_t gap, uint64_t h)
@@ -87,9 +91,10 @@ static uint64_t worker_gap(struct an_replay_state *st, int world, uint64_t gap, 
     return wait;
 }
 
-int an_wi_batch_load(const struct an_replay_state *st, uint64_t gap)
+int an_wi_batch_load(const struct an_replay_state *st, const struct an_ev *ev, uint64_t gap)
 {
-    return gap >= st->th.input_gap_ns && gap < st->th.pause_min_ns;
+    return gap >= st->th.input_gap_ns && gap < st->th.pause_min_ns &&
+           !(ev->kind == AN_CALL && (ev->flags & AN_F_STEP_END));
 }
 
 int an_wi_kernel_launch(const struct an_ev *ev)
@@ -115,7 +120,7 @@ static int pageable_upload(const struct an_ev *ev)
 unsigned an_wi_touched(const struct an_replay_state *st, const struct an_ev *ev, uint64_t gap)
 {
     unsigned t = 0;
-    if (an_wi_batch_load(st, gap))
+    if (an_wi_batch_load(st, ev, gap))
         t |= AN_WI_BIT(AN_WI_INPUT_WORKERS);
     if (kernel_launch(ev))
         t |= AN_WI_BIT(AN_WI_GRAPHS);
@@ -136,7 +141,7 @@ void an_wi_transform(struct an_replay_state *st, const unsigned *c, const struct
                      uint64_t gap, uint64_t dur, const uint64_t *h, uint64_t *start,
                      uint64_t *cost)
 {
-    int overhead = launch_overhead(st, ev, gap), load = an_wi_batch_load(st, gap);
+    int overhead = launch_overhead(st, ev, gap), load = an_wi_batch_load(st, ev, gap);
     for (int w = 0; w < AN_WORLDS; w++) {
         if (!c[w])
             continue;

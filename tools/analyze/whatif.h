@@ -19,9 +19,10 @@
 /* DataLoader batches each worker keeps ready at most (PyTorch's prefetch_factor default). */
 #define AN_PREFETCH_FACTOR 2
 
-/* A no-call stretch of the host that is a batch load (input_workers takes it over):
- * input_gap_ns or more, under pause_min_ns (thresholds.h). */
-int an_wi_batch_load(const struct an_replay_state *st, uint64_t gap);
+/* A no-call stretch of the host, ended by ev, that is a batch load (input_workers takes it
+ * over): input_gap_ns or more, under pause_min_ns (thresholds.h), and not the last part of
+ * a step (ended by the step range's end: AN_F_STEP_END). */
+int an_wi_batch_load(const struct an_replay_state *st, const struct an_ev *ev, uint64_t gap);
 
 /* Calls that put an operation on a stream that CUPTI records (host functions, failed
  * calls and host-to-host copies put none). */
