@@ -130,7 +130,10 @@ static inline void rr_launch(struct rr *r, unsigned t, unsigned stream, unsigned
                               graph ? 0 : AN_F_KERNEL);
     e->stream = stream;
     e->key = graph ? 0 : 1 + b % 6;
+    size_t before = r->s.n;
     rr_gpu(r, AN_GPU_KERNEL, stream, e->end, US << (b % 12), 0, 0, 0);
+    if (graph && r->s.n > before)
+        r->s.ev[r->s.n - 1].flags |= AN_F_GRAPH_NODE;  /* CUPTI: a graph ran it */
 }
 
 /* A host-to-device copy: how 0 pinned async, 1 pageable async, 2 synchronous. */

@@ -95,11 +95,15 @@ static inline void synth_launch(struct synth *s, uint64_t host_ns, uint64_t kern
     synth_gpu(s, AN_GPU_KERNEL, e->end, kernel_ns, 0, 0, 0);
 }
 
-/* A CUDA graph replay: one call, gpu_ns of the graph's kernels on the GPU. */
+/* A CUDA graph replay: one call, gpu_ns of the graph's kernels on the GPU (CUPTI's record
+ * says a graph ran it). */
 static inline void synth_graph_launch(struct synth *s, uint64_t host_ns, uint64_t gpu_ns)
 {
     synth_call(s, AN_LAUNCH, GW_API_cuGraphLaunch, host_ns, 0);
+    size_t before = s->n;
     synth_gpu(s, AN_GPU_KERNEL, s->now, gpu_ns, 0, 0, 0);
+    if (s->n > before)
+        s->ev[s->n - 1].flags |= AN_F_GRAPH_NODE;
 }
 
 /* Async pinned H2D (returns at once) or blocking pageable H2D (waits for the copy). */

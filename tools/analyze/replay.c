@@ -38,6 +38,7 @@ struct an_rp_op {
 struct an_rp_record {
     uint64_t ts, end, corr;
     int graph;                       /* run by a graph launch */
+    uint8_t kind;                    /* AN_GPU_KERNEL, AN_GPU_COPY, AN_GPU_SET */
 };
 
 /* cuStreamWaitEvent: the stream's operations from seq on wait for stream `other`'s first
@@ -384,16 +385,45 @@ static void run_op(struct an_replay_state *st, struct an_rp_stream *s, const str
 
 /* A GPU record on s: matched to the oldest unmatched call (one graph launch's records
  * share its correlation id), or kept until that call is replayed. */
-static void match_record(struct an_replay_state *st, struct an_rp_stream *s,
-                         const struct an_rp_record *r)
+/* Whether a call could have issued record r: a graph's records come from graph launches
+ * only, a kernel's from kernel launches, a copy's from copies, a memset's from memsets. */
+static int could_issue(const struct an_ev *call, const struct an_rp_record *r)
+{
+    if (r->graph || an_is_graph_launch(call))
+        return r->graph && an_is_graph_launch(call);
+    switch (r->kind) {
+    case AN_GPU_KERNEL: return call->kind == AN_LAUNCH;
+    case AN_GPU_COPY: return call->kind == AN_COPY;
+    default: return call->kind == AN_SET;
+    }
+}
+
+/* Records are matched to the calls of their stream in issue order. A record passes over
+ * the calls ahead of it that could not have issued it. Before a graph's record those are
+ * launches captured into the graph, which ran nothing (the trace does not say they were
+ * captured). Otherwise they are calls whose records never came (lost, or never made): their
+ * work ran before the record's, one virtual operation that kept the GPU busy until the
+ * record started where that was later than its call handed it over, of unknown length
+ * (nil) where not. With no call in the queue that could have issued it, the record waits
+ * for the next one issued. Returns whether r was matched. */
+static int match_record(struct an_replay_state *st, struct an_rp_stream *s,
+                        const struct an_rp_record *r)
 {
     if (!(s->have_cur && r->corr && r->corr == s->last_corr)) {
-        /* launches captured into a graph ran nothing (the trace does not say they were
-         * captured): a graph's record skips calls that are not graph launches */
-        while (r->graph && s->q_n > 1 && !an_is_graph_launch(&s->q[s->q_head].call)) {
-            s->q_head = (s->q_head + 1) & (s->q_cap - 1);
-            s->q_n--;
-            st->virtual_ops++;
+        size_t n = 0;
+        while (n < s->q_n && !could_issue(&s->q[(s->q_head + n) & (s->q_cap - 1)].call, r))
+            n++;
+        if (n == s->q_n)
+            return 0;
+        const struct an_rp_op *next = &s->q[(s->q_head + n) & (s->q_cap - 1)];
+        if (n && !r->graph) {
+            struct an_ev until = {.ts = r->ts, .end = r->ts};
+            run_virtual(st, s, &until, r->ts > next->issued_meas + st->th.drain_slack_ns,
+                        next->seq, 0);
+        } else {
+            s->q_head = (s->q_head + n) & (s->q_cap - 1);
+            s->q_n -= n;
+            st->virtual_ops += n;
         }
         s->cur = s->q[s->q_head];
         s->q_head = (s->q_head + 1) & (s->q_cap - 1);
@@ -403,16 +433,17 @@ static void match_record(struct an_replay_state *st, struct an_rp_stream *s,
     }
     st->matched++;
     run_op(st, s, &s->cur, r->ts, r->end);
+    return 1;
 }
 
 static void match_pending(struct an_replay_state *st, struct an_rp_stream *s)
 {
     while (s->p_n && (s->q_n || (s->have_cur && s->pend[s->p_head].corr &&
                                  s->pend[s->p_head].corr == s->last_corr))) {
-        struct an_rp_record r = s->pend[s->p_head];
+        if (!match_record(st, s, &s->pend[s->p_head]))
+            return;
         s->p_head = (s->p_head + 1) & (s->p_cap - 1);
         s->p_n--;
-        match_record(st, s, &r);
     }
 }
 
@@ -433,11 +464,11 @@ void an_replay_gpu(struct an_replay_state *st, const struct an_ev *ev)
     struct an_rp_stream *s = stream_of(st, ev->stream);
     if (!s)
         return;
-    struct an_rp_record r = {ev->ts, ev->end, ev->ptr, (ev->flags & AN_F_GRAPH_NODE) != 0};
-    if (!s->p_n && (s->q_n || (s->have_cur && r.corr && r.corr == s->last_corr))) {
-        match_record(st, s, &r);
+    struct an_rp_record r = {ev->ts, ev->end, ev->ptr, (ev->flags & AN_F_GRAPH_NODE) != 0,
+                             ev->kind};
+    if (!s->p_n && (s->q_n || (s->have_cur && r.corr && r.corr == s->last_corr)) &&
+        match_record(st, s, &r))
         return;
-    }
     if (ring_room((void **)&s->pend, &s->p_head, s->p_n, &s->p_cap, sizeof *s->pend,
                   PENDING_MAX) != 0) {
         s->p_head = (s->p_head + 1) & (s->p_cap - 1);  /* never matched: drop the oldest */
