@@ -384,7 +384,8 @@ static void step_tail_is_no_batch(void **state)
  * graph's call, which cannot have issued a copy: the replay gives the run back, the graph
  * kept the GPU busy until the copy started, and taking the sync out gains next to nothing
  * (the GPU is busy all along). Matched to the graph's call instead, every record after it
- * went one call late (a replay error of 1147 % on example_launch_bound --fixed with its graph nodes unrecorded). */
+ * went one call late (a replay error of 1147 % on example_launch_bound --fixed with its
+ * graph nodes unrecorded). */
 static void records_missing_for_one_kind(void **state)
 {
     (void)state;
