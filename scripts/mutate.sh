@@ -76,8 +76,10 @@ for file in "${files[@]}"; do
             invalid=$((invalid + 1))
         elif (cd "$build" && timeout 300 ctest -R "$regex" --timeout 120 >/dev/null 2>&1); then
             survived=$((survived + 1))
-            line=$( (diff "$work/original" "$m" || true) | grep -m1 '^>' | cut -c3- | sed 's/^ *//')
-            survivors+="  $file: $line"$'\n'
+            local_diff=$(diff "$work/original" "$m" || true)
+            at=$(head -1 <<<"$local_diff" | grep -o '^[0-9]*')
+            line=$(grep -m1 '^>' <<<"$local_diff" | cut -c3- | sed 's/^ *//')
+            survivors+="  $file:$at: $line"$'\n'
         else
             killed=$((killed + 1))
         fi
