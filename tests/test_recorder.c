@@ -288,6 +288,55 @@ static void test_gpu_links_across_chunks(void **state)
     cleanup();
 }
 
+/* Timed records that are not GPU records keep their words as given (only a GPU record's
+ * correlation id is written relative to the previous one's), and a timed record of more
+ * words than the recorder holds (GW_MAX_WORDS_RECORD, with its dt and a GPU record's link)
+ * is refused whole, never cut or written past its buffer. */
+static void test_timed_words_and_their_limit(void **state)
+{
+    (void)state;
+    start(1 << 20, 10);
+    gw_rec_timed(GW_REC_RANGE_PUSH, 7000, (const uint64_t[]){3, 41}, 2);
+    gw_rec_timed(GW_REC_CPU_PROC, 7100, (const uint64_t[]){900, 2, 800, 1}, 4);
+    uint64_t many[15] = {0};
+    gw_rec_timed(GW_REC_CPU_PROC, 7200, many, 15);
+    gw_rec_gpu(GW_REC_GPU_KERNEL, 7300, many, 15, gw_rec_next_call_id());
+    gw_rec_timed(GW_REC_RANGE_POP, 7400, (const uint64_t[]){3}, 1);
+    gw_recorder_stop();
+
+    struct gw_reader *reader = open_trace();
+    struct gw_event ev;
+    int push = 0, procs = 0, pops = 0, others = 0;
+    while (gw_reader_next(reader, &ev) > 0) {
+        if (ev.kind == GW_EV_RANGE_PUSH) {
+            push++;
+            assert_int_equal(ev.ts_ns, 7000);
+            assert_int_equal(ev.u.nvtx.domain_id, 3);
+            assert_int_equal(ev.u.nvtx.name_id, 41);
+        } else if (ev.kind == GW_EV_CPU_PROC) {
+            procs++;
+            assert_int_equal(ev.ts_ns, 7100);
+            assert_int_equal(ev.u.cpu_proc.process_cpu_ns, 900);
+            assert_int_equal(ev.u.cpu_proc.descendants, 2);
+            assert_int_equal(ev.u.cpu_proc.descendants_cpu_ns, 800);
+            assert_int_equal(ev.u.cpu_proc.active, 1);
+        } else if (ev.kind == GW_EV_RANGE_POP) {
+            pops++;
+            assert_int_equal(ev.ts_ns, 7400);
+        } else if (ev.kind != GW_EV_THREAD && ev.kind != GW_EV_STRING &&
+                   ev.kind != GW_EV_CLOCK) {
+            others++;
+        }
+    }
+    assert_int_equal(push, 1);
+    assert_int_equal(procs, 1);  /* the 15-word one refused */
+    assert_int_equal(pops, 1);
+    assert_int_equal(others, 0);  /* nor the 15-word GPU record */
+    assert_int_equal(gw_reader_stats(reader)->damage_reports, 0);
+    gw_reader_close(reader);
+    cleanup();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -295,6 +344,7 @@ int main(void)
         cmocka_unit_test(test_eight_threads_no_loss),
         cmocka_unit_test(test_full_ring_counts_every_drop),
         cmocka_unit_test(test_gpu_links_across_chunks),
+        cmocka_unit_test(test_timed_words_and_their_limit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
