@@ -1037,6 +1037,11 @@ static void test_record_damage(void **state)
     uint64_t w[4] = {0x1000, 64, 0, 0};
     tw_call(&c, 200, GW_API_cuMemAlloc_v2, 10, 0, w, 4);
     tw_call(&c, 300, GW_API_cuMemAlloc_v2, 10, 0, w, 2);  /* two words short */
+    /* graph and host-function launches carry a third word (the handle): one short each */
+    const unsigned handle_launches[4] = {GW_API_cuGraphLaunch, GW_API_cuGraphLaunch_ptsz,
+                                         GW_API_cuLaunchHostFunc, GW_API_cuLaunchHostFunc_ptsz};
+    for (int i = 0; i < 4; i++)
+        tw_call(&c, 310 + (uint64_t)i, handle_launches[i], 10, 0, w, 2);
     tw_call(&c, 400, GW_API_cuInit, 10, 0, NULL, 0);
     uint8_t no_dur[] = {GW_REC_CALL, 2, 0, GW_API_cuInit};  /* dt and api, no dur */
     size_t no_dur_at = c.len;
@@ -1061,6 +1066,12 @@ static void test_record_damage(void **state)
     assert_int_equal(ev.nwords, 2);
     assert_int_equal(ev.u.alloc.ptr, 0x1000);
     assert_int_equal(ev.u.alloc.stream_id, 0);
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(gw_reader_next(r, &ev), 1);
+        assert_int_equal(ev.api_id, handle_launches[i]);
+        assert_int_equal(ev.nwords, 2);
+        assert_int_equal(ev.u.launch.handle, 0);
+    }
     assert_int_equal(gw_reader_next(r, &ev), 1);
     assert_int_equal(ev.api_id, GW_API_cuInit);
     assert_int_equal(ev.ts_ns, 400);
@@ -1068,33 +1079,41 @@ static void test_record_damage(void **state)
     assert_int_equal(ev.ts_ns, 1000);
     assert_int_equal(gw_reader_next(r, &ev), 0);
     const struct gw_damage *d;
-    assert_int_equal(gw_reader_damage(r, &d), 3);
+    assert_int_equal(gw_reader_damage(r, &d), 7);
     assert_int_equal(d[0].kind, GW_DAMAGE_RECORD);
     assert_contains(d[0].message, "expected 4 payload words in a cuMemAlloc_v2 record, found 2");
-    assert_int_equal(d[1].kind, GW_DAMAGE_RECORD);
-    assert_int_equal(d[1].offset, (uint64_t)at + 32 + no_dur_at);
-    assert_contains(d[1].message, "expected 3 varints in the 2-byte body of a CALL record, found 2");
-    assert_int_equal(d[2].kind, GW_DAMAGE_RECORD);
-    assert_int_equal(d[2].lost_bytes, sizeof cut);
-    assert_int_equal(d[2].offset, (uint64_t)at + 32 + cut_at);
-    assert_int_equal(gw_reader_stats(r)->calls, 4);
+    for (int i = 0; i < 4; i++) {
+        char expected[96];
+        snprintf(expected, sizeof expected, "expected 3 payload words in a %s record, found 2",
+                 gw_api_name(handle_launches[i]));
+        assert_contains(d[1 + i].message, expected);
+        assert_int_equal(d[1 + i].lost_bytes, 0);  /* the call is kept */
+    }
+    assert_int_equal(d[5].kind, GW_DAMAGE_RECORD);
+    assert_int_equal(d[5].offset, (uint64_t)at + 32 + no_dur_at);
+    assert_contains(d[5].message, "expected 3 varints in the 2-byte body of a CALL record, found 2");
+    assert_int_equal(d[5].lost_bytes, 0);  /* its bytes are skipped whole, as its length says */
+    assert_int_equal(d[6].kind, GW_DAMAGE_RECORD);
+    assert_int_equal(d[6].lost_bytes, sizeof cut);
+    assert_int_equal(d[6].offset, (uint64_t)at + 32 + cut_at);
+    assert_int_equal(gw_reader_stats(r)->calls, 8);
     gw_reader_close(r);
 
     /* call numbers: the undecodable CALL record (no dur) still had number 3; the cut
      * record's bytes may have held calls, so the next chunk's numbers are unsure */
     assert_int_equal(gw_reader_open(path, &r, err, sizeof err), 0);
-    uint64_t ids[4];
-    unsigned unsure[4];
-    for (int i = 0; i < 4; i++) {
+    uint64_t ids[8];
+    unsigned unsure[8];
+    for (int i = 0; i < 8; i++) {
         assert_int_equal(gw_reader_next(r, &ev), 1);
         ids[i] = ev.call_id;
         unsure[i] = ev.call_id_unsure;
     }
     assert_int_equal(ids[0], (uint64_t)5 << 32 | 0);
-    assert_int_equal(ids[2], (uint64_t)5 << 32 | 2);
-    assert_int_equal(unsure[2], 0);
-    assert_int_equal(ids[3], (uint64_t)5 << 32 | 4);
-    assert_int_equal(unsure[3], 1);
+    assert_int_equal(ids[6], (uint64_t)5 << 32 | 6);
+    assert_int_equal(unsure[6], 0);
+    assert_int_equal(ids[7], (uint64_t)5 << 32 | 8);
+    assert_int_equal(unsure[7], 1);
     assert_int_equal(gw_reader_stats(r)->calls_unsure, 1);
     gw_reader_close(r);
 }
@@ -1171,6 +1190,110 @@ static void test_overlong_varints(void **state)
 }
 
 /* Names defined after their first use resolve once the definitions are loaded first. */
+/* A call record of more payload words than an event holds (a newer writer's): the first
+ * GW_EVENT_MAX_WORDS are kept, the others counted and dropped, never stored past the
+ * event's words; the call and the one after it read as written, with no damage. */
+static void test_more_words_than_an_event_holds(void **state)
+{
+    (void)state;
+    const char *path = tmp_path("many_words.gwt");
+    FILE *f = create(path);
+    struct gw_file_header h = tw_header();
+    tw_write_header(f, &h);
+    struct tw_chunk c = {0};
+    tw_begin(&c, 100);
+    tw_call(&c, 150, GW_API_cuInit, 10, 0, NULL, 0);
+    uint8_t rec[2 + 2 * GW_VARINT_MAX + 60];
+    size_t n = 2;
+    rec[n++] = 100;  /* dt 50, zigzag */
+    n += gw_put_uvarint(rec + n, GW_API_cuMemAlloc_v2);
+    rec[n++] = 7;    /* dur */
+    for (int i = 0; i < 60; i++)
+        rec[n++] = (uint8_t)(i + 1);
+    rec[0] = GW_REC_CALL;
+    rec[1] = (uint8_t)(n - 2);
+    tw_raw(&c, rec, n);
+    c.last_ts = 200;
+    tw_call(&c, 300, GW_API_cuInit, 10, 0, NULL, 0);
+    tw_write_chunk(f, &c, 5, GW_CHUNK_EVENTS, 0);
+    fclose(f);
+    tw_free(&c);
+
+    struct gw_reader *r = open_ok(path);
+    struct gw_event ev;
+    assert_int_equal(gw_reader_next(r, &ev), 1);
+    assert_int_equal(ev.ts_ns, 150);
+    assert_int_equal(gw_reader_next(r, &ev), 1);
+    assert_int_equal(ev.api_id, GW_API_cuMemAlloc_v2);
+    assert_int_equal(ev.ts_ns, 200);
+    assert_int_equal(ev.dur_ns, 7);
+    assert_int_equal(ev.call_id, (uint64_t)5 << 32 | 1);
+    assert_int_equal(ev.nwords, GW_EVENT_MAX_WORDS);
+    for (unsigned i = 0; i < GW_EVENT_MAX_WORDS; i++)
+        assert_int_equal(ev.words[i], i + 1);
+    assert_int_equal(ev.u.alloc.ptr, 1);
+    assert_int_equal(ev.u.alloc.stack_id, 5);
+    assert_int_equal(gw_reader_next(r, &ev), 1);
+    assert_int_equal(ev.api_id, GW_API_cuInit);
+    assert_int_equal(ev.ts_ns, 300);
+    assert_int_equal(ev.call_id, (uint64_t)5 << 32 | 2);
+    assert_int_equal(gw_reader_next(r, &ev), 0);
+    assert_int_equal(gw_reader_stats(r)->damage_reports, 0);
+    gw_reader_close(r);
+}
+
+/* A kernel record whose optional `call` word is over-long: the record is read, linked to
+ * no call, and the word reported where the record starts. */
+static void test_overlong_call_word(void **state)
+{
+    (void)state;
+    const char *path = tmp_path("overlong_call.gwt");
+    FILE *f = create(path);
+    struct gw_file_header h = tw_header();
+    h.feature_flags |= GW_FEAT_GPU_ACTIVITY;
+    tw_write_header(f, &h);
+    struct tw_chunk c = {0};
+    tw_begin(&c, 100);
+    tw_call(&c, 150, GW_API_cuLaunchKernel, 10, 0, (const uint64_t[]){1, 0}, 2);
+    uint8_t rec[2 + 7 + 11];
+    size_t n = 2;
+    rec[n++] = 100;  /* dt 50, zigzag */
+    const uint8_t words[6] = {20, 1, 0, 0, 0, 0};  /* dur, correlation, device, stream... */
+    for (int i = 0; i < 6; i++)
+        rec[n++] = words[i];
+    memset(rec + n, 0xFF, 10);  /* the call word: 11 bytes, one past the longest varint */
+    rec[n + 10] = 0x01;
+    n += 11;
+    rec[0] = GW_REC_GPU_KERNEL;
+    rec[1] = (uint8_t)(n - 2);
+    size_t kernel_at = c.len;
+    tw_raw(&c, rec, n);
+    c.last_ts = 200;
+    tw_call(&c, 300, GW_API_cuInit, 10, 0, NULL, 0);
+    long chunk = tw_write_chunk(f, &c, 5, GW_CHUNK_EVENTS, 0);
+    fclose(f);
+    tw_free(&c);
+
+    struct gw_reader *r = open_ok(path);
+    struct gw_event ev;
+    assert_int_equal(gw_reader_next(r, &ev), 1);
+    assert_int_equal(ev.kind, GW_EV_CALL);
+    assert_int_equal(gw_reader_next(r, &ev), 1);
+    assert_int_equal(ev.kind, GW_EV_GPU_KERNEL);  /* no CORRELATION before it */
+    assert_int_equal(ev.ts_ns, 200);
+    assert_int_equal(ev.dur_ns, 20);
+    assert_int_equal(gw_reader_next(r, &ev), 1);
+    assert_int_equal(ev.kind, GW_EV_CALL);
+    assert_int_equal(ev.ts_ns, 300);
+    assert_int_equal(gw_reader_next(r, &ev), 0);
+    const struct gw_damage *d;
+    assert_int_equal(gw_reader_damage(r, &d), 1);
+    assert_int_equal(d[0].kind, GW_DAMAGE_RECORD);
+    assert_int_equal(d[0].offset, (uint64_t)chunk + 32 + kernel_at);
+    assert_int_equal(gw_reader_stats(r)->correlations, 0);
+    gw_reader_close(r);
+}
+
 static void test_defs_after_use(void **state)
 {
     (void)state;
@@ -2271,6 +2394,8 @@ int main(void)
         cmocka_unit_test(test_bad_lengths),
         cmocka_unit_test(test_record_damage),
         cmocka_unit_test(test_overlong_varints),
+        cmocka_unit_test(test_more_words_than_an_event_holds),
+        cmocka_unit_test(test_overlong_call_word),
         cmocka_unit_test(test_defs_after_use),
         cmocka_unit_test(test_stack_roundtrip),
         cmocka_unit_test(test_pystack_roundtrip),

@@ -139,57 +139,13 @@ static const struct call_spec {
 #undef GW_API
 };
 
+/* The two families whose union fields are not their payload words in order (FILL_SWITCH):
+ * VMM, field by field per entry point, and COPY, whose kind word packs the direction and
+ * the host memory. The others are filled in order (fill_union and the fast path). */
 static void fill_family(struct gw_event *ev)
 {
     const uint64_t *w = ev->words;
-    switch (ev->family) {
-    case GW_FAM_PROC:
-        ev->u.proc.symbol_id = w[0], ev->u.proc.cuda_version = w[1];
-        ev->u.proc.flags = w[2], ev->u.proc.outcome = w[3];
-        break;
-    case GW_FAM_CTX:
-        ev->u.ctx.device = w[0], ev->u.ctx.ctx = w[1];
-        break;
-    case GW_FAM_MEMINFO:
-        ev->u.meminfo.free_bytes = w[0], ev->u.meminfo.total_bytes = w[1];
-        break;
-    case GW_FAM_ALLOC:
-        ev->u.alloc.ptr = w[0], ev->u.alloc.bytes = w[1];
-        ev->u.alloc.stream_id = w[2], ev->u.alloc.aux = w[3];
-        ev->u.alloc.stack_id = w[4];  /* optional (trace_format.h) */
-        break;
-    case GW_FAM_FREE:
-        ev->u.memfree.ptr = w[0], ev->u.memfree.stream_id = w[1];
-        break;
-    case GW_FAM_VMM:
-        switch (ev->api_id) {
-        case GW_API_cuMemAddressReserve:
-            ev->u.vmm.ptr = w[0], ev->u.vmm.size = w[1], ev->u.vmm.alignment = w[2];
-            break;
-        case GW_API_cuMemCreate:
-            ev->u.vmm.handle = w[0], ev->u.vmm.size = w[1], ev->u.vmm.device = w[2];
-            ev->u.vmm.stack_id = w[3];  /* optional */
-            break;
-        case GW_API_cuMemRelease:
-            ev->u.vmm.handle = w[0];
-            break;
-        case GW_API_cuMemMap:
-            ev->u.vmm.ptr = w[0], ev->u.vmm.size = w[1], ev->u.vmm.handle = w[2];
-            break;
-        default: /* cuMemAddressFree, cuMemUnmap */
-            ev->u.vmm.ptr = w[0], ev->u.vmm.size = w[1];
-            break;
-        }
-        break;
-    case GW_FAM_HOSTMEM:
-        ev->u.hostmem.ptr = w[0], ev->u.hostmem.bytes = w[1], ev->u.hostmem.flags = w[2];
-        ev->u.hostmem.stack_id = w[3];  /* optional: the allocating calls only */
-        break;
-    case GW_FAM_LAUNCH:
-        ev->u.launch.shape_id = w[0], ev->u.launch.stream_id = w[1];
-        ev->u.launch.handle = w[2];
-        break;
-    case GW_FAM_COPY:
+    if (ev->family == GW_FAM_COPY) {
         ev->u.copy.bytes = w[0];
         ev->u.copy.dir = gw_copy_kind_dir(w[1]);
         ev->u.copy.host_kind = gw_copy_kind_host(w[1]);
@@ -202,15 +158,24 @@ static void fill_family(struct gw_event *ev)
             ev->u.copy.count = 1;
             ev->u.copy.dst = w[3], ev->u.copy.src = w[4];
         }
+        return;
+    }
+    switch (ev->api_id) {  /* GW_FAM_VMM */
+    case GW_API_cuMemAddressReserve:
+        ev->u.vmm.ptr = w[0], ev->u.vmm.size = w[1], ev->u.vmm.alignment = w[2];
         break;
-    case GW_FAM_SET:
-        ev->u.set.ptr = w[0], ev->u.set.bytes = w[1], ev->u.set.stream_id = w[2];
+    case GW_API_cuMemCreate:
+        ev->u.vmm.handle = w[0], ev->u.vmm.size = w[1], ev->u.vmm.device = w[2];
+        ev->u.vmm.stack_id = w[3];  /* optional */
         break;
-    case GW_FAM_SYNC:
-        ev->u.sync.stream_id = w[0], ev->u.sync.event = w[1];
+    case GW_API_cuMemRelease:
+        ev->u.vmm.handle = w[0];
         break;
-    case GW_FAM_NAME:
-        ev->u.name.handle = w[0], ev->u.name.string_id = w[1];
+    case GW_API_cuMemMap:
+        ev->u.vmm.ptr = w[0], ev->u.vmm.size = w[1], ev->u.vmm.handle = w[2];
+        break;
+    default: /* cuMemAddressFree, cuMemUnmap */
+        ev->u.vmm.ptr = w[0], ev->u.vmm.size = w[1];
         break;
     }
 }
@@ -487,7 +452,8 @@ static int decode_timed(struct gw_reader *r, uint8_t type, const struct timed_sp
                         struct cursor *c, uint64_t off, size_t body_len, struct gw_event *ev)
 {
     uint64_t w[10];
-    unsigned have = get_words(c, w, spec->most > spec->full ? spec->most : spec->full);
+    unsigned want = spec->most > spec->full ? spec->most : spec->full;
+    unsigned have = get_words(c, w, want);
     if (have < spec->need) {
         report_short(r, off, record_name(type), 1 + have, 1 + spec->need, body_len);
         return 0;
@@ -497,6 +463,11 @@ static int decode_timed(struct gw_reader *r, uint8_t type, const struct timed_sp
                          "offset %" PRIu64 ": expected %u varints in the %zu-byte body of a "
                          "%s record, found %u (the missing ones read as 0)",
                          off, 1 + spec->full, body_len, record_name(type), 1 + have);
+    else if (have < want && c->p < c->end)  /* an optional word (a `call`) that does not read */
+        gw_reader_report(r, GW_DAMAGE_RECORD, off, 0, off, r->ch.tid,
+                         "offset %" PRIu64 ": expected a varint for word %u of a %s record, "
+                         "found %zu bytes that do not read as one (read without it)",
+                         off, 2 + have, record_name(type), (size_t)(c->end - c->p));
     start_event(ev, spec->kind, r->ch.tid, r->ts, off);
     if (type == GW_REC_GPU_KERNEL || type == GW_REC_GPU_MEMCPY || type == GW_REC_GPU_MEMSET)
         w[1] = correlation_of(r, w[1]);
@@ -824,6 +795,8 @@ static inline __attribute__((always_inline)) int fast_kernel(struct gw_reader *r
     }
     uint64_t call = 0;  /* the optional `call` word */
     int linked = q < end && (k = gw_get_uvarint_padded(q, &call)) != 0 && q + k <= end;
+    if (q < end && !linked)
+        return 0;  /* a `call` word that does not read: the general path says so */
     r->rec_off = next;
     uint64_t ts = r->ts + (uint64_t)gw_unzigzag(dt);
     r->ts = ts;
