@@ -119,6 +119,8 @@ int main(int argc, char **argv)
     tw_string(&defs, 9, "ncclDevKernel_AllReduce_Sum_f32_RING_LL");
     tw_record(&defs, GW_REC_SHAPE, (uint64_t[]){9, 9, 0xA009, 32, 1, 1, 256, 1, 1, 0}, 10,
               NULL, 0);
+    /* the loop's stream (host id 1) is CUPTI's stream 7: the records meet their calls */
+    tw_record(&defs, GW_REC_STREAM, (uint64_t[]){1, 0x5500AA, 7}, 3, NULL, 0);
     tw_write_chunk(out, &defs, 0, GW_CHUNK_DEFS, 0);
     tw_free(&defs);
 

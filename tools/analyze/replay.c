@@ -383,8 +383,6 @@ static void run_op(struct an_replay_state *st, struct an_rp_stream *s, const str
     mark_done(s, op->seq);
 }
 
-/* A GPU record on s: matched to the oldest unmatched call (one graph launch's records
- * share its correlation id), or kept until that call is replayed. */
 /* Whether a call could have issued record r: a graph's records come from graph launches
  * only, a kernel's from kernel launches, a copy's from copies, a memset's from memsets. */
 static int could_issue(const struct an_ev *call, const struct an_rp_record *r)
@@ -436,15 +434,30 @@ static int match_record(struct an_replay_state *st, struct an_rp_stream *s,
     return 1;
 }
 
-static void match_pending(struct an_replay_state *st, struct an_rp_stream *s)
+/* The records of s that started by `upto` meet their calls. A record waits until the
+ * host's replay has reached its start: a drain that returned before it started proved
+ * the work queued ahead of it done, and that work, whose record never came, must not take
+ * this one (with records lost, every later record would meet the call before its own). */
+static void match_pending(struct an_replay_state *st, struct an_rp_stream *s, uint64_t upto)
 {
-    while (s->p_n && (s->q_n || (s->have_cur && s->pend[s->p_head].corr &&
-                                 s->pend[s->p_head].corr == s->last_corr))) {
+    while (s->p_n && s->pend[s->p_head].ts <= upto &&
+           (s->q_n || (s->have_cur && s->pend[s->p_head].corr &&
+                       s->pend[s->p_head].corr == s->last_corr))) {
         if (!match_record(st, s, &s->pend[s->p_head]))
             return;
         s->p_head = (s->p_head + 1) & (s->p_cap - 1);
         s->p_n--;
+        st->npending--;
     }
+}
+
+static void match_all_pending(struct an_replay_state *st, uint64_t upto)
+{
+    if (upto > st->horizon)
+        st->horizon = upto;
+    for (size_t i = 0; st->npending && i < st->nstreams; i++)
+        if (st->streams[i].p_n)
+            match_pending(st, &st->streams[i], upto);
 }
 
 void an_replay_gpu(struct an_replay_state *st, const struct an_ev *ev)
@@ -466,17 +479,19 @@ void an_replay_gpu(struct an_replay_state *st, const struct an_ev *ev)
         return;
     struct an_rp_record r = {ev->ts, ev->end, ev->ptr, (ev->flags & AN_F_GRAPH_NODE) != 0,
                              ev->kind};
-    if (!s->p_n && (s->q_n || (s->have_cur && r.corr && r.corr == s->last_corr)) &&
-        match_record(st, s, &r))
+    if (!s->p_n && r.ts <= st->horizon &&
+        (s->q_n || (s->have_cur && r.corr && r.corr == s->last_corr)) && match_record(st, s, &r))
         return;
     if (ring_room((void **)&s->pend, &s->p_head, s->p_n, &s->p_cap, sizeof *s->pend,
                   PENDING_MAX) != 0) {
         s->p_head = (s->p_head + 1) & (s->p_cap - 1);  /* never matched: drop the oldest */
         s->p_n--;
+        st->npending--;
         st->unmatched++;
     }
     s->pend[(s->p_head + s->p_n) & (s->p_cap - 1)] = r;
     s->p_n++;
+    st->npending++;
 }
 
 /*
@@ -582,7 +597,7 @@ static void issue(struct an_replay_state *st, const struct an_ev *ev, const uint
     memcpy(op->sim, start_sim, sizeof op->sim);
     memcpy(op->issued_sim, issued_sim, sizeof op->issued_sim);
     s->q_n++;
-    match_pending(st, s);
+    match_pending(st, s, ev->end);
 }
 
 static int is_stream_wait(const struct an_ev *ev)
@@ -659,6 +674,7 @@ static void replay_call(struct an_replay_state *st, const struct an_ev *ev)
         return;
     if (!st->first_ts || ev->ts < st->first_ts)
         st->first_ts = ev->ts;
+    match_all_pending(st, ev->ts);  /* (work that started before this call is not its) */
     struct an_rp_thread *t = thread_of(st, ev->tid, ev->ts);
     if (!t)
         return;
@@ -704,6 +720,7 @@ static void replay_call(struct an_replay_state *st, const struct an_ev *ev)
     } else {
         uint64_t ready_sim[AN_WORLDS];
         int waited_long = dur > nowait + st->th.drain_slack_ns;
+        match_all_pending(st, ev->end);  /* the work that started while it waited */
         st->drained_unknown = 0;
         uint64_t ready = drained(st, ev, waited_long, ready_sim);
         /* as measured: the call's own time, or its own cost, the wait, and what came after
@@ -778,7 +795,7 @@ void an_replay_finish(struct an_replay_state *st, uint64_t first_ts, uint64_t me
     uint64_t end[AN_WORLDS] = {0};
     for (size_t i = 0; i < st->nstreams; i++) {
         struct an_rp_stream *s = &st->streams[i];
-        match_pending(st, s);
+        match_pending(st, s, UINT64_MAX);
         st->unmatched += s->p_n;
         /* work never drained: its length is unknown, it ends when it was issued */
         struct an_ev none = {0};

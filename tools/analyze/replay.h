@@ -78,6 +78,8 @@ struct an_replay_state {
     struct an_thresholds th;
     int expect_gpu;              /* GPU records will come: host events wait for them */
     uint64_t gpu_seen;           /* GPU records released up to here */
+    uint64_t horizon;            /* records that started by here may meet their calls */
+    size_t npending;             /* records waiting, all streams */
     uint64_t first_ts;
     /* host events waiting until the GPU side has been seen past their end */
     struct an_ev *fifo;
