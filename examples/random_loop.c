@@ -4,7 +4,7 @@
  * count and length, the batch copy's size, memory and sync-ness, a loss read every N steps
  * followed by logging, one or two streams, a scratch buffer allocated and freed each step.
  * --fix CHANGE applies one of the changes gpuwatch's advice names, so that the saving it
- * predicts can be measured:
+ * predicts can be measured (given twice, both: a changes_together finding's pair):
  *   no_sync        the loss stays on the GPU (read once at the end); an event two steps
  *                  back keeps the host from running further ahead
  *   input_workers  batches loaded by cpus - 1 worker threads, 2 each ahead
@@ -41,6 +41,7 @@ struct knobs {
 };
 
 enum fix { FIX_NONE, FIX_NO_SYNC, FIX_INPUT, FIX_PINNED, FIX_GRAPHS, FIX_CHURN };
+#define FIX(f) (1u << (f))  /* the changes made: a mask of them */
 static const char *const fix_names[] = {"none", "no_sync", "input_workers", "pinned_async",
                                         "cuda_graphs", "no_churn"};
 
@@ -94,7 +95,7 @@ static void usage(FILE *out, const char *prog)
             "          [--sync-every N] [--log-us N] [--streams 1|2] [--churn 0|1]\n"
             "          [--nvtx 0|1]\n"
             "A training-like loop drawn from --seed (default 1), knobs set after it;\n"
-            "--fix: no_sync, input_workers, pinned_async, cuda_graphs, no_churn.\n",
+            "--fix: no_sync, input_workers, pinned_async, cuda_graphs, no_churn (twice: both).\n",
             prog);
 }
 
@@ -110,7 +111,7 @@ static uint64_t number(const char *prog, const char *opt, const char *arg, uint6
     return v;
 }
 
-static enum fix parse(int argc, char **argv, struct knobs *k)
+static unsigned parse(int argc, char **argv, struct knobs *k)
 {
     static const char prog[] = "example_random_loop";
     static const struct option opts[] = {
@@ -129,19 +130,22 @@ static enum fix parse(int argc, char **argv, struct knobs *k)
             seed = number(prog, "--seed", optarg, UINT32_MAX);
     draw(k, seed);
     k->steps = 60;
-    enum fix fix = FIX_NONE;
+    unsigned fixes = 0;
     optind = 1;
     for (int c; (c = getopt_long(argc, argv, "S:h", opts, NULL)) != -1;) {
         switch (c) {
         case 'S': break;
-        case 'x':
+        case 'x': {
+            enum fix fix;
             for (fix = FIX_NONE; fix <= FIX_CHURN && strcmp(optarg, fix_names[fix]); fix++)
                 ;
             if (fix > FIX_CHURN) {
                 fprintf(stderr, "%s: --fix: unknown change '%s'\n", prog, optarg);
                 exit(2);
             }
+            fixes |= fix == FIX_NONE ? 0 : FIX(fix);
             break;
+        }
         case 's': k->steps = (long)number(prog, "--steps", optarg, 1000000); break;
         case 'l': k->load_ns = number(prog, "--load-us", optarg, 1000000) * 1000; break;
         case 'k': k->kernels = (unsigned)number(prog, "--kernels", optarg, 100000); break;
@@ -162,14 +166,19 @@ static enum fix parse(int argc, char **argv, struct knobs *k)
         k->steps = 1;
     if (!k->streams)
         k->streams = 1;
+    char made[64] = "";
+    for (enum fix f = FIX_NO_SYNC; f <= FIX_CHURN; f++)
+        if (fixes & FIX(f))
+            snprintf(made + strlen(made), sizeof made - strlen(made), "%s%s", *made ? "+" : "",
+                     fix_names[f]);
     printf("random_loop: steps %ld load %llu us, %u kernels x %llu ns, copy %llu KiB %s %s, "
            "sync every %u + log %llu us, %u stream%s, churn %d, nvtx %d; fix %s\n",
            k->steps, (unsigned long long)(k->load_ns / 1000), k->kernels,
            (unsigned long long)k->kernel_ns, (unsigned long long)(k->copy_bytes >> 10),
            k->pageable ? "pageable" : "pinned", k->sync_copy ? "sync" : "async", k->sync_every,
            (unsigned long long)(k->log_ns / 1000), k->streams, k->streams > 1 ? "s" : "",
-           k->churn, k->nvtx, fix_names[fix]);
-    return fix;
+           k->churn, k->nvtx, *made ? made : fix_names[FIX_NONE]);
+    return fixes;
 }
 
 /* The step's kernels, every other one on the second stream when there are two (joined
@@ -196,7 +205,7 @@ static void launch_kernels(struct ex_ctx *ex, const struct knobs *k, CUstream si
 int main(int argc, char **argv)
 {
     struct knobs k;
-    enum fix fix = parse(argc, argv, &k);
+    unsigned fixes = parse(argc, argv, &k);
     char name[48];
     snprintf(name, sizeof name, "layer_%lluns", (unsigned long long)k.kernel_ns);
     const char *const kernels[] = {name};
@@ -217,19 +226,20 @@ int main(int argc, char **argv)
     float item;
     EX_CK(&ex, cuMemAlloc(&weights, 32u << 20));
     EX_CK(&ex, cuMemAlloc(&acts, copy));
-    int pinned_batch = !k.pageable || fix == FIX_PINNED;
+    int pinned_batch = !k.pageable || (fixes & FIX(FIX_PINNED));
     if (pinned_batch)
         EX_CK(&ex, cuMemHostAlloc((void **)&batch, copy, 0));
     else if (!(batch = malloc(copy)))
         return 1;
     memset(batch, 1, copy);
-    if (k.churn && fix == FIX_CHURN)
+    if (k.churn && (fixes & FIX(FIX_CHURN)))
         EX_CK(&ex, cuMemAlloc(&scratch, 8u << 20));
     struct ex_loader loader = {0};
-    if (k.load_ns && fix == FIX_INPUT && ex_loader_start(&loader, k.steps, k.load_ns) != 0)
+    if (k.load_ns && (fixes & FIX(FIX_INPUT)) &&
+        ex_loader_start(&loader, k.steps, k.load_ns) != 0)
         return 1;
     CUgraphExec graph_exec = NULL;
-    if (fix == FIX_GRAPHS) {
+    if (fixes & FIX(FIX_GRAPHS)) {
         CUgraph graph;
         EX_CK(&ex, cuStreamBeginCapture(ex.stream, CU_STREAM_CAPTURE_MODE_GLOBAL));
         launch_kernels(&ex, &k, side, fork, join);
@@ -242,27 +252,27 @@ int main(int argc, char **argv)
         if (k.nvtx)
             nvtxRangePushA("train_step");
         if (k.load_ns) {
-            if (fix == FIX_INPUT)
+            if (fixes & FIX(FIX_INPUT))
                 ex_loader_take(&loader);
             else
                 ex_spin_ns(k.load_ns);  /* next(iter(loader)) on this thread */
         }
-        if (k.churn && fix != FIX_CHURN)
+        if (k.churn && !(fixes & FIX(FIX_CHURN)))
             EX_CK(&ex, cuMemAlloc(&scratch, 8u << 20));
         if (k.copy_bytes) {
             batch[0] = (unsigned char)s;
             EX_CK(&ex, cuMemcpyHtoDAsync(acts, batch, copy, ex.stream));
             /* x.cuda() without non_blocking=True: PyTorch waits for the stream */
-            if (k.sync_copy && fix != FIX_PINNED)
+            if (k.sync_copy && !(fixes & FIX(FIX_PINNED)))
                 EX_CK(&ex, cuStreamSynchronize(ex.stream));
         }
         if (graph_exec)
             EX_CK(&ex, cuGraphLaunch(graph_exec, ex.stream));
         else
             launch_kernels(&ex, &k, side, fork, join);
-        if (k.churn && fix != FIX_CHURN)
+        if (k.churn && !(fixes & FIX(FIX_CHURN)))
             EX_CK(&ex, cuMemFree(scratch));  /* waits for the device */
-        if (k.sync_every && s % k.sync_every == 0 && fix != FIX_NO_SYNC) {
+        if (k.sync_every && s % k.sync_every == 0 && !(fixes & FIX(FIX_NO_SYNC))) {
             /* loss.item(): a copy to pageable memory on the stream, which waits for it */
             EX_CK(&ex, cuMemcpyDtoHAsync(&item, acts, sizeof item, ex.stream));
             ex_spin_ns(k.log_ns);  /* print(f"loss {loss:.4f}") */
@@ -277,12 +287,12 @@ int main(int argc, char **argv)
         if (k.nvtx)
             nvtxRangePop();
     }
-    if (fix == FIX_NO_SYNC && k.sync_every)
+    if ((fixes & FIX(FIX_NO_SYNC)) && k.sync_every)
         EX_CK(&ex, cuMemcpyDtoHAsync(&item, acts, sizeof item, ex.stream));
     ex_loader_join(&loader);
     if (graph_exec)
         EX_CK(&ex, cuGraphExecDestroy(graph_exec));
-    if (k.churn && fix == FIX_CHURN)
+    if (k.churn && (fixes & FIX(FIX_CHURN)))
         EX_CK(&ex, cuMemFree(scratch));
     if (pinned_batch)
         EX_CK(&ex, cuMemFreeHost(batch));

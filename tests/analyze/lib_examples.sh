@@ -43,14 +43,27 @@ ex_run() {
 
 # ex_wall JSON: the first process's wall time (ns).
 ex_wall() { grep -m1 -o '"wall_ns": [0-9]*' "$1" | grep -o '[0-9]*$'; }
-# ex_top JSON: "ID SAVING_NS" of the top time finding, nothing when none.
+# ex_top JSON: "ID SAVING_NS" of the top time finding, nothing when none. For
+# changes_together, the saving of its two changes made together (its own saving_ns is what
+# they add to each alone).
 ex_top() {
-    sed -n 's/^  {"rank": 1, "id": "\([a-z_0-9]*\)".*"saving_ns": \([0-9]*\),.*/\1 \2/p' "$1" |
-        head -1
+    local line
+    line=$(grep -m1 '^  {"rank": 1, "id": ' "$1")
+    [ -n "$line" ] || return 0
+    local id saving
+    id=$(sed -n 's/^  {"rank": 1, "id": "\([a-z_0-9]*\)".*/\1/p' <<<"$line")
+    if [ "$id" == changes_together ]; then
+        saving=$(grep -o '"saving_together_ns": [0-9]*' <<<"$line" | grep -o '[0-9]*$')
+    else
+        saving=$(sed -n 's/.*"saving_ns": \([0-9]*\),.*/\1/p' <<<"$line")
+    fi
+    echo "$id $saving"
 }
 # ex_field JSON KEY: the first number after "KEY": (replay_error, gpu_util ...).
 ex_field() { grep -m1 -o "\"$2\": [0-9.e+-]*" "$1" | sed 's/.*: //'; }
-# ex_fix ID: the --fix of random_loop that makes the change a finding's saving replays.
+# ex_fix ID [JSON]: the --fix of random_loop that makes the change a finding's saving
+# replays; for changes_together (its two changes read from JSON's top finding), both,
+# joined by "+".
 ex_fix() {
     case $1 in
     input_pipeline) echo input_workers ;;
@@ -58,6 +71,13 @@ ex_fix() {
     pageable_h2d | small_copies) echo pinned_async ;;
     launch_bound) echo cuda_graphs ;;
     fragmentation) echo no_churn ;;
+    changes_together)
+        local names=(as_measured no_sync input_workers pinned_async cuda_graphs no_churn) line
+        line=$(grep -m1 '^  {"rank": 1, "id": "changes_together"' "$2")
+        echo "${names[$(grep -o '"change_a": [0-9]' <<<"$line" | grep -o '[0-9]$')]}+${names[$(grep -o '"change_b": [0-9]' <<<"$line" | grep -o '[0-9]$')]}"
+        ;;
     esac
 }
+# ex_fix_args FIX: random_loop's arguments for a fix of ex_fix ("a+b": --fix=a --fix=b).
+ex_fix_args() { tr '+' '\n' <<<"$1" | sed 's/^/--fix=/' | tr '\n' ' '; }
 median() { sort -n | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }

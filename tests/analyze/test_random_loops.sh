@@ -38,7 +38,7 @@ for seed in $(seq 1 "$SEEDS"); do
             [ -z "${id:-}" ] || fail "seed $seed: GPU $util busy, yet finding $id ($knobs)"
         fi
         checked=$((checked + 1))
-        fix=$(ex_fix "${id:-}")
+        fix=$(ex_fix "${id:-}" "$p.json")
         if [ -z "$fix" ]; then
             echo "  seed $seed ($mode): top ${id:-none}, util $util ($knobs)"
             continue
@@ -50,7 +50,8 @@ for seed in $(seq 1 "$SEEDS"); do
         walls_p="$(ex_wall "$p.json")" walls_f="" verdict=1
         for i in 1 2 3; do
             f="$WORK/s$seed-$mode-fixed$i"
-            ex_run "$f" "$mode" random_loop --seed "$seed" --steps "$STEPS" --fix "$fix"
+            # shellcheck disable=SC2046  # (one word per --fix)
+            ex_run "$f" "$mode" random_loop --seed "$seed" --steps "$STEPS" $(ex_fix_args "$fix")
             walls_f+=" $(ex_wall "$f.json")"
             if [ "$i" -gt 1 ]; then
                 ex_run "$p-again$i" "$mode" random_loop --seed "$seed" --steps "$STEPS"

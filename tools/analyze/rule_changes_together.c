@@ -1,0 +1,99 @@
+/*
+ * changes_together: two changes that each give back little alone and much together,
+ * because each leaves a wait the other removes: a per-step .item() and a cudaFree each
+ * step both drain the queue, so taking out either still leaves the GPU idle while the host
+ * logs; the other rules, each replaying its own change, then find nothing worth saying.
+ * The replay runs every pair of changes (replay.h); the pair whose saving exceeds the sum
+ * of its two changes' own by the most, when that excess alone is min_share of the loop
+ * (the share every finding must save), is this finding. Its saving is that excess, what
+ * making both adds to what each finding of the two (when they are findings) saves alone,
+ * so that it ranks among them by what it adds; the text gives the pair's whole saving.
+ */
+#include <stdio.h>
+
+#include "rules.h"
+
+/* Each change in one line, as the findings that make it alone word it. */
+static const char *change_line(enum an_whatif w)
+{
+    switch (w) {
+    case AN_WI_NO_SYNC:
+        return "take the per-step synchronization out of the step (no loss.item(), "
+               "print(tensor) or .cpu() every step: accumulate on the GPU and read it every N "
+               "steps)";
+    case AN_WI_INPUT_WORKERS:
+        return "load the batches in DataLoader workers (num_workers, persistent_workers=True)";
+    case AN_WI_PINNED_ASYNC:
+        return "copy the batches from pinned memory without waiting (pin_memory=True, "
+               ".to(device, non_blocking=True))";
+    case AN_WI_GRAPHS:
+        return "replay the step's kernels as a CUDA graph (torch.compile(mode="
+               "\"reduce-overhead\") or torch.cuda.graphs)";
+    case AN_WI_NO_CHURN:
+        return "keep the per-step device buffers allocated (reuse them, or "
+               "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True) so that no cudaFree waits "
+               "for the GPU each step";
+    default:
+        return "";
+    }
+}
+
+void an_rule_changes_together(const struct an_model *m, const struct an_rule_ctx *ctx,
+                              struct an_findings *out)
+{
+    (void)ctx;
+    if (!m->replay.done)
+        return;
+    uint64_t base = m->replay.wall_ns[AN_WI_AS_MEASURED];
+    enum an_whatif best_a = AN_WI_AS_MEASURED, best_b = AN_WI_AS_MEASURED;
+    uint64_t best_excess = 0, best_both = 0;
+    for (int a = 1; a < AN_WI_COUNT; a++) {
+        for (int b = a + 1; b < AN_WI_COUNT; b++) {
+            int world = an_world_of(1u << a | 1u << b);
+            if (world < 0 || m->replay.wall_ns[world] >= base)
+                continue;
+            uint64_t both = base - m->replay.wall_ns[world];
+            uint64_t alone = an_whatif_saving(m, (enum an_whatif)a) +
+                             an_whatif_saving(m, (enum an_whatif)b);
+            if (both > alone && both - alone > best_excess) {
+                best_excess = both - alone;
+                best_both = both;
+                best_a = (enum an_whatif)a;
+                best_b = (enum an_whatif)b;
+            }
+        }
+    }
+    if (!best_excess || an_whatif_share(m, best_excess) < m->th.min_share)
+        return;
+    struct an_finding *f = an_finding_add(out, "changes_together");
+    if (!f)
+        return;
+    uint64_t saving_a = an_whatif_saving(m, best_a), saving_b = an_whatif_saving(m, best_b);
+    char both[32], alone_a[32], alone_b[32], phrase[128];
+    an_fmt_ns(both, sizeof both, (double)best_both);
+    an_fmt_ns(alone_a, sizeof alone_a, (double)saving_a);
+    an_fmt_ns(alone_b, sizeof alone_b, (double)saving_b);
+    an_steady_phrase(m, phrase, sizeof phrase);
+    snprintf(f->title, sizeof f->title,
+             "Two changes that pay only together: %s and %s each leave a wait the other "
+             "removes",
+             an_whatif_name(best_a), an_whatif_name(best_b));
+    an_appendf(f->evidence, sizeof f->evidence,
+               "Replayed over the %s, %s and %s together save %s (%.0f%% of the loop); "
+               "%s alone saves %s and %s alone %s: what one takes away, the other still "
+               "makes the host wait for. This finding's saving is what the pair adds to "
+               "those two.",
+               phrase, an_whatif_name(best_a), an_whatif_name(best_b), both,
+               an_whatif_share(m, best_both) * 100, an_whatif_name(best_a), alone_a,
+               an_whatif_name(best_b), alone_b);
+    an_appendf(f->change, sizeof f->change, "Make both changes: %s; and %s.",
+               change_line(best_a), change_line(best_b));
+    an_set_saving(m, f, best_excess);
+    f->first_ts = m->steady_start;
+    f->last_ts = m->steady_end;
+    an_finding_fig(f, "change_a", best_a);
+    an_finding_fig(f, "change_b", best_b);
+    an_finding_fig(f, "saving_a_ns", (double)saving_a);
+    an_finding_fig(f, "saving_b_ns", (double)saving_b);
+    an_finding_fig(f, "saving_together_ns", (double)best_both);
+}
