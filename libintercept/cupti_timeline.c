@@ -101,7 +101,8 @@ static void *open_in(const struct search *search)
 }
 
 /* The CUPTI that matches the program's CUDA comes first: a system one in the loader's path
- * may be another version than the one beside a wheel's runtime. */
+ * may be another version than the one beside a wheel's runtime. Then the toolkit CUDA_HOME
+ * names, which the user chose, before the loader's path; the usual toolkit place last. */
 static void *load_cupti(const char *override, char *reason, size_t reason_len)
 {
     if (override && *override) {
@@ -112,14 +113,14 @@ static void *load_cupti(const char *override, char *reason, size_t reason_len)
     }
     struct search search = {.count = 0};
     dl_iterate_phdr(note_library_dir, &search);
+    const char *cuda_home = getenv("CUDA_HOME");
+    if (cuda_home && *cuda_home)
+        snprintf(search.dirs[search.count++], sizeof search.dirs[0], "%s/extras/CUPTI/lib64",
+                 cuda_home);
     void *handle = open_in(&search);
     if (!handle)
         handle = dlopen(CUPTI_SONAME, RTLD_NOW | RTLD_LOCAL);
     search.count = 0;
-    const char *cuda_home = getenv("CUDA_HOME");
-    if (cuda_home)
-        snprintf(search.dirs[search.count++], sizeof search.dirs[0], "%s/extras/CUPTI/lib64",
-                 cuda_home);
     snprintf(search.dirs[search.count++], sizeof search.dirs[0], "/usr/local/cuda/extras/CUPTI/lib64");
     snprintf(search.dirs[search.count++], sizeof search.dirs[0], "/usr/local/cuda/lib64");
     if (!handle)

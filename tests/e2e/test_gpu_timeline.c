@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "analyze.h"
@@ -229,6 +230,38 @@ static void test_cupti_found_beside_the_runtime(void **state)
     rmdir(dir);
 }
 
+/* With no GPUWATCH_CUPTI and no runtime beside it, the CUPTI of the toolkit CUDA_HOME names
+ * comes before the loader's (this machine's loader finds the installed toolkit's CUPTI,
+ * which cannot run on the simulated driver). */
+static void test_cupti_found_in_cuda_home(void **state)
+{
+    (void)state;
+    char home[] = "/tmp/gw-cuda-home.XXXXXX";
+    assert_non_null(mkdtemp(home));
+    char dir[128], cupti[160], env[160];
+    const char *const parts[] = {"extras", "extras/CUPTI", "extras/CUPTI/lib64"};
+    for (int i = 0; i < 3; i++) {
+        snprintf(dir, sizeof dir, "%s/%s", home, parts[i]);
+        assert_int_equal(mkdir(dir, 0755), 0);
+    }
+    snprintf(cupti, sizeof cupti, "%s/libcupti.so.13", dir);
+    assert_int_equal(symlink(GW_FAKE_CUPTI, cupti), 0);
+    snprintf(env, sizeof env, "CUDA_HOME=%s", home);
+    const struct file_tally *f =
+        run_one((const char *[]){"--mode", "timeline", "--launches", "20", NULL},
+                (const char *[]){"GPUWATCH_CUPTI=", env, NULL});
+    assert_int_equal(f->header.cupti_status, GW_CUPTI_ACTIVE);
+    assert_int_equal(f->gpu_kernels, 20);
+    assert_int_equal(f->launches_linked_once, 20);
+    remove_dir(result.trace_dir);
+    unlink(cupti);
+    for (int i = 2; i >= 0; i--) {
+        snprintf(dir, sizeof dir, "%s/%s", home, parts[i]);
+        rmdir(dir);
+    }
+    rmdir(home);
+}
+
 static void test_cupti_too_old_falls_back(void **state)
 {
     (void)state;
@@ -316,6 +349,7 @@ int main(void)
         cmocka_unit_test(test_profiler_holding_cupti_falls_back),
         cmocka_unit_test(test_cupti_missing_falls_back),
         cmocka_unit_test(test_cupti_found_beside_the_runtime),
+        cmocka_unit_test(test_cupti_found_in_cuda_home),
         cmocka_unit_test(test_cupti_too_old_falls_back),
         cmocka_unit_test(test_cupti_disabled_quietly),
         cmocka_unit_test(test_profiler_taking_cupti_midway),
