@@ -254,6 +254,16 @@ static void whatif_names(void **state)
     for (size_t i = 0; i < AN_WI_COUNT; i++)
         assert_string_equal(an_whatif_name(names[i].w), names[i].name);
     assert_string_equal(an_whatif_name((enum an_whatif)(AN_WI_COUNT + 3)), "unknown");
+    /* each change's advice names the knob a PyTorch user turns */
+    static const struct { enum an_whatif w; const char *knob; } advice[] = {
+        {AN_WI_NO_SYNC, "no loss.item()"}, {AN_WI_INPUT_WORKERS, "DataLoader workers (num_workers"},
+        {AN_WI_PINNED_ASYNC, "pin_memory=True, .to(device, non_blocking=True)"},
+        {AN_WI_GRAPHS, "torch.compile(mode=\"reduce-overhead\")"},
+        {AN_WI_NO_CHURN, "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"},
+    };
+    for (size_t i = 0; i < sizeof advice / sizeof advice[0]; i++)
+        assert_non_null(strstr(an_whatif_advice(advice[i].w), advice[i].knob));
+    assert_string_equal(an_whatif_advice(AN_WI_AS_MEASURED), "");
 }
 
 /* A launch that failed issued nothing: the next GPU record is the next launch's, every

@@ -472,6 +472,8 @@ static void tally_file(const char *path, struct file_tally *file)
             file->copies[ev.u.copy.dir][ev.u.copy.host_kind]++;
             file->copy_bytes += ev.u.copy.bytes;
         }
+        if (ev.family == GW_FAM_SET)
+            file->set_bytes += ev.u.set.bytes;
         if (ev.family == GW_FAM_COPY && ev.u.copy.dir == GW_COPY_HTOD) {
             file->htod_pinned += ev.u.copy.host_kind == GW_HOST_PINNED;
             file->htod_pageable += ev.u.copy.host_kind == GW_HOST_PAGEABLE;

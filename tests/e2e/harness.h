@@ -47,6 +47,7 @@ struct file_tally {
     uint64_t htod_pinned, htod_pageable;
     uint64_t copies[6][4];        /* host copy calls by [enum gw_copy_dir][enum gw_host_kind] */
     uint64_t copy_bytes;          /* bytes of all host copy calls */
+    uint64_t set_bytes;           /* bytes of all host memset calls */
     uint64_t proc_outcome[3];
     uint64_t launches_named;     /* launches whose shape resolves to a kernel name */
     char first_kernel[128];      /* name of the first launched kernel */

@@ -531,8 +531,13 @@ static void test_every_copy_shape_classified(void **state)
     assert_int_equal(f->calls[API(cuMemcpyDtoDAsync_v2)], 1);
     assert_int_equal(f->copies[GW_COPY_HTOD][GW_HOST_PAGEABLE], 2); /* 2D, unified */
     assert_int_equal(f->copies[GW_COPY_DTOH][GW_HOST_PINNED], 2);   /* 2D async, unified */
+    assert_int_equal(f->copies[GW_COPY_DTOH][GW_HOST_PAGEABLE], 1); /* the check read back */
     assert_int_equal(f->copies[GW_COPY_DTOD][GW_HOST_NONE], 2);     /* 3D, DtoD async */
-    assert_int_equal(f->copy_bytes, 512 + 512 + 512 + 4096 + 4096 + 4096);
+    assert_int_equal(f->copy_bytes, 512 + 512 + 512 + 4096 + 4096 + 4096 + 4096);
+    /* memsets count elements: 100 and 10 of 1, 2 and 4 bytes */
+    assert_int_equal(f->calls[API(cuMemsetD16_v2)], 1);
+    assert_int_equal(f->calls[API(cuMemsetD32Async)], 1);
+    assert_int_equal(f->set_bytes, 100 * (1 + 2 + 4) + 10 * (1 + 2 + 4));
     finish();
 }
 

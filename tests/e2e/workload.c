@@ -788,8 +788,25 @@ static void run_copies(void)
     three.WidthInBytes = 64, three.Height = 4, three.Depth = 2;
     CHECK(cuMemcpy3D_v2(&three));                              /* DtoD, 512 B */
     CHECK(cuMemcpy((CUdeviceptr)(uintptr_t)pinned, a, bytes)); /* unified: DtoH pinned */
+    memset(pageable, 0xAB, bytes);
     CHECK(cuMemcpyAsync(b, (CUdeviceptr)(uintptr_t)pageable, bytes, NULL)); /* HtoD pageable */
+    CHECK(cuCtxSynchronize());
+    /* the bytes went where the program asked (DtoH pageable) */
+    unsigned char *back = calloc(1, bytes);
+    if (!back)
+        fail("calloc");
+    CHECK(cuMemcpyDtoH_v2(back, b, bytes));
+    if (back[0] != 0xAB || back[bytes - 1] != 0xAB || pageable[0] != 0xAB)
+        fail("cuMemcpyAsync did not copy the host buffer to the device");
+    free(back);
     CHECK(cuMemcpyDtoDAsync_v2(b, a, bytes, NULL));            /* DtoD */
+    /* memsets of each element size: 100 elements each, then 10 each on a stream */
+    CHECK(cuMemsetD8_v2(a, 1, 100));
+    CHECK(cuMemsetD16_v2(a, 1, 100));
+    CHECK(cuMemsetD32_v2(a, 1, 100));
+    CHECK(cuMemsetD8Async(a, 1, 10, NULL));
+    CHECK(cuMemsetD16Async(a, 1, 10, NULL));
+    CHECK(cuMemsetD32Async(a, 1, 10, NULL));
     CHECK(cuCtxSynchronize());
     CHECK(cuMemFree_v2(a));
     CHECK(cuMemFree_v2(b));

@@ -40,6 +40,9 @@ enum an_whatif {
     AN_WI_COUNT,
 };
 const char *an_whatif_name(enum an_whatif w);
+/* A change in one line of advice, as the finding that makes it alone words it ("" for none):
+ * for findings that name several changes (rule_changes_together.c). */
+const char *an_whatif_advice(enum an_whatif w);
 
 /* The worlds replayed: the run as measured, each change alone, and each pair of changes
  * (so that, the top change made, the others are ranked again on the changed run). A world

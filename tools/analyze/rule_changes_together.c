@@ -13,31 +13,6 @@
 
 #include "rules.h"
 
-/* Each change in one line, as the findings that make it alone word it. */
-static const char *change_line(enum an_whatif w)
-{
-    switch (w) {
-    case AN_WI_NO_SYNC:
-        return "take the per-step synchronization out of the step (no loss.item(), "
-               "print(tensor) or .cpu() every step: accumulate on the GPU and read it every N "
-               "steps)";
-    case AN_WI_INPUT_WORKERS:
-        return "load the batches in DataLoader workers (num_workers, persistent_workers=True)";
-    case AN_WI_PINNED_ASYNC:
-        return "copy the batches from pinned memory without waiting (pin_memory=True, "
-               ".to(device, non_blocking=True))";
-    case AN_WI_GRAPHS:
-        return "replay the step's kernels as a CUDA graph (torch.compile(mode="
-               "\"reduce-overhead\") or torch.cuda.graphs)";
-    case AN_WI_NO_CHURN:
-        return "keep the per-step device buffers allocated (reuse them, or "
-               "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True) so that no cudaFree waits "
-               "for the GPU each step";
-    default:
-        return "";
-    }
-}
-
 void an_rule_changes_together(const struct an_model *m, const struct an_rule_ctx *ctx,
                               struct an_findings *out)
 {
@@ -87,7 +62,7 @@ void an_rule_changes_together(const struct an_model *m, const struct an_rule_ctx
                an_whatif_share(m, best_both) * 100, an_whatif_name(best_a), alone_a,
                an_whatif_name(best_b), alone_b);
     an_appendf(f->change, sizeof f->change, "Make both changes: %s; and %s.",
-               change_line(best_a), change_line(best_b));
+               an_whatif_advice(best_a), an_whatif_advice(best_b));
     an_set_saving(m, f, best_excess);
     f->first_ts = m->steady_start;
     f->last_ts = m->steady_end;

@@ -16,6 +16,30 @@ const char *an_whatif_name(enum an_whatif w)
     return (unsigned)w < AN_WI_COUNT ? names[w] : "unknown";
 }
 
+const char *an_whatif_advice(enum an_whatif w)
+{
+    switch (w) {
+    case AN_WI_NO_SYNC:
+        return "take the per-step synchronization out of the step (no loss.item(), "
+               "print(tensor) or .cpu() every step: accumulate on the GPU and read it every N "
+               "steps)";
+    case AN_WI_INPUT_WORKERS:
+        return "load the batches in DataLoader workers (num_workers, persistent_workers=True)";
+    case AN_WI_PINNED_ASYNC:
+        return "copy the batches from pinned memory without waiting (pin_memory=True, "
+               ".to(device, non_blocking=True))";
+    case AN_WI_GRAPHS:
+        return "replay the step's kernels as a CUDA graph (torch.compile(mode="
+               "\"reduce-overhead\") or torch.cuda.graphs)";
+    case AN_WI_NO_CHURN:
+        return "keep the per-step device buffers allocated (reuse them, or "
+               "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True) so that no cudaFree waits "
+               "for the GPU each step";
+    default:
+        return "";
+    }
+}
+
 int an_wi_issues(const struct an_ev *ev)
 {
     if (ev->flags & AN_F_ERROR)
