@@ -40,6 +40,32 @@ static void item_and_logging_every_step(void **state)
     }
 }
 
+/* The read every N steps that leaves about 1 % of the step to the bubble: 10 at least
+ * (60 us of logging on a ~1.15 ms step would say 5), else the step's share rounded (400 us:
+ * ~26). */
+static void read_every_n_steps(void **state)
+{
+    (void)state;
+    for (int gpu = 0; gpu < 2; gpu++) {
+        struct an_findings out = {0};
+        struct an_model *m;
+        const struct an_finding *f = with(60 * US, 1, gpu, &out, &m);
+        assert_non_null(f);
+        assert_non_null(strstr(f->change, "read it every 10 steps"));
+        an_findings_free(&out);
+        an_model_free(m);
+        f = with(400 * US, 1, gpu, &out, &m);
+        assert_non_null(f);
+        char every[64];
+        double n = (double)f->saving_ns / 59 / (0.01 * (double)m->steps.median_ns);
+        snprintf(every, sizeof every, "read it every %u steps", (unsigned)(n + 0.5));
+        assert_true(n > 20 && n < 40);
+        assert_non_null(strstr(f->change, every));
+        an_findings_free(&out);
+        an_model_free(m);
+    }
+}
+
 /* 20 us of host work after the drain, on a ~1.1 ms step: under 3 %. */
 static void short_refill(void **state)
 {
@@ -133,6 +159,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(item_and_logging_every_step),
+        cmocka_unit_test(read_every_n_steps),
         cmocka_unit_test(short_refill),
         cmocka_unit_test(drain_every_twentieth_step),
         cmocka_unit_test(refill_counts_after_a_drain),
