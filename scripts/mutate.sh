@@ -41,7 +41,7 @@ declare -A tests=(
     [tools/analyze/rule_exposed_comm.c]='^(test_rule_exposed_comm|analyze_golden)$'
     [tools/analyze/findings.c]='^(analyze_test_rerank|analyze_test_fail_if|analyze_golden)$'
     [tools/analyze/rule_sync_bubble.c]='^(test_rule_sync_bubble|analyze_golden)$'
-    [tools/analyze/rule_input_pipeline.c]='^(test_rule_input_pipeline|analyze_golden)$'
+    [tools/analyze/rule_input_pipeline.c]='^(test_rule_input_pipeline|test_rule_contention|analyze_golden)$'
     [tools/analyze/rule_changes_together.c]='^(test_rule_changes_together|analyze_test_whatif_thresholds|analyze_golden)$'
     [tools/analyze/totals.c]='^(analyze_test_model|analyze_test_properties|analyze_golden)$'
 )
