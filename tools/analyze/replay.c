@@ -437,14 +437,20 @@ static int match_record(struct an_replay_state *st, struct an_rp_stream *s,
 /* The records of s that started by `upto` meet their calls. A record waits until the
  * host's replay has reached its start: a drain that returned before it started proved
  * the work queued ahead of it done, and that work, whose record never came, must not take
- * this one (with records lost, every later record would meet the call before its own). */
+ * this one (with records lost, every later record would meet the call before its own).
+ * A record that no call replayed so far could have issued, when every call made before it
+ * started has been replayed (host and GPU clocks agree to drain_slack_ns), has no call in
+ * the trace (its call's host record was lost): it is left unmatched rather than held at
+ * the head of its stream's records, where it would hold back the ones behind it. */
 static void match_pending(struct an_replay_state *st, struct an_rp_stream *s, uint64_t upto)
 {
-    while (s->p_n && s->pend[s->p_head].ts <= upto &&
-           (s->q_n || (s->have_cur && s->pend[s->p_head].corr &&
-                       s->pend[s->p_head].corr == s->last_corr))) {
-        if (!match_record(st, s, &s->pend[s->p_head]))
+    while (s->p_n && s->pend[s->p_head].ts <= upto) {
+        const struct an_rp_record *r = &s->pend[s->p_head];
+        int matched = (s->q_n || (s->have_cur && r->corr && r->corr == s->last_corr)) &&
+                      match_record(st, s, r);
+        if (!matched && r->ts + st->th.drain_slack_ns >= st->replayed_to)
             return;
+        st->unmatched += !matched;
         s->p_head = (s->p_head + 1) & (s->p_cap - 1);
         s->p_n--;
         st->npending--;
@@ -674,6 +680,8 @@ static void replay_call(struct an_replay_state *st, const struct an_ev *ev)
         return;
     if (!st->first_ts || ev->ts < st->first_ts)
         st->first_ts = ev->ts;
+    if (ev->ts > st->replayed_to)
+        st->replayed_to = ev->ts;  /* every call that started before this one is replayed */
     match_all_pending(st, ev->ts);  /* (work that started before this call is not its) */
     struct an_rp_thread *t = thread_of(st, ev->tid, ev->ts);
     if (!t)

@@ -83,6 +83,7 @@ struct an_replay_state {
     uint64_t gpu_seen;           /* GPU records released up to here */
     uint64_t horizon;            /* records that started by here may meet their calls */
     size_t npending;             /* records waiting, all streams */
+    uint64_t replayed_to;        /* every host call that started before this is replayed */
     uint64_t first_ts;
     /* host events waiting until the GPU side has been seen past their end */
     struct an_ev *fifo;
