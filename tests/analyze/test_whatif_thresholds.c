@@ -350,7 +350,8 @@ static void step_edge(struct synth *s, enum marking how, int end)
 
 /* A step of 3 ms on the GPU read back by loss.item(), then 2 ms of host work: at its end
  * (logging the loss, tail = 1) or at the next step's start (loading the batch). */
-static uint64_t host_work_saving(enum marking how, int tail, int gpu, enum an_whatif change)
+static uint64_t host_work_saving_helped(enum marking how, int tail, int gpu,
+                                        enum an_whatif change, int helper)
 {
     struct synth s = {.gpu_records = gpu, .cpus = 8};
     s.now = 1000 * MS;
@@ -359,6 +360,8 @@ static uint64_t host_work_saving(enum marking how, int tail, int gpu, enum an_wh
         if (!tail)
             synth_idle(&s, 2 * MS);
         synth_h2d(&s, 1u << 20, 20 * US, 0);
+        if (helper)  /* another thread's call each step: its ranges are its own */
+            synth_call(&s, AN_CALL, GW_API_cuDeviceGetName, 1 * US, 0)->tid = 2;
         /* an operator's range (emit_nvtx) is no step */
         if (how == PUSH_POP)
             synth_call(&s, AN_RANGE_PUSH, 0, 0, 0);
@@ -379,6 +382,11 @@ static uint64_t host_work_saving(enum marking how, int tail, int gpu, enum an_wh
     return saving_of(&s, change);
 }
 
+static uint64_t host_work_saving(enum marking how, int tail, int gpu, enum an_whatif change)
+{
+    return host_work_saving_helped(how, tail, gpu, change, 0);
+}
+
 /* The host work after a step's last call and before its range ends is the step's own
  * (logging the loss it read): DataLoader workers cannot take it over, taking out the sync
  * hides it behind the next step. After the range starts it is the next batch's loading.
@@ -395,6 +403,9 @@ static void step_tail_is_no_batch(void **state)
         }
         assert_true(host_work_saving(NO_RANGES, 1, gpu, AN_WI_INPUT_WORKERS) >=
                     (STEPS - 1) * 2 * MS);
+        /* a second thread, made after the training thread, calling each step: the step's
+         * range is still the training thread's */
+        assert_int_equal(host_work_saving_helped(PUSH_POP, 1, gpu, AN_WI_INPUT_WORKERS, 1), 0);
     }
 }
 
