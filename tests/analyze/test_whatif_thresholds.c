@@ -496,6 +496,40 @@ static void record_without_its_call(void **state)
     synth_free(&s);
 }
 
+/* Host-only, blocking pageable uploads: a 16 MiB one while the GPU is idle (4 ms: the rate
+ * the copies move at), then each step 3 ms of kernels and a 16 MiB upload that waits for
+ * them (7 ms). The wait is told from the move by the fastest rate an upload of 4 KiB or
+ * more showed; a 1 KiB upload of 100 ns (10 GB/s: its fixed cost, not the copy engine's
+ * rate) must not change what pinning the uploads saves. */
+static uint64_t pinned_saving_host_only(int tiny_first)
+{
+    struct synth s = {.gpu_records = 0, .cpus = 8};
+    s.now = 1000 * MS;
+    if (tiny_first)
+        synth_h2d(&s, 1024, 100, 1);
+    synth_h2d(&s, 16u << 20, 4 * MS, 1);
+    synth_stream_sync(&s);
+    for (int step = 0; step < STEPS; step++) {
+        for (int k = 0; k < 3; k++)
+            synth_launch(&s, 5 * US, 1 * MS);
+        synth_h2d(&s, 16u << 20, 4 * MS, 1);
+        synth_item(&s);
+    }
+    synth_stream_sync(&s);
+    return saving_of(&s, AN_WI_PINNED_ASYNC);
+}
+
+static void tiny_upload_is_no_rate(void **state)
+{
+    (void)state;
+    uint64_t plain = pinned_saving_host_only(0), tiny = pinned_saving_host_only(1);
+    assert_true(plain > 0);
+    double ratio = (double)tiny / (double)plain;
+    if (ratio < 0.98 || ratio > 1.02)
+        fail_msg("a 1 KiB upload moved the pinned saving from %llu to %llu ns",
+                 (unsigned long long)plain, (unsigned long long)tiny);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -513,6 +547,7 @@ int main(void)
         cmocka_unit_test(records_missing_for_one_kind),
         cmocka_unit_test(record_ending_after_its_drain),
         cmocka_unit_test(record_without_its_call),
+        cmocka_unit_test(tiny_upload_is_no_rate),
         cmocka_unit_test(two_edges_pending),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
