@@ -150,7 +150,8 @@ calibrate_pair input_and_sync input_workers no_sync random_loop --load-us 2500 -
 # With CUPTI only the ranking is checked: the simulated CUPTI's record costs (each kernel's
 # record made on the launching thread, 1500 a step converted beside it) are most of what
 # the graph saves there, and no GPU's CUPTI costs the same (docs/analyze.md). There the two
-# fixes pay together (each alone keeps the other's wait): changes_together is on top.
+# fixes pay together (each alone keeps the other's wait): changes_together comes right
+# after the graphs' finding, with what the pair adds.
 SAVING_MODES=host calibrate_pair sync_and_launch no_sync cuda_graphs random_loop --load-us 0 --kernels 1500 \
     --kernel-ns 230 --copy-kb 0 --sync-every 1 --log-us 600 --streams 1 --churn 0
 # a 16 MiB pageable upload each step, as async as pageable memory allows, and 1500 kernels

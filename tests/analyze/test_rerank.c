@@ -133,6 +133,46 @@ static void same_wait_ties_wider(void **state)
     }
 }
 
+/* A finding that adds to other changes (changes_together: graphs and a sync out, together
+ * 20 ms more) ranks right after the last finding of those changes, whatever it saves;
+ * findings of other changes keep their order by saving. */
+static void follows_its_changes(void **state)
+{
+    (void)state;
+    struct { const char *id; int whatif; uint64_t ms; } in[] = {
+        {"changes_together", 0, 20}, {"input_pipeline", AN_WI_INPUT_WORKERS, 10},
+        {"launch_bound", AN_WI_GRAPHS, 8}, {"fragmentation", AN_WI_NO_CHURN, 2},
+    };
+    const char *out_order[] = {"input_pipeline", "launch_bound", "changes_together",
+                               "fragmentation"};
+    for (int reversed = 0; reversed < 2; reversed++) {
+        struct an_findings list = {0};
+        for (size_t k = 0; k < 4; k++) {
+            size_t i = reversed ? 3 - k : k;
+            struct an_finding *f = an_finding_add(&list, in[i].id);
+            f->whatif = in[i].whatif;
+            f->saving_ns = in[i].ms * 1000000;
+            if (!in[i].whatif)
+                f->follows = 1u << AN_WI_NO_SYNC | 1u << AN_WI_GRAPHS;
+        }
+        an_findings_rank(&list);
+        for (size_t i = 0; i < 4; i++)
+            assert_string_equal(list.items[i].id, out_order[i]);
+        an_findings_free(&list);
+    }
+    /* with no finding of its changes, by its saving */
+    struct an_findings list = {0};
+    struct an_finding *f = an_finding_add(&list, "changes_together");
+    f->saving_ns = 20000000;
+    f->follows = 1u << AN_WI_NO_SYNC | 1u << AN_WI_NO_CHURN;
+    f = an_finding_add(&list, "input_pipeline");
+    f->whatif = AN_WI_INPUT_WORKERS;
+    f->saving_ns = 10000000;
+    an_findings_rank(&list);
+    assert_string_equal(list.items[0].id, "changes_together");
+    an_findings_free(&list);
+}
+
 /* The ranks a finding names: ascending, each once, negative ones (no rank) left out. */
 static void ranks_ascending_once(void **state)
 {
@@ -221,6 +261,7 @@ int main(void)
         cmocka_unit_test(input_then_sync),
         cmocka_unit_test(one_wait_two_changes),
         cmocka_unit_test(same_wait_ties_wider),
+        cmocka_unit_test(follows_its_changes),
         cmocka_unit_test(ranks_ascending_once),
         cmocka_unit_test(remove_keeps_the_others),
         cmocka_unit_test(appendf_stays_inside),

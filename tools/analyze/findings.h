@@ -35,6 +35,9 @@ struct an_finding {
                                 struck already (allocations failed); < 0: unknown */
     int whatif;              /* the change its saving was replayed for (enum an_whatif; 0
                                 when the saving is not a replay's) */
+    /* the changes (a mask of 1 << enum an_whatif) whose own findings rank before it, what
+     * its saving adds to (changes_together); 0 for most */
+    unsigned follows;
     /* re-ranked on the changed run: its saving once its process's top time finding (the
      * one with the largest replayed saving) is fixed; after_id "" when not re-ranked */
     char after_id[32];

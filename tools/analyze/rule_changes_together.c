@@ -7,7 +7,8 @@
  * of its two changes' own by the most, when that excess alone is min_share of the loop
  * (the share every finding must save), is this finding. Its saving is that excess, what
  * making both adds to what each finding of the two (when they are findings) saves alone,
- * so that it ranks among them by what it adds; the text gives the pair's whole saving.
+ * and it ranks after those findings (the change it adds to comes first); the text gives
+ * the pair's whole saving.
  */
 #include <stdio.h>
 
@@ -64,6 +65,7 @@ void an_rule_changes_together(const struct an_model *m, const struct an_rule_ctx
     an_appendf(f->change, sizeof f->change, "Make both changes: %s; and %s.",
                an_whatif_advice(best_a), an_whatif_advice(best_b));
     an_set_saving(m, f, best_excess);
+    f->follows = 1u << best_a | 1u << best_b;  /* ranked after a finding of either change */
     f->first_ts = m->steady_start;
     f->last_ts = m->steady_end;
     an_finding_fig(f, "change_a", best_a);
