@@ -11,20 +11,14 @@
 # (default ./gpuwatch-pytorch-overhead: per run NAME-MODE-N/ and its .log), SCRIPTS (a
 # subset), REPEATS (default 3). Exit status 1 when a run failed.
 set -u
-here=$(cd "$(dirname "$0")" && pwd)
-gw=./build/tools/gpuwatch
-if [ $# -gt 0 ] && [ "$1" != "--" ]; then gw=$1; shift; fi
-[ "${1:-}" = "--" ] && shift
-py=${PYTHON:-python3}
+prog=overhead.sh
+. "$(dirname "$0")/lib.sh"
+pt_setup "$@"
 out=${OUT:-./gpuwatch-pytorch-overhead}
 scripts=${SCRIPTS:-"dataloader_bound pageable_h2d per_step_sync launch_bound healthy"}
 repeats=${REPEATS:-3}
 modes=(none off sampled full)
 
-die() { echo "overhead.sh: $*" >&2; exit 2; }
-[ -x "$gw" ] || die "no gpuwatch at $gw (build it with bash scripts/build.sh, or pass its path)"
-"$py" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' ||
-    die "no usable CUDA device (PYTHON=$py must import a CUDA build of torch that sees a GPU)"
 mkdir -p "$out" || die "cannot create $out"
 
 # step_ms SCRIPT MODE N: runs it once, prints the step time it printed (empty: failed)
@@ -32,17 +26,16 @@ step_ms() {
     local s=$1 mode=$2 n=$3 dir="$out/$1-$2-$3"
     rm -rf -- "$dir"
     if [ "$mode" = none ]; then
-        "$py" "$here/$s.py" "${args[@]}" >"$dir.stdout" 2>"$dir.log"
+        "$py" "$here/$s.py" "${pt_args[@]}" >"$dir.stdout" 2>"$dir.log"
     else
         GPUWATCH_TIMELINE=$mode "$gw" run --no-analyze --output "$dir" -- \
-            "$py" "$here/$s.py" "${args[@]}" >"$dir.stdout" 2>"$dir.log"
+            "$py" "$here/$s.py" "${pt_args[@]}" >"$dir.stdout" 2>"$dir.log"
     fi || return 0
-    grep -o 'step_time_ms=[0-9.]*' "$dir.log" | tail -n 1 | cut -d= -f2
+    step_time_ms "$dir.log"
 }
 
 median() { sort -g | awk '{v[NR] = $1} END {if (NR) print v[int((NR + 1) / 2)]}'; }
 
-args=("$@")
 failed=0
 printf '%-17s %10s %18s %18s %18s\n' script "no shim ms" "host-only" "sampled (default)" "full timeline"
 for s in $scripts; do

@@ -10,27 +10,11 @@
 # NAME-VARIANT/, NAME-VARIANT.log with the script's stderr and gpuwatch's analysis,
 # NAME-VARIANT.json), SCRIPTS (a subset, e.g. "leak healthy"). Exit status 1 when a run failed.
 set -u
-here=$(cd "$(dirname "$0")" && pwd)
-gw=./build/tools/gpuwatch
-if [ $# -gt 0 ] && [ "$1" != "--" ]; then gw=$1; shift; fi
-[ "${1:-}" = "--" ] && shift
-py=${PYTHON:-python3}
+prog=run_all.sh
+. "$(dirname "$0")/lib.sh"
+pt_setup "$@"
 out=${OUT:-./gpuwatch-pytorch-runs}
 scripts=${SCRIPTS:-"dataloader_bound pageable_h2d per_step_sync launch_bound fragmentation leak healthy"}
-
-die() { echo "run_all.sh: $*" >&2; exit 2; }
-[ -x "$gw" ] || die "no gpuwatch at $gw (build it with bash scripts/build.sh, or pass its path)"
-"$py" - <<'PY' || die "no usable CUDA device (PYTHON=$py must import a CUDA build of torch that sees a GPU)"
-import sys
-try:
-    import torch
-except ImportError as e:
-    sys.exit(f"run_all.sh: cannot import torch: {e}")
-if not torch.cuda.is_available():
-    sys.exit(f"run_all.sh: torch {torch.__version__} (CUDA {torch.version.cuda}) sees no CUDA device")
-print(f"run_all.sh: {torch.cuda.get_device_name(0)}, torch {torch.__version__}, CUDA {torch.version.cuda}",
-      file=sys.stderr)
-PY
 
 expected() {
     case $1 in
@@ -67,9 +51,10 @@ for s in $scripts; do
         flag=()
         [ "$v" = fixed ] && flag=(--fixed)
         echo "run_all.sh: $s $v ..." >&2
-        "$gw" run --output "$dir" -- "$py" "$here/$s.py" "${flag[@]}" "$@" >"$dir.stdout" 2>"$dir.log"
+        "$gw" run --output "$dir" -- "$py" "$here/$s.py" "${flag[@]}" "${pt_args[@]}" \
+            >"$dir.stdout" 2>"$dir.log"
         rc=$?
-        ms=$(grep -o 'step_time_ms=[0-9.]*' "$dir.log" | tail -n 1 | cut -d= -f2)
+        ms=$(step_time_ms "$dir.log")
         if [ $rc -ne 0 ] || [ -z "$ms" ]; then
             echo "run_all.sh: $s $v failed (exit $rc); see $dir.log" >&2
             failed=1
