@@ -109,19 +109,21 @@ void an_findings_rank(struct an_findings *list)
         if (!swapped)
             break;
     }
-    /* a finding that adds to others' changes comes after their findings, whatever it saves */
-    for (size_t i = 0; i < list->count; i++) {
+    /* a finding that adds to others' changes comes after their findings, whatever it saves
+     * (moved there, it is looked at again, and stays: none of them is after it any more) */
+    for (size_t i = 0; i < list->count;) {
         struct an_finding *f = &list->items[i];
         size_t last = i;
         for (size_t k = i + 1; f->follows && k < list->count; k++)
             if (list->items[k].whatif && (f->follows & 1u << list->items[k].whatif))
                 last = k;
-        if (last == i)
+        if (last == i) {
+            i++;
             continue;
+        }
         struct an_finding moved = *f;
         memmove(f, f + 1, (last - i) * sizeof *f);
         list->items[last] = moved;
-        i--;  /* (the finding now at i has not been looked at) */
     }
 }
 

@@ -176,11 +176,19 @@ uint64_t an_replay_saving_after(const struct an_replay *r, enum an_whatif first,
     return saving_between(r, 1u << first, 1u << first | 1u << w);
 }
 
-static struct an_rp_thread *thread_of(struct an_replay_state *st, uint32_t tid, uint64_t ts)
+static struct an_rp_thread *known_thread(struct an_replay_state *st, uint32_t tid)
 {
     for (size_t i = st->nthreads; i-- > 0;)
         if (st->threads[i].tid == tid)
             return &st->threads[i];
+    return NULL;
+}
+
+static struct an_rp_thread *thread_of(struct an_replay_state *st, uint32_t tid, uint64_t ts)
+{
+    struct an_rp_thread *known = known_thread(st, tid);
+    if (known)
+        return known;
     if (st->nthreads == st->threads_cap) {
         if (st->threads_cap >= MAX_THREADS)
             return &st->threads[st->nthreads - 1];  /* absurdly many: lump the rest */
@@ -208,14 +216,6 @@ static struct an_rp_thread *thread_of(struct an_replay_state *st, uint32_t tid, 
     t->nvtx_depth = t->step_depth = 0;
     t->step_range = 0;
     return t;
-}
-
-static struct an_rp_thread *known_thread(struct an_replay_state *st, uint32_t tid)
-{
-    for (size_t i = st->nthreads; i-- > 0;)
-        if (st->threads[i].tid == tid)
-            return &st->threads[i];
-    return NULL;
 }
 
 /* NVTX on a thread: where a step range starts or ends, the host's stretch is cut in two
@@ -383,6 +383,13 @@ static void run_op(struct an_replay_state *st, struct an_rp_stream *s, const str
     mark_done(s, op->seq);
 }
 
+/* Whether r is another record of the call its stream matched last (a graph launch's records
+ * share its correlation id). */
+static int same_call(const struct an_rp_stream *s, const struct an_rp_record *r)
+{
+    return s->have_cur && r->corr && r->corr == s->last_corr;
+}
+
 /* Whether a call could have issued record r: a graph's records come from graph launches
  * only, a kernel's from kernel launches, a copy's from copies, a memset's from memsets. */
 static int could_issue(const struct an_ev *call, const struct an_rp_record *r)
@@ -407,7 +414,7 @@ static int could_issue(const struct an_ev *call, const struct an_rp_record *r)
 static int match_record(struct an_replay_state *st, struct an_rp_stream *s,
                         const struct an_rp_record *r)
 {
-    if (!(s->have_cur && r->corr && r->corr == s->last_corr)) {
+    if (!same_call(s, r)) {
         size_t n = 0;
         while (n < s->q_n && !could_issue(&s->q[(s->q_head + n) & (s->q_cap - 1)].call, r))
             n++;
@@ -446,8 +453,7 @@ static void match_pending(struct an_replay_state *st, struct an_rp_stream *s, ui
 {
     while (s->p_n && s->pend[s->p_head].ts <= upto) {
         const struct an_rp_record *r = &s->pend[s->p_head];
-        int matched = (s->q_n || (s->have_cur && r->corr && r->corr == s->last_corr)) &&
-                      match_record(st, s, r);
+        int matched = (s->q_n || same_call(s, r)) && match_record(st, s, r);
         if (!matched && r->ts + st->th.drain_slack_ns >= st->replayed_to)
             return;
         st->unmatched += !matched;
@@ -485,8 +491,8 @@ void an_replay_gpu(struct an_replay_state *st, const struct an_ev *ev)
         return;
     struct an_rp_record r = {ev->ts, ev->end, ev->ptr, (ev->flags & AN_F_GRAPH_NODE) != 0,
                              ev->kind};
-    if (!s->p_n && r.ts <= st->horizon &&
-        (s->q_n || (s->have_cur && r.corr && r.corr == s->last_corr)) && match_record(st, s, &r))
+    if (!s->p_n && r.ts <= st->horizon && (s->q_n || same_call(s, &r)) &&
+        match_record(st, s, &r))
         return;
     if (ring_room((void **)&s->pend, &s->p_head, s->p_n, &s->p_cap, sizeof *s->pend,
                   PENDING_MAX) != 0) {
