@@ -44,10 +44,13 @@ calibrate() {  # calibrate LABEL EXPECTED_ID EXAMPLE FIX_ARGS [ARGS...] (FIX_ARG
         wall_p=$(tr ' ' '\n' <<<"$walls_p" | grep . | median)
         wall_f=$(tr ' ' '\n' <<<"$walls_f" | grep . | median)
         pred=$(tr ' ' '\n' <<<"$preds" | grep . | median)
-        awk -v p="$pred" -v a="$wall_p" -v b="$wall_f" -v n="$name ($mode)" 'BEGIN {
+        local check=1
+        [[ " ${SAVING_MODES:-host cupti sampled} " == *" $mode "* ]] || check=0
+        awk -v p="$pred" -v a="$wall_p" -v b="$wall_f" -v n="$name ($mode)" -v check="$check" 'BEGIN {
             m = a - b; r = m > 0 ? p / m : 0;
-            printf "  %s: predicted %.1f ms, measured %.1f ms (%.2f)\n", n, p / 1e6, m / 1e6, r;
-            exit !(m > 0 && r >= 0.8 && r <= 1.2) }' ||
+            printf "  %s: predicted %.1f ms, measured %.1f ms (%.2f%s)\n", n, p / 1e6, m / 1e6, r,
+                check ? "" : ", ranking only";
+            exit check && !(m > 0 && r >= 0.8 && r <= 1.2) }' ||
             fail "$name ($mode): prediction outside +-20 % of the measured gain"
     done
 }
@@ -121,6 +124,15 @@ calibrate_pair() {  # calibrate_pair LABEL FIX_A FIX_B EXAMPLE [ARGS...] (random
 calibrate per_step_sync sync_bubble per_step_sync --fixed
 calibrate pageable_h2d pageable_h2d pageable_h2d --fixed
 calibrate dataloader_bound input_pipeline dataloader_bound --fixed
+# a 300 ms checkpoint write every 50 steps, made asynchronous: each write outlasts the
+# 100 ms of steps before the next save, so the fix gains those 100 ms a save, not the pause
+calibrate checkpoint_pauses pauses checkpoint_pauses --fixed
+# 2000 launches a step of kernels shorter than a launch. With CUPTI only the ranking is
+# checked: the fixed run's graphs make no records here (lib_examples.sh), so it also sheds
+# what the simulated CUPTI's worker and the shim's writer took from the launching thread
+# on 2 cores (stalls of 1 ms and more: 10-25 ms of the gain); a GPU's CUPTI records graph
+# nodes too.
+SAVING_MODES="host sampled" calibrate launch_bound launch_bound launch_bound --fixed
 # More classes, as random_loop with its knobs set (--fix applies the advice):
 # a loss read every 4th step, then logging
 calibrate sync_every_4 sync_bubble random_loop --fix=no_sync --load-us 0 --kernels 8 \

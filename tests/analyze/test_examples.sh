@@ -63,7 +63,7 @@ for mode in host cupti sampled; do
     example launch_bound "$mode" launch_bound 0.30 1.00
     example oom_retry "$mode" oom_retry 0 0 FAKECUDA_MEM_MB=256
     example leak "$mode" leak 0 0
-    example checkpoint_pauses "$mode" pauses 0.40 0.90
+    example checkpoint_pauses "$mode" pauses 0.10 0.30
 done
 grep -q '"growth_per_step_bytes": 4194304' "$WORK/leak-host.json" ||
     fail "leak: growth per step is not the planted 4 MiB"

@@ -249,6 +249,7 @@ static void whatif_names(void **state)
         {AN_WI_AS_MEASURED, "as_measured"}, {AN_WI_NO_SYNC, "no_sync"},
         {AN_WI_INPUT_WORKERS, "input_workers"}, {AN_WI_PINNED_ASYNC, "pinned_async"},
         {AN_WI_GRAPHS, "cuda_graphs"}, {AN_WI_NO_CHURN, "no_churn"},
+        {AN_WI_BACKGROUND, "background"},
     };
     assert_int_equal(sizeof names / sizeof names[0], AN_WI_COUNT);
     for (size_t i = 0; i < AN_WI_COUNT; i++)
@@ -260,6 +261,7 @@ static void whatif_names(void **state)
         {AN_WI_PINNED_ASYNC, "pin_memory=True, .to(device, non_blocking=True)"},
         {AN_WI_GRAPHS, "torch.compile(mode=\"reduce-overhead\")"},
         {AN_WI_NO_CHURN, "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"},
+        {AN_WI_BACKGROUND, "torch.distributed.checkpoint.async_save"},
     };
     for (size_t i = 0; i < sizeof advice / sizeof advice[0]; i++)
         assert_non_null(strstr(an_whatif_advice(advice[i].w), advice[i].knob));

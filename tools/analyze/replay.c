@@ -18,7 +18,10 @@
 #include "trace_reader.h"
 #include "whatif.h"
 
-#define FIFO_MAX (1u << 18)          /* host events waiting for the GPU side, at most */
+/* host events waiting for the GPU side, at most (64 MiB): CUPTI hands its records over
+ * every flush (50 ms by default), and a loop launching a kernel every 300 ns makes 170 k
+ * calls in that time; one that outran the queue replayed the rest without their records */
+#define FIFO_MAX (1u << 20)
 #define PENDING_MAX (1u << 20)      /* GPU records waiting for their call, per stream (the
                                         reorder windows hold no more) */
 #define QUEUE_MAX (1u << 16)         /* issued operations not matched yet, per stream */
@@ -79,6 +82,14 @@ struct an_rp_thread {
      * the id of its open step range started with nvtxRangeStart (0: none) */
     uint32_t nvtx_depth, step_depth;
     uint64_t step_range;
+    /* iterations of its loop since its latest stretch of pause_min_ns or more: waits for
+     * the GPU after it issued work, and step ranges ended (whatif.c, an_wi_loop_pause) */
+    uint32_t waits_after_work, steps_ended;
+    int issued_since_wait;
+    /* its latest call read the GPU's results and the worlds holding `held` took its wait
+     * away: when each would have waited until (restored where a pause follows it) */
+    int holding;
+    uint64_t held[AN_WORLDS];
 };
 
 /* More CPUs than any machine a trace comes from has (the largest have a few hundred). */
@@ -215,6 +226,8 @@ static struct an_rp_thread *thread_of(struct an_replay_state *st, uint32_t tid, 
         t->h[w] = ts - (delta[w] < ts ? delta[w] : ts);
     t->nvtx_depth = t->step_depth = 0;
     t->step_range = 0;
+    t->waits_after_work = t->steps_ended = 0;
+    t->issued_since_wait = t->holding = 0;
     return t;
 }
 
@@ -678,6 +691,30 @@ static uint64_t drained(struct an_replay_state *st, const struct an_ev *ev, int 
     return ready;
 }
 
+/* Whether the stretch of `gap` before the thread's next event is a pause of its loop
+ * (st->pause, whatif.c): if so, a read of the GPU's results just before it keeps its wait
+ * in every world (the pause used what it read). A step range's end (a mark) passes the
+ * read on to the stretch after it. */
+static void loop_pause(struct an_replay_state *st, struct an_rp_thread *t, uint64_t gap,
+                       int mark)
+{
+    uint32_t iterations = t->waits_after_work > t->steps_ended ? t->waits_after_work
+                                                               : t->steps_ended;
+    st->pause = an_wi_loop_pause(st, gap, iterations);
+    if (t->holding && st->pause)
+        for (int w = 0; w < AN_WORLDS; w++)
+            t->h[w] = max64(t->h[w], t->held[w]);
+    if (!mark || st->pause)
+        t->holding = 0;
+    if (st->pause) {
+        st->pauses++;
+        st->pause_ns += gap;
+        st->pause_cycles += iterations;
+    }
+    if (gap >= st->th.pause_min_ns)
+        t->waits_after_work = t->steps_ended = 0;
+}
+
 static void replay_call(struct an_replay_state *st, const struct an_ev *ev)
 {
     struct an_ev mark;
@@ -693,6 +730,7 @@ static void replay_call(struct an_replay_state *st, const struct an_ev *ev)
     if (!t)
         return;
     uint64_t gap = ev->ts > t->last_end ? ev->ts - t->last_end : 0;
+    loop_pause(st, t, gap, ev == &mark);
     /* worlds making none of the changes that touch ev replay it as measured */
     st->after_kernel = t->after_kernel;
     t->after_kernel = an_wi_kernel_launch(ev);
@@ -727,6 +765,7 @@ static void replay_call(struct an_replay_state *st, const struct an_ev *ev)
         for (int w = 0; w < AN_WORLDS; w++)
             issued[w] = start[w] + (waits ? 0 : cost[w]);
         issue(st, ev, start, issued, waits, touched);
+        t->issued_since_wait = 1;
     }
     if (!waits) {
         for (int w = 0; w < AN_WORLDS; w++)
@@ -747,15 +786,25 @@ static void replay_call(struct an_replay_state *st, const struct an_ev *ev)
         if (!waited && !st->drained_unknown && st->nowait_ns && ev->api < GW_API_ID_LIMIT &&
             (st->nowait_ns[ev->api] == UINT64_MAX || dur < st->nowait_ns[ev->api]))
             st->nowait_ns[ev->api] = dur;
+        int gathers = an_wi_gathers(ev);
+        t->holding = 0;
         for (int w = 0; w < AN_WORLDS; w++) {
             if (!c[w] || an_wi_waits(c[w], ev)) {
                 uint64_t mine = t->h[w] + (c[w] ? an_wi_cost(c[w], ev, before) : before);
                 t->h[w] = max64(mine, ready_sim[w] + after);
+                t->held[w] = t->h[w];
             } else {
+                uint64_t mine = t->h[w];
                 t->h[w] += an_wi_cost(c[w], ev, before + after);
+                t->held[w] = max64(mine + an_wi_cost(c[w], ev, before), ready_sim[w] + after);
+                t->holding |= gathers;
             }
         }
+        t->waits_after_work += t->issued_since_wait;
+        t->issued_since_wait = 0;
     }
+    if (ev == &mark && (ev->flags & AN_F_STEP_END))
+        t->steps_ended++;
     if (ev->end > t->last_end)
         t->last_end = ev->end;
     st->last_thread = (size_t)(t - st->threads) + 1;
@@ -820,6 +869,8 @@ void an_replay_finish(struct an_replay_state *st, uint64_t first_ts, uint64_t me
     for (size_t i = 0; i < st->nthreads; i++)
         for (int w = 0; w < AN_WORLDS; w++)
             end[w] = max64(end[w], st->threads[i].h[w]);
+    for (int w = 0; w < AN_WORLDS; w++)
+        end[w] = max64(end[w], st->bg_free[w]);  /* the last pause's work is awaited */
     if (!first_ts || !st->nthreads)
         return;
     out->done = 1;
@@ -833,6 +884,9 @@ void an_replay_finish(struct an_replay_state *st, uint64_t first_ts, uint64_t me
                              : 0;
     out->workers = (unsigned)st->nworkers;
     out->loads = st->loads;
+    out->pauses = st->pauses;
+    out->pause_ns = st->pause_ns;
+    out->pause_cycles = st->pause_cycles;
     out->ops_matched = st->matched;
     out->ops_virtual = st->virtual_ops;
     out->records_unmatched = st->unmatched;

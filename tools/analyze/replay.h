@@ -37,6 +37,7 @@ enum an_whatif {
     AN_WI_PINNED_ASYNC,    /* blocking host-to-device copies pinned and asynchronous */
     AN_WI_GRAPHS,          /* kernel launches replayed from a CUDA graph */
     AN_WI_NO_CHURN,        /* device alloc/free calls gone (a warm caching allocator) */
+    AN_WI_BACKGROUND,      /* the loop's pauses run on a background thread, one at a time */
     AN_WI_COUNT,
 };
 const char *an_whatif_name(enum an_whatif w);
@@ -61,6 +62,8 @@ struct an_replay {
     double error;                    /* |replayed as measured - measured| / measured */
     unsigned workers;                /* DataLoader workers AN_WI_INPUT_WORKERS assumed */
     uint64_t loads;                  /* no-call stretches taken as batch loads */
+    uint64_t pauses, pause_ns;       /* ... taken as the loop's pauses, and their length */
+    uint64_t pause_cycles;           /* the loop's iterations before each of them, summed */
     uint64_t ops_matched;            /* GPU records matched to the call that issued them */
     uint64_t ops_virtual;            /* issued work replayed from what drains proved */
     uint64_t records_unmatched;      /* GPU records no issuing call was found for */
@@ -103,6 +106,11 @@ struct an_replay_state {
     uint64_t *worker_free, *taken;
     size_t nworkers, ntaken;
     uint64_t loads;
+    /* AN_WI_BACKGROUND: the stretch ending at the call replayed now is a pause of the loop
+     * (whatif.c), and when the background thread is free again, per world */
+    int pause;
+    uint64_t bg_free[AN_WORLDS];
+    uint64_t pauses, pause_ns, pause_cycles;
     uint64_t best_pinned_bw;     /* best pinned H2D bytes/s seen on the GPU */
     double best_blocking_bps;    /* host-only: the fastest blocking upload so far, bytes/s */
     uint64_t *nowait_ns;         /* per api id: the shortest call, its cost without a wait */

@@ -1,82 +1,71 @@
 /*
- * pauses: the GPU sat idle in a few long stretches without a CUDA call, each many steps
- * long (pause_steps median steps, at least pause_min_ns): what the training process does
- * every so many steps — evaluation, saving a checkpoint, a DataLoader that restarts its
- * workers at each epoch, heavy logging. Per-step DataLoader advice would be wrong for it,
- * so input_pipeline leaves these stretches out.
- * Pauses before the steady steps (or after them) are start-up work: a one-off cost, which
- * a short profiled run exaggerates (on an H100, PyTorch's start-up took 6-47 s against
- * loops of 5-15 s), so it is neither a finding nor part of the saving; the summary gives
- * the time before the steady state.
- * Saving (upper bound): the stretches within the steady state, as if the work ran off the
- * training loop.
+ * pauses: the training thread stopped making CUDA calls in a few long stretches, each after
+ * many iterations of its loop (whatif.c, an_wi_loop_pause: pause_min_ns or more, after
+ * pause_every_min iterations): what a training loop does every so many steps — saving a
+ * checkpoint, heavy logging, a DataLoader that restarts its workers at each epoch. Per-step
+ * DataLoader advice would be wrong for it: the replay's workers never take such a stretch.
+ * Stretches before the loop ran are start-up work, a one-off cost no change here removes.
+ * Saving: the replay with each pause run on a background thread, one at a time, the last
+ * awaited at the end (replay.h, AN_WI_BACKGROUND): an asynchronous checkpoint save. The
+ * loop gains the pause only up to its next pause, or the run's end; a pause longer than
+ * the loop between two of them hides only that loop. The pauses' whole length is what
+ * dropping the work would give back (persistent DataLoader workers across epochs, saving
+ * less often): said in the text as the most any change gives, not as the saving.
  */
 #include <stdio.h>
 
-#include "pauses.h"
 #include "rules.h"
 
 void an_rule_pauses(const struct an_model *m, const struct an_rule_ctx *ctx,
                     struct an_findings *out)
 {
     (void)ctx;
-    uint64_t count = 0, steady_count = 0;
-    uint64_t total = an_pause_ns(m, &count);
-    uint64_t steady = an_pause_steady_ns(m, &steady_count);
-    if (!steady_count || !m->wall_ns || (double)steady < m->th.min_share * (double)m->wall_ns)
+    const struct an_replay *r = &m->replay;
+    if (!r->pauses || !an_whatif_worth(m, AN_WI_BACKGROUND))
         return;
     struct an_finding *f = an_finding_add(out, "pauses");
     if (!f)
         return;
-    uint64_t threshold = an_pause_threshold(m);
-    uint64_t every = m->steps.count / steady_count;
-    an_set_saving(m, f, steady);
+    an_set_whatif_saving(m, f, AN_WI_BACKGROUND);
+    uint64_t every = r->pause_cycles / r->pauses;
     f->first_ts = m->first_ts;
     f->last_ts = m->last_ts;
-    an_finding_fig(f, "pauses", (double)count);
-    an_finding_fig(f, "pause_ns", (double)total);
-    an_finding_fig(f, "pause_min_ns", (double)threshold);
-    an_finding_fig(f, "steps_between", (double)every);
-    an_finding_fig(f, "pauses_outside_steady", (double)(count - steady_count));
-    char each[32], all[32], step[32], min[32];
-    an_fmt_ns(each, sizeof each, (double)steady / (double)steady_count);
-    an_fmt_ns(all, sizeof all, (double)steady);
-    an_fmt_ns(step, sizeof step, (double)m->steps.median_ns);
-    an_fmt_ns(min, sizeof min, (double)threshold);
+    an_finding_fig(f, "pauses", (double)r->pauses);
+    an_finding_fig(f, "pause_ns", (double)r->pause_ns);
+    an_finding_fig(f, "pause_min_ns", (double)m->th.pause_min_ns);
+    an_finding_fig(f, "iterations_between", (double)every);
+    char each[32], all[32], min[32], back[32];
+    an_fmt_ns(each, sizeof each, (double)r->pause_ns / (double)r->pauses);
+    an_fmt_ns(all, sizeof all, (double)r->pause_ns);
+    an_fmt_ns(min, sizeof min, (double)m->th.pause_min_ns);
+    an_fmt_ns(back, sizeof back, (double)f->saving_ns);
     snprintf(f->title, sizeof f->title,
-             "The GPU stops in long pauses every so many steps: evaluation, checkpoints or an "
-             "epoch's restart on the training process");
+             "The training loop stops in long pauses every so many steps: checkpoints, "
+             "logging or an epoch's restart on the training thread");
     an_appendf(f->evidence, sizeof f->evidence,
-               "The GPU sat idle in %llu pause%s of %s on average (%s in all, %.0f%% of the "
-               "run), about once every %llu steps, while the host made no CUDA call for %s "
-               "or more at a stretch: far longer than loading a batch (the median step takes "
-               "%s).",
-               (unsigned long long)steady_count, steady_count == 1 ? "" : "s", each, all,
-               100.0 * (double)steady / (double)m->wall_ns, (unsigned long long)every, min,
-               step);
-    if (count > steady_count) {
-        char outside[32];
-        an_fmt_ns(outside, sizeof outside, (double)(total - steady));
-        an_appendf(f->evidence, sizeof f->evidence,
-                   " %llu more (%s) came before or after the steady steps: start-up work, "
-                   "a one-off cost left out of the saving.",
-                   (unsigned long long)(count - steady_count), outside);
-    }
+               "The training thread made no CUDA call for %s or more %llu time%s, %s on "
+               "average (%s in all, %.0f%% of the run), each after %llu iterations of its "
+               "loop or more (a wait for the GPU after queueing work, or a step's end): "
+               "far longer than loading a batch, too rare to be the input's rhythm.",
+               min, (unsigned long long)r->pauses, r->pauses == 1 ? "" : "s", each, all,
+               m->wall_ns ? 100.0 * (double)r->pause_ns / (double)m->wall_ns : 0.0,
+               (unsigned long long)every);
     const struct an_interval *longest = an_longest(m, AN_CAUSE_INPUT);
-    if (longest && longest->end - longest->start >= threshold) {
+    if (longest && longest->end - longest->start >= m->th.pause_min_ns) {
         char len[32];
         an_fmt_ns(len, sizeof len, (double)(longest->end - longest->start));
-        an_appendf(f->evidence, sizeof f->evidence, " Longest: %s at %.3f s.", len,
+        an_appendf(f->evidence, sizeof f->evidence, " Longest GPU idle: %s at %.3f s.", len,
                    an_rel_s(m, longest->start));
     }
     an_appendf(f->change, sizeof f->change,
-               "Find what the training loop does about every %llu steps and take it off the "
-               "GPU's path. Evaluation: run it less often or on fewer batches, or in another "
-               "process. Checkpoints: save asynchronously "
+               "Find what the training loop does about every %llu iterations and take it off "
+               "the training thread. Checkpoints: save asynchronously "
                "(torch.distributed.checkpoint.async_save, or copy the state_dict to CPU and "
-               "write it from a background thread). Epoch starts: "
-               "DataLoader(persistent_workers=True) keeps the workers and their prefetched "
-               "batches across epochs. Logging: gather metrics on the GPU and log every N "
-               "steps.",
-               (unsigned long long)every);
+               "write it from a background thread): replayed with each pause on a background "
+               "thread, one at a time, the run gives back %s (a pause hides only the loop up "
+               "to the next one). Epoch starts: DataLoader(persistent_workers=True) keeps the "
+               "workers and their prefetched batches across epochs. Logging: gather metrics "
+               "on the GPU and log every N steps. Work dropped or made rarer gives back up "
+               "to the pauses' whole %s.",
+               (unsigned long long)every, back, all);
 }

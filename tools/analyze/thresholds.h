@@ -57,8 +57,10 @@ struct an_thresholds {
      * pause_min_ns, is a pause (evaluation, checkpoint, epoch start), not a batch load */
     unsigned pause_steps;
     uint64_t pause_min_ns;
-    /* ... and such stretches at least this many steps apart on average: more often, they
-     * are DataLoader workers delivering in bursts (the input is too slow), not pauses */
+    /* ... and such stretches at least this many steps apart on average (the replay: this
+     * many iterations of the loop before each, whatif.c): more often, they are DataLoader
+     * workers delivering in bursts (the input is too slow), not pauses; fewer since the
+     * thread started, its start-up */
     unsigned pause_every_min;
 
     /* input_pipeline: also advises DALI / caching when this many workers are suggested

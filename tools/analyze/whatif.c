@@ -11,7 +11,8 @@
 const char *an_whatif_name(enum an_whatif w)
 {
     static const char *const names[AN_WI_COUNT] = {
-        "as_measured", "no_sync", "input_workers", "pinned_async", "cuda_graphs", "no_churn",
+        "as_measured", "no_sync",     "input_workers", "pinned_async",
+        "cuda_graphs", "no_churn",    "background",
     };
     return (unsigned)w < AN_WI_COUNT ? names[w] : "unknown";
 }
@@ -35,6 +36,10 @@ const char *an_whatif_advice(enum an_whatif w)
         return "keep the per-step device buffers allocated (reuse them, or "
                "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True) so that no cudaFree waits "
                "for the GPU each step";
+    case AN_WI_BACKGROUND:
+        return "take the loop's pauses off the training thread (save checkpoints "
+               "asynchronously: torch.distributed.checkpoint.async_save, or write the "
+               "state_dict from a background thread)";
     default:
         return "";
     }
@@ -115,6 +120,38 @@ static uint64_t worker_gap(struct an_replay_state *st, int world, uint64_t gap, 
     return wait;
 }
 
+/*
+ * The loop's pauses: a stretch with no call of pause_min_ns or more, on a thread that ran
+ * pause_every_min iterations of its loop or more since its previous long stretch (or its
+ * start). An iteration is a step range's end (NVTX), or a wait for the GPU after the thread
+ * issued work. Stretches before the loop ran (imports, building the model and the data
+ * set, a compile in the first steps) are start-up, which nothing takes off the loop; long
+ * stretches more often than that are the input's rhythm (a DataLoader delivering in
+ * bursts), not pauses.
+ * AN_WI_BACKGROUND runs each pause on one background thread (an asynchronous checkpoint
+ * save: torch.distributed.checkpoint.async_save, or a thread writing the state_dict): the
+ * loop goes on at once, unless the previous pause's work is still running, which it waits
+ * for first (one in flight); the run ends when the last is done. What the loop read back
+ * from the GPU before the pause (the state_dict) it still reads: a sync or read-back
+ * followed by a pause is the pause's own, and no_sync keeps its wait (replay.c).
+ */
+int an_wi_loop_pause(const struct an_replay_state *st, uint64_t gap, uint32_t iterations)
+{
+    return gap >= st->th.pause_min_ns && iterations >= st->th.pause_every_min;
+}
+
+int an_wi_gathers(const struct an_ev *ev)
+{
+    return an_wi_waits_measured(ev) && user_sync(ev);
+}
+
+static uint64_t background_gap(struct an_replay_state *st, int world, uint64_t gap, uint64_t h)
+{
+    uint64_t wait = st->bg_free[world] > h ? st->bg_free[world] - h : 0;
+    st->bg_free[world] = h + wait + gap;
+    return wait;
+}
+
 int an_wi_batch_load(const struct an_replay_state *st, const struct an_ev *ev, uint64_t gap)
 {
     return gap >= st->th.input_gap_ns && gap < st->th.pause_min_ns &&
@@ -146,6 +183,8 @@ unsigned an_wi_touched(const struct an_replay_state *st, const struct an_ev *ev,
     unsigned t = 0;
     if (an_wi_batch_load(st, ev, gap))
         t |= AN_WI_BIT(AN_WI_INPUT_WORKERS);
+    if (st->pause)
+        t |= AN_WI_BIT(AN_WI_BACKGROUND);
     if (kernel_launch(ev))
         t |= AN_WI_BIT(AN_WI_GRAPHS);
     if (allocator_call(ev))
@@ -174,6 +213,8 @@ void an_wi_transform(struct an_replay_state *st, const unsigned *c, const struct
             g = 0;
         else if ((c[w] & AN_WI_BIT(AN_WI_INPUT_WORKERS)) && load)
             g = worker_gap(st, w, gap, h[w]);
+        else if ((c[w] & AN_WI_BIT(AN_WI_BACKGROUND)) && st->pause)
+            g = background_gap(st, w, gap, h[w]);
         start[w] = h[w] + g;
         cost[w] = an_wi_cost(c[w], ev, dur);
     }

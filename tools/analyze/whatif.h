@@ -24,6 +24,14 @@
  * a step (ended by the step range's end: AN_F_STEP_END). */
 int an_wi_batch_load(const struct an_replay_state *st, const struct an_ev *ev, uint64_t gap);
 
+/* A no-call stretch of `gap` ns on a thread that ran `iterations` iterations of its loop
+ * since its previous stretch of pause_min_ns or more: a pause of the loop
+ * (AN_WI_BACKGROUND takes it off the thread). */
+int an_wi_loop_pause(const struct an_replay_state *st, uint64_t gap, uint32_t iterations);
+/* A wait for the GPU that reads its results (a sync, a read-back): followed by a pause, the
+ * pause used them (a checkpoint's state_dict), and the wait stays whatever the changes. */
+int an_wi_gathers(const struct an_ev *ev);
+
 /* Calls that put an operation on a stream that CUPTI records (host functions, failed
  * calls and host-to-host copies put none). */
 int an_wi_issues(const struct an_ev *ev);
