@@ -241,6 +241,60 @@ static void checkpoint_read_stays(void **state)
     synth_free(&s);
 }
 
+/* A loop that never waits for the GPU still uploads its batches: each upload after the
+ * step's kernels is an iteration, and a 2 s stretch after 100 of them is a pause. */
+static void pauses_in_a_loop_without_syncs(void **state)
+{
+    (void)state;
+    struct synth s = {.gpu_records = 1};
+    s.now = 1000 * MS;
+    for (int b = 0; b < 4; b++) {
+        for (int i = 0; i < 100; i++) {
+            synth_h2d(&s, 1 << 20, 100 * US, 0);
+            for (int k = 0; k < 3; k++)
+                synth_launch(&s, 5 * US, 1 * MS);
+        }
+        if (b < 3)
+            synth_idle(&s, 2000 * MS);
+    }
+    synth_stream_sync(&s);
+    struct an_model *m = synth_model(&s, NULL, 1ull << 30, 0);
+    struct an_findings out = {0};
+    const struct an_finding *f = synth_rule(m, an_rule_pauses, &out, 8);
+    assert_non_null(f);
+    assert_int_equal(fig(f, "pauses"), 3);
+    /* 99 before the first (its first upload follows no launch), 100 before the others */
+    assert_int_equal(fig(f, "iterations_between"), 99);
+    /* the host queues a block in 1.7 ms, the GPU runs it in 310 ms, into the pause after
+     * it. On a background thread the pauses still run one after another (6 s from the
+     * first), and the last block's 310 ms on the GPU, after the last pause as measured,
+     * now runs during it: that is all the change gives back */
+    assert_true(f->saving_ns > 300 * MS && f->saving_ns < 320 * MS);
+    an_findings_free(&out);
+    an_model_free(m);
+    synth_free(&s);
+}
+
+/* A model's weights uploaded one by one (blocking copies, no kernel between them) and then
+ * a 3 s data set build are start-up: the uploads are no iterations of a loop. */
+static void weights_upload_is_no_loop(void **state)
+{
+    (void)state;
+    struct synth s = {.gpu_records = 1};
+    s.now = 1000 * MS;
+    for (int i = 0; i < 200; i++)
+        synth_h2d(&s, 1 << 20, 100 * US, 1);
+    synth_idle(&s, 3000 * MS);
+    struct loop L = {.steps = 100, .kernels = 3, .kernel_ns = 1 * MS, .launch_ns = 5 * US,
+                     .item = 1};
+    synth_loop(&s, &L);
+    struct an_model *m = synth_model(&s, NULL, 1ull << 30, 0);
+    assert_int_equal(m->replay.pauses, 0);
+    assert_int_equal(an_replay_saving(&m->replay, AN_WI_BACKGROUND), 0);
+    an_model_free(m);
+    synth_free(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -252,6 +306,8 @@ int main(void)
         cmocka_unit_test(pause_thresholds),
         cmocka_unit_test(startup_pause),
         cmocka_unit_test(checkpoint_read_stays),
+        cmocka_unit_test(pauses_in_a_loop_without_syncs),
+        cmocka_unit_test(weights_upload_is_no_loop),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -82,10 +82,11 @@ struct an_rp_thread {
      * the id of its open step range started with nvtxRangeStart (0: none) */
     uint32_t nvtx_depth, step_depth;
     uint64_t step_range;
-    /* iterations of its loop since its latest stretch of pause_min_ns or more: waits for
-     * the GPU after it issued work, and step ranges ended (whatif.c, an_wi_loop_pause) */
-    uint32_t waits_after_work, steps_ended;
-    int issued_since_wait;
+    /* iterations of its loop since its latest stretch of pause_min_ns or more, counted
+     * three ways (whatif.c, an_wi_loop_pause): waits for the GPU, and uploads, each after
+     * the thread launched kernels since the previous one; step ranges ended */
+    uint32_t waits_after_work, uploads_after_work, steps_ended;
+    uint8_t launched_since_wait, launched_since_upload;
     /* its latest call read the GPU's results and the worlds holding `held` took its wait
      * away: when each would have waited until (restored where a pause follows it) */
     int holding;
@@ -226,8 +227,9 @@ static struct an_rp_thread *thread_of(struct an_replay_state *st, uint32_t tid, 
         t->h[w] = ts - (delta[w] < ts ? delta[w] : ts);
     t->nvtx_depth = t->step_depth = 0;
     t->step_range = 0;
-    t->waits_after_work = t->steps_ended = 0;
-    t->issued_since_wait = t->holding = 0;
+    t->waits_after_work = t->uploads_after_work = t->steps_ended = 0;
+    t->launched_since_wait = t->launched_since_upload = 0;
+    t->holding = 0;
     return t;
 }
 
@@ -698,8 +700,10 @@ static uint64_t drained(struct an_replay_state *st, const struct an_ev *ev, int 
 static void loop_pause(struct an_replay_state *st, struct an_rp_thread *t, uint64_t gap,
                        int mark)
 {
-    uint32_t iterations = t->waits_after_work > t->steps_ended ? t->waits_after_work
-                                                               : t->steps_ended;
+    uint32_t iterations = t->waits_after_work > t->uploads_after_work ? t->waits_after_work
+                                                                      : t->uploads_after_work;
+    if (t->steps_ended > iterations)
+        iterations = t->steps_ended;
     st->pause = an_wi_loop_pause(st, gap, iterations);
     if (t->holding && st->pause)
         for (int w = 0; w < AN_WORLDS; w++)
@@ -712,7 +716,7 @@ static void loop_pause(struct an_replay_state *st, struct an_rp_thread *t, uint6
         st->pause_cycles += iterations;
     }
     if (gap >= st->th.pause_min_ns)
-        t->waits_after_work = t->steps_ended = 0;
+        t->waits_after_work = t->uploads_after_work = t->steps_ended = 0;
 }
 
 static void replay_call(struct an_replay_state *st, const struct an_ev *ev)
@@ -765,7 +769,13 @@ static void replay_call(struct an_replay_state *st, const struct an_ev *ev)
         for (int w = 0; w < AN_WORLDS; w++)
             issued[w] = start[w] + (waits ? 0 : cost[w]);
         issue(st, ev, start, issued, waits, touched);
-        t->issued_since_wait = 1;
+    }
+    /* (a loop's iteration: work launched, then its results waited for or the next batch
+     * uploaded; uploads or waits with no launch between, as when a model's weights go to
+     * the device one by one, are none) */
+    if (ev->kind == AN_COPY && ev->dir == GW_COPY_HTOD && !(ev->flags & AN_F_ERROR)) {
+        t->uploads_after_work += t->launched_since_upload;
+        t->launched_since_upload = 0;
     }
     if (!waits) {
         for (int w = 0; w < AN_WORLDS; w++)
@@ -800,9 +810,11 @@ static void replay_call(struct an_replay_state *st, const struct an_ev *ev)
                 t->holding |= gathers;
             }
         }
-        t->waits_after_work += t->issued_since_wait;
-        t->issued_since_wait = 0;
+        t->waits_after_work += t->launched_since_wait;
+        t->launched_since_wait = 0;
     }
+    if (ev->kind == AN_LAUNCH && an_wi_issues(ev))
+        t->launched_since_wait = t->launched_since_upload = 1;
     if (ev == &mark && (ev->flags & AN_F_STEP_END))
         t->steps_ended++;
     if (ev->end > t->last_end)

@@ -123,8 +123,8 @@ static uint64_t worker_gap(struct an_replay_state *st, int world, uint64_t gap, 
 /*
  * The loop's pauses: a stretch with no call of pause_min_ns or more, on a thread that ran
  * pause_every_min iterations of its loop or more since its previous long stretch (or its
- * start). An iteration is a step range's end (NVTX), or a wait for the GPU after the thread
- * issued work. Stretches before the loop ran (imports, building the model and the data
+ * start). An iteration is a step range's end (NVTX), or a wait for the GPU or a batch's
+ * upload after the thread launched kernels (a loop with no sync uploads its batches). Stretches before the loop ran (imports, building the model and the data
  * set, a compile in the first steps) are start-up, which nothing takes off the loop; long
  * stretches more often than that are the input's rhythm (a DataLoader delivering in
  * bursts), not pauses.
