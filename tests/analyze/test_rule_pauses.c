@@ -241,6 +241,35 @@ static void checkpoint_read_stays(void **state)
     synth_free(&s);
 }
 
+/* The same with each step in an NVTX range, the checkpoint read inside the last step's: the
+ * range's end, right after the read, passes it on to the pause that follows. */
+static void checkpoint_read_stays_past_the_step_end(void **state)
+{
+    (void)state;
+    struct synth s = {.gpu_records = 1};
+    s.now = 1000 * MS;
+    for (int b = 0; b < 4; b++) {
+        for (int i = 0; i < 100; i++) {
+            synth_call(&s, AN_RANGE_PUSH, 0, 0, AN_F_STEP_NAME);
+            for (int k = 0; k < 3; k++)
+                synth_launch(&s, 5 * US, 1 * MS);
+            synth_item(&s);
+            if (i == 99)
+                synth_item(&s);  /* the state_dict */
+            synth_call(&s, AN_RANGE_POP, 0, 0, 0);
+        }
+        synth_idle(&s, 500 * MS);
+    }
+    synth_call(&s, AN_RANGE_PUSH, 0, 0, AN_F_STEP_NAME);
+    synth_launch(&s, 5 * US, 1 * MS);
+    synth_stream_sync(&s);
+    struct an_model *m = synth_model(&s, NULL, 1ull << 30, 0);
+    assert_int_equal(m->replay.pauses, 4);
+    assert_true(an_replay_saving(&m->replay, AN_WI_NO_SYNC) < 400 * 20 * US);
+    an_model_free(m);
+    synth_free(&s);
+}
+
 /* A loop that never waits for the GPU still uploads its batches: each upload after the
  * step's kernels is an iteration, and a 2 s stretch after 100 of them is a pause. */
 static void pauses_in_a_loop_without_syncs(void **state)
@@ -306,6 +335,7 @@ int main(void)
         cmocka_unit_test(pause_thresholds),
         cmocka_unit_test(startup_pause),
         cmocka_unit_test(checkpoint_read_stays),
+        cmocka_unit_test(checkpoint_read_stays_past_the_step_end),
         cmocka_unit_test(pauses_in_a_loop_without_syncs),
         cmocka_unit_test(weights_upload_is_no_loop),
     };

@@ -532,6 +532,69 @@ static void tiny_upload_is_no_rate(void **state)
                  (unsigned long long)plain, (unsigned long long)tiny);
 }
 
+/* A sync that waited less than its kind's usual cost (20 us, learnt from syncs that did not
+ * wait): its own cost was the 5 us until the GPU was done, the rest came after. Taken
+ * away by no_sync it costs those 5 + 15 us, as measured, not the usual 20 us plus the 15:
+ * on a host-bound loop the no_sync world is then as long as the run, not 500 x 15 us
+ * longer. */
+static void short_wait_costs_its_wait(void **state)
+{
+    (void)state;
+    struct synth s = {.gpu_records = 1, .cpus = 8};
+    s.now = 1000 * MS;
+    for (int i = 0; i < 510; i++) {
+        synth_launch(&s, 1 * US, 30 * US);  /* the kernel runs [t + 1, t + 31) us */
+        synth_idle(&s, i < 10 ? 40 * US : 25 * US);
+        synth_call(&s, AN_SYNC, GW_API_cuStreamSynchronize, 20 * US, AN_F_DRAINS);
+    }
+    struct an_model *m = synth_model(&s, NULL, 1ull << 30, 0);
+    const struct an_replay *r = &m->replay;
+    assert_true(r->error < 1e-9);
+    uint64_t no_sync = r->wall_ns[an_world_of(1u << AN_WI_NO_SYNC)];
+    uint64_t measured = r->wall_ns[AN_WI_AS_MEASURED];
+    assert_true(no_sync <= measured && measured - no_sync < 100 * US);
+    an_model_free(m);
+    synth_free(&s);
+}
+
+/* Host-only, a stream that waits on another's event after the work an event sync drains:
+ * the sync proves only the work before its event done, not the other stream's, whose
+ * length the later sync on its own event proves (10 ms). Taken for the first sync's, that
+ * work would end 9 ms early, the later sync's wait would be read as its own cost, and
+ * taking the syncs away (no_sync) would give back 9 ms a step less than it does. */
+static void barrier_waits_for_its_own_drain(void **state)
+{
+    (void)state;
+    struct synth s = {.gpu_records = 0, .cpus = 8};
+    s.now = 1000 * MS;
+    const uint64_t A = 2, B = 3, EA = 0xA0, EB = 0xB0;
+    for (int step = 0; step < 20; step++) {
+        uint64_t t = s.now;
+        call_on(&s, AN_LAUNCH, GW_API_cuLaunchKernel, 5 * US, AN_F_KERNEL, A, 1);
+        call_on(&s, AN_CALL, GW_API_cuEventRecord, 2 * US, 0, A, EA);
+        call_on(&s, AN_LAUNCH, GW_API_cuLaunchKernel, 5 * US, AN_F_KERNEL, B, 2);
+        call_on(&s, AN_CALL, GW_API_cuEventRecord, 2 * US, 0, B, EB);
+        call_on(&s, AN_CALL, GW_API_cuStreamWaitEvent, 2 * US, 0, B, EA);
+        call_on(&s, AN_LAUNCH, GW_API_cuLaunchKernel, 5 * US, AN_F_KERNEL, B, 3);
+        /* B's first kernel runs 1 ms, A's 10 ms, B's second 1 ms after A's */
+        call_on(&s, AN_SYNC, GW_API_cuEventSynchronize, t + 1 * MS - s.now, AN_F_DRAINS, B, EB);
+        call_on(&s, AN_SYNC, GW_API_cuEventSynchronize, t + 10 * MS - s.now, AN_F_DRAINS, A,
+                EA);
+        call_on(&s, AN_SYNC, GW_API_cuStreamSynchronize, t + 11 * MS - s.now, AN_F_DRAINS, B,
+                0);
+        synth_idle(&s, 3 * MS);  /* logging */
+    }
+    struct an_model *m = synth_model(&s, NULL, 1ull << 30, 0);
+    const struct an_replay *r = &m->replay;
+    assert_true(r->error < 1e-9);
+    uint64_t saving = an_replay_saving(r, AN_WI_NO_SYNC);
+    /* without the syncs A's kernels run back to back (10 ms a step) and the rest of each
+     * step (B's second kernel, 1 ms, and the logging, 3 ms) hides behind the next one's */
+    assert_true(saving > 19 * 3900 * US && saving < 19 * 4100 * US);
+    an_model_free(m);
+    synth_free(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -551,6 +614,8 @@ int main(void)
         cmocka_unit_test(record_without_its_call),
         cmocka_unit_test(tiny_upload_is_no_rate),
         cmocka_unit_test(two_edges_pending),
+        cmocka_unit_test(short_wait_costs_its_wait),
+        cmocka_unit_test(barrier_waits_for_its_own_drain),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
