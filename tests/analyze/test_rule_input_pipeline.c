@@ -126,6 +126,13 @@ static void cpu_samples_choose_the_change(void **state)
             fail_msg("case %zu: %s", i, f->evidence);
         const struct an_figure *busy = synth_fig(f, "training_thread_busy");
         assert_non_null(busy);
+        assert_true(busy->value == m->cpu.train_busy);
+        const struct an_figure *running = synth_fig(f, "workers_running");
+        assert_non_null(running);
+        assert_true(running->value == cases[i].workers);
+        const struct an_figure *waiting = synth_fig(f, "training_thread_waiting");
+        assert_non_null(waiting);
+        assert_true(waiting->value == m->cpu.train_wait);
         const struct an_figure *workers_cpus = synth_fig(f, "workers_cpus");
         assert_non_null(workers_cpus);
         assert_true(workers_cpus->value == m->cpu.workers_cpus);

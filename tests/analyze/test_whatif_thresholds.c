@@ -595,6 +595,44 @@ static void barrier_waits_for_its_own_drain(void **state)
     synth_free(&s);
 }
 
+/* A stream that waits on another's event runs after that stream's work in every world, not
+ * after the delay it showed as measured: without its syncs the host queues 20 steps ahead,
+ * stream A runs its 8 ms kernels back to back, and B's 2 ms kernel of each step follows A's
+ * of the same step, so the run ends 2 ms after A's last kernel (replayed from the delay
+ * alone, B's kernels would run ahead of A's, and the run end with A's last). */
+static void edge_holds_in_every_world(void **state)
+{
+    (void)state;
+    struct synth s = {.gpu_records = 1, .cpus = 8};
+    s.now = 1000 * MS;
+    const uint64_t A = 2, B = 3, EA = 0xA0;
+    uint64_t first = 0;
+    for (int step = 0; step < 20; step++) {
+        synth_idle(&s, 1 * MS);  /* logging */
+        uint64_t t = s.now;
+        if (!first)
+            first = t;
+        call_on(&s, AN_LAUNCH, GW_API_cuLaunchKernel, 5 * US, AN_F_KERNEL, A, 1);
+        kernel_record(&s, A, t + 5 * US, 8 * MS);
+        call_on(&s, AN_CALL, GW_API_cuEventRecord, 2 * US, 0, A, EA);
+        call_on(&s, AN_CALL, GW_API_cuStreamWaitEvent, 2 * US, 0, B, EA);
+        call_on(&s, AN_LAUNCH, GW_API_cuLaunchKernel, 5 * US, AN_F_KERNEL, B, 2);
+        kernel_record(&s, B, t + 5 * US + 8 * MS, 2 * MS);
+        call_on(&s, AN_SYNC, GW_API_cuStreamSynchronize, t + 10 * MS + 5 * US + 2 * US - s.now,
+                AN_F_DRAINS, B, 0);
+    }
+    struct an_model *m = synth_model(&s, NULL, 1ull << 30, 0);
+    const struct an_replay *r = &m->replay;
+    assert_int_equal(r->ops_matched, 40);
+    assert_true(r->error < 1e-9);
+    uint64_t no_sync = r->wall_ns[an_world_of(1u << AN_WI_NO_SYNC)];
+    uint64_t expect = 5 * US + 20 * 8 * MS + 2 * MS + 2 * US;  /* from the first launch */
+    (void)first;
+    assert_in_range(no_sync, expect - 50 * US, expect + 50 * US);
+    an_model_free(m);
+    synth_free(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -616,6 +654,7 @@ int main(void)
         cmocka_unit_test(two_edges_pending),
         cmocka_unit_test(short_wait_costs_its_wait),
         cmocka_unit_test(barrier_waits_for_its_own_drain),
+        cmocka_unit_test(edge_holds_in_every_world),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
