@@ -357,12 +357,16 @@ static uint64_t host_work_saving_helped(enum marking how, int tail, int gpu,
 {
     struct synth s = {.gpu_records = gpu, .cpus = 8};
     s.now = 1000 * MS;
+    if (helper & 2) {  /* tracing began inside a range: its pop comes with no push */
+        synth_call(&s, AN_CALL, GW_API_cuDeviceGetName, 1 * US, 0);
+        synth_call(&s, AN_RANGE_POP, 0, 0, 0);
+    }
     for (int i = 0; i < STEPS; i++) {
         step_edge(&s, how, 0);
         if (!tail)
             synth_idle(&s, 2 * MS);
         synth_h2d(&s, 1u << 20, 20 * US, 0);
-        if (helper)  /* another thread's call each step: its ranges are its own */
+        if (helper & 1)  /* another thread's call each step: its ranges are its own */
             synth_call(&s, AN_CALL, GW_API_cuDeviceGetName, 1 * US, 0)->tid = 2;
         /* an operator's range (emit_nvtx) is no step */
         if (how == PUSH_POP)
@@ -408,7 +412,50 @@ static void step_tail_is_no_batch(void **state)
         /* a second thread, made after the training thread, calling each step: the step's
          * range is still the training thread's */
         assert_int_equal(host_work_saving_helped(PUSH_POP, 1, gpu, AN_WI_INPUT_WORKERS, 1), 0);
+        /* a pop before any push leaves the depth at 0: the step ranges after it still end */
+        assert_int_equal(host_work_saving_helped(PUSH_POP, 1, gpu, AN_WI_INPUT_WORKERS, 2), 0);
     }
+}
+
+/* A training thread made after eight others, which call every 100 us while it loads its
+ * first ten batches (none of theirs a batch load): each thread keeps its own clock (threads are lumped together only past
+ * thousands), so the training thread's 2 ms stretches are batch loads whoever called in
+ * between: with workers the training thread runs ahead, and the run ends with the others'
+ * last calls. */
+static void ninth_thread_keeps_its_clock(void **state)
+{
+    (void)state;
+    struct synth s = {.gpu_records = 1, .cpus = 16};
+    s.now = 1000 * MS;
+    for (uint32_t tid = 1; tid <= 8; tid++)
+        synth_call(&s, AN_CALL, GW_API_cuDeviceGetName, 1 * US, 0)->tid = tid;
+    uint64_t helpers_end = 0;
+    for (int step = 0; step < 20; step++) {
+        for (int j = 0; j < 20; j++) {  /* 2 ms with no call of the training thread's */
+            synth_idle(&s, 92 * US);
+            for (uint32_t tid = 1; tid <= 8; tid++) {
+                if (step < 10) {
+                    synth_call(&s, AN_CALL, GW_API_cuDeviceGetName, 1 * US, 0)->tid = tid;
+                    helpers_end = s.now;
+                } else {
+                    synth_idle(&s, 1 * US);
+                }
+            }
+        }
+        synth_launch(&s, 5 * US, 500 * US);
+        s.ev[s.n - 2].tid = 9;  /* (the launch; its kernel's record after it) */
+        synth_stream_sync(&s);
+        s.ev[s.n - 1].tid = 9;
+    }
+    struct an_model *m = synth_model(&s, NULL, 1ull << 30, 0);
+    assert_true(m->replay.error < 1e-9);
+    /* the helpers' calls are theirs, as measured: the run ends no earlier than their last,
+     * and the training thread, its loads made by workers, ends before it */
+    uint64_t saving = an_replay_saving(&m->replay, AN_WI_INPUT_WORKERS);
+    uint64_t expect = s.now - helpers_end;
+    assert_in_range(saving, expect - 20 * US, expect + 20 * US);
+    an_model_free(m);
+    synth_free(&s);
 }
 
 /* A step: a graph replay of 2 ms whose records never came (lost, or a CUPTI that records
@@ -655,6 +702,7 @@ int main(void)
         cmocka_unit_test(short_wait_costs_its_wait),
         cmocka_unit_test(barrier_waits_for_its_own_drain),
         cmocka_unit_test(edge_holds_in_every_world),
+        cmocka_unit_test(ninth_thread_keeps_its_clock),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
