@@ -719,6 +719,46 @@ static void loop_pause(struct an_replay_state *st, struct an_rp_thread *t, uint6
         t->waits_after_work = t->uploads_after_work = t->steps_ended = 0;
 }
 
+/*
+ * Threads that wait for each other. A stretch of a thread in which another thread issued
+ * GPU work is, up to that work's end, a wait for that thread: PyTorch's training thread
+ * waits in loss.backward() while the autograd engine's thread launches the backward
+ * kernels, and that thread waits in turn while the next forward is launched. The trace
+ * holds no edge between them (they hand over through the CPU), so the replay infers one:
+ * the thread resumes no earlier than the other's latest call, replayed, and then spends
+ * the part of its stretch after the other's work (alone) on its own. As measured that is
+ * the stretch itself; where a change makes the other thread faster, the waiting one
+ * follows, and only its own part can be a batch load or a pause.
+ */
+static uint64_t alone_until(const struct an_replay_state *st, const struct an_rp_thread *t,
+                            uint64_t ts, const struct an_rp_thread **waited_for)
+{
+    const struct an_rp_busy *b = st->busy[0].tid != t->tid ? &st->busy[0] : &st->busy[1];
+    uint64_t from = max64(t->last_end, b->end);
+    *waited_for = NULL;
+    if (b->thread && b->end > t->last_end && b->end <= ts) {
+        const struct an_rp_thread *o = &st->threads[b->thread - 1];
+        if (o->last_end <= ts) {  /* (not in a call now: a sync still waiting, say) */
+            *waited_for = o;
+            from = o->last_end;  /* its latest call, which its replayed clock ends */
+        }
+    }
+    return ts > from ? ts - from : 0;
+}
+
+static void note_busy(struct an_replay_state *st, const struct an_rp_thread *t, uint64_t end)
+{
+    struct an_rp_busy now = {end, t->tid, (size_t)(t - st->threads) + 1};
+    if (st->busy[0].tid == t->tid) {
+        st->busy[0].end = max64(st->busy[0].end, end);
+    } else if (end >= st->busy[0].end) {
+        st->busy[1] = st->busy[0];
+        st->busy[0] = now;
+    } else if (end > st->busy[1].end) {
+        st->busy[1] = now;
+    }
+}
+
 static void replay_call(struct an_replay_state *st, const struct an_ev *ev)
 {
     struct an_ev mark;
@@ -734,7 +774,14 @@ static void replay_call(struct an_replay_state *st, const struct an_ev *ev)
     if (!t)
         return;
     uint64_t gap = ev->ts > t->last_end ? ev->ts - t->last_end : 0;
-    loop_pause(st, t, gap, ev == &mark);
+    const struct an_rp_thread *other;
+    st->alone = alone_until(st, t, ev->ts, &other);
+    loop_pause(st, t, st->alone, ev == &mark);
+    if (other) {  /* the stretch waited for the other thread: it resumes after it */
+        for (int w = 0; w < AN_WORLDS; w++)
+            t->h[w] = max64(t->h[w], other->h[w]);
+        gap = st->alone;
+    }
     /* worlds making none of the changes that touch ev replay it as measured */
     st->after_kernel = t->after_kernel;
     t->after_kernel = an_wi_kernel_launch(ev);
@@ -749,7 +796,7 @@ static void replay_call(struct an_replay_state *st, const struct an_ev *ev)
     if (touched)
         an_wi_transform(st, c, ev, gap, dur, t->h, start, cost);
     memcpy(t->h, start, sizeof start);
-    if (an_wi_batch_load(st, ev, gap))
+    if (an_wi_batch_load(st, ev, st->alone))
         st->loads++;
     if (is_event_record(ev)) {
         struct an_rp_stream *s = stream_of(st, ev->stream);
@@ -769,6 +816,7 @@ static void replay_call(struct an_replay_state *st, const struct an_ev *ev)
         for (int w = 0; w < AN_WORLDS; w++)
             issued[w] = start[w] + (waits ? 0 : cost[w]);
         issue(st, ev, start, issued, waits, touched);
+        note_busy(st, t, ev->end);
     }
     /* (a loop's iteration: work launched, then its results waited for or the next batch
      * uploaded; uploads or waits with no launch between, as when a model's weights go to

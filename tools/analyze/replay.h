@@ -110,6 +110,16 @@ struct an_replay_state {
      * (whatif.c), and when the background thread is free again, per world */
     int pause;
     uint64_t bg_free[AN_WORLDS];
+    /* the part of the stretch before the call replayed now in which no other thread issued
+     * GPU work (what batch loads and pauses are made of), and the latest end of a call that
+     * issued work, and the latest on a thread other than that one's (replay.c,
+     * alone_until) */
+    uint64_t alone;
+    struct an_rp_busy {
+        uint64_t end;
+        uint32_t tid;
+        size_t thread;               /* its index in threads, + 1 */
+    } busy[2];
     uint64_t pauses, pause_ns, pause_cycles;
     uint64_t best_pinned_bw;     /* best pinned H2D bytes/s seen on the GPU */
     double best_blocking_bps;    /* host-only: the fastest blocking upload so far, bytes/s */

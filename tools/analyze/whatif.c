@@ -85,7 +85,10 @@ static int kernel_launch(const struct an_ev *ev)
 
 /*
  * DataLoader workers: a stretch with no call of input_gap_ns or more (thresholds.h) is the
- * training thread loading a batch itself. The workers start with the first such stretch
+ * training thread loading a batch itself. Only the part of it in which no other thread
+ * issued GPU work counts (replay.h, alone): while PyTorch's autograd thread launches the
+ * backward kernels the training thread waits in loss.backward(), and the autograd thread
+ * waits in turn while the forward is launched; neither is loading anything. The workers start with the first such stretch
  * (iter(loader)), so the first batch is never ready early. With N workers, batch k is
  * loaded by worker k mod N as soon as it is free and the loop has taken batch
  * k - N x AN_PREFETCH_FACTOR, and takes as long as it took the thread; the loop waits only
@@ -181,7 +184,7 @@ static int pageable_upload(const struct an_ev *ev)
 unsigned an_wi_touched(const struct an_replay_state *st, const struct an_ev *ev, uint64_t gap)
 {
     unsigned t = 0;
-    if (an_wi_batch_load(st, ev, gap))
+    if (an_wi_batch_load(st, ev, st->alone))
         t |= AN_WI_BIT(AN_WI_INPUT_WORKERS);
     if (st->pause)
         t |= AN_WI_BIT(AN_WI_BACKGROUND);
@@ -204,7 +207,8 @@ void an_wi_transform(struct an_replay_state *st, const unsigned *c, const struct
                      uint64_t gap, uint64_t dur, const uint64_t *h, uint64_t *start,
                      uint64_t *cost)
 {
-    int overhead = launch_overhead(st, ev, gap), load = an_wi_batch_load(st, ev, gap);
+    int overhead = launch_overhead(st, ev, gap), load = an_wi_batch_load(st, ev, st->alone);
+    uint64_t covered = gap > st->alone ? gap - st->alone : 0;
     for (int w = 0; w < AN_WORLDS; w++) {
         if (!c[w])
             continue;
@@ -212,9 +216,9 @@ void an_wi_transform(struct an_replay_state *st, const unsigned *c, const struct
         if ((c[w] & AN_WI_BIT(AN_WI_GRAPHS)) && overhead)
             g = 0;
         else if ((c[w] & AN_WI_BIT(AN_WI_INPUT_WORKERS)) && load)
-            g = worker_gap(st, w, gap, h[w]);
+            g = covered + worker_gap(st, w, st->alone, h[w]);
         else if ((c[w] & AN_WI_BIT(AN_WI_BACKGROUND)) && st->pause)
-            g = background_gap(st, w, gap, h[w]);
+            g = covered + background_gap(st, w, st->alone, h[w]);
         start[w] = h[w] + g;
         cost[w] = an_wi_cost(c[w], ev, dur);
     }
