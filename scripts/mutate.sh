@@ -3,7 +3,7 @@
 # one-line mutants of the files that decide correctness; each is built in a copy of the
 # repository and the tests that matter for its file are run; a mutant that makes one fail is
 # killed. Prints per file the mutants killed, survived and not compiling, the score
-# (killed / (killed + survived)), and each survivor's line.
+# (killed / (killed + survived)), and each survivor's line as it was and as mutated.
 #   scripts/mutate.sh [--sample N] [--seed S] [FILE...]
 # --sample N: N mutants drawn per file (seeded; default 25; 0 = all, hours per file).
 set -euo pipefail
@@ -80,8 +80,9 @@ for file in "${files[@]}"; do
             survived=$((survived + 1))
             local_diff=$(diff "$work/original" "$m" || true)
             at=$(head -1 <<<"$local_diff" | grep -o '^[0-9]*')
+            was=$(grep -m1 '^<' <<<"$local_diff" | cut -c3- | sed 's/^ *//')
             line=$(grep -m1 '^>' <<<"$local_diff" | cut -c3- | sed 's/^ *//')
-            survivors+="  $file:$at: $line"$'\n'
+            survivors+="  $file:$at: ${was:-(nothing)} -> ${line:-(removed)}"$'\n'
         else
             killed=$((killed + 1))
         fi
