@@ -232,6 +232,55 @@ static void test_full_ring_counts_every_drop(void **state)
     cleanup();
 }
 
+/* A burst of calls and NVTX marks, one after the other, overflows the ring: the LOST record
+ * counts the dropped records and, apart, the dropped calls, and the call ids after the drop
+ * skip exactly the dropped calls (a mark counted as a call would shift every GPU record's
+ * link after it). */
+static void test_full_ring_counts_calls_apart(void **state)
+{
+    (void)state;
+    start(64 * 1024, 1000);
+    uint64_t words[2] = {1, 0}, mark_words[2] = {0, 7};
+    gw_rec_call(GW_API_cuLaunchKernel, 4000, 4001, 0, words, 2); /* registers the ring */
+    pthread_mutex_lock(&gw_rec.rings_lock);
+    const uint64_t pairs = 12000;
+    for (uint64_t i = 0; i < pairs; i++) {
+        gw_rec_call(GW_API_cuLaunchKernel, 5000 + 2 * i, 5000 + 2 * i + 1, 0, words, 2);
+        gw_rec_timed(GW_REC_MARK, 5000 + 2 * i + 1, mark_words, 2);
+    }
+    pthread_mutex_unlock(&gw_rec.rings_lock);
+    struct timespec pause = {0, 200 * 1000 * 1000};
+    nanosleep(&pause, NULL);
+    gw_rec_call(GW_API_cuLaunchKernel, 900000, 900001, 0, words, 2);
+    struct gw_recorder_stats rec;
+    gw_recorder_get_stats(&rec);
+    gw_recorder_stop();
+
+    struct gw_reader *reader = open_trace();
+    struct gw_event ev;
+    uint64_t calls = 0, marks = 0, lost = 0, lost_calls = 0, prev_id = 0;
+    while (gw_reader_next(reader, &ev) > 0) {
+        if (ev.kind == GW_EV_CALL) {
+            if (calls && ev.call_id != prev_id + 1)
+                assert_int_equal(ev.call_id, prev_id + 1 + lost_calls);
+            prev_id = ev.call_id;
+            calls++;
+        }
+        marks += ev.kind == GW_EV_MARK;
+        if (ev.kind == GW_EV_LOST) {
+            lost += ev.u.lost.count;
+            lost_calls += ev.u.lost.calls;
+        }
+    }
+    assert_true(rec.lost > 0);
+    assert_int_equal(lost, rec.lost);
+    assert_int_equal(calls + lost_calls, pairs + 2);
+    assert_int_equal(marks + (lost - lost_calls), pairs);
+    assert_true(lost_calls > 0 && lost_calls < lost);
+    gw_reader_close(reader);
+    cleanup();
+}
+
 /* GPU records that name their calls, in several chunks (a drain between them): each reads
  * back linked to its own call, whatever chunk it is in, and needs no CORRELATION record. */
 static void test_gpu_links_across_chunks(void **state)
@@ -343,6 +392,7 @@ int main(void)
         cmocka_unit_test(test_round_trip_every_family),
         cmocka_unit_test(test_eight_threads_no_loss),
         cmocka_unit_test(test_full_ring_counts_every_drop),
+        cmocka_unit_test(test_full_ring_counts_calls_apart),
         cmocka_unit_test(test_gpu_links_across_chunks),
         cmocka_unit_test(test_timed_words_and_their_limit),
     };

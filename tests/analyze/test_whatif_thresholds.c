@@ -66,6 +66,38 @@ static void pause_boundary(void **state)
     }
 }
 
+/* pause_every_min: a stretch of pause_min_ns after that many iterations of the loop (each a
+ * kernel, then loss.item()) is a pause of the loop, one iteration fewer is start-up; the
+ * pause_min_ns boundary again, on the pause's side. */
+static uint64_t pauses_after(unsigned iterations, uint64_t stretch)
+{
+    struct synth s = {.gpu_records = 1, .cpus = 8};
+    s.now = 1000 * MS;
+    for (int block = 0; block < 3; block++) {
+        for (unsigned i = 0; i < iterations; i++) {
+            synth_launch(&s, 5 * US, 1 * MS);
+            synth_item(&s);
+        }
+        synth_idle(&s, stretch);
+    }
+    synth_launch(&s, 5 * US, 1 * MS);
+    synth_item(&s);
+    struct an_model *m = synth_model(&s, NULL, 1ull << 30, 0);
+    uint64_t pauses = m->replay.pauses;
+    an_model_free(m);
+    synth_free(&s);
+    return pauses;
+}
+
+static void pause_every_boundary(void **state)
+{
+    (void)state;
+    const struct an_thresholds th = AN_THRESHOLDS_DEFAULT;
+    assert_int_equal(pauses_after(th.pause_every_min, th.pause_min_ns), 3);
+    assert_int_equal(pauses_after(th.pause_every_min - 1, th.pause_min_ns), 0);
+    assert_int_equal(pauses_after(th.pause_every_min, th.pause_min_ns - 1), 0);
+}
+
 /* A step of 10 launches `gap` apart, then loss.item(). */
 static uint64_t graphs_saving(uint64_t gap)
 {
@@ -716,6 +748,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(input_gap_boundary),
         cmocka_unit_test(pause_boundary),
+        cmocka_unit_test(pause_every_boundary),
         cmocka_unit_test(graph_gap_boundary),
         cmocka_unit_test(drain_slack_boundary),
         cmocka_unit_test(untouched_change_is_identity),
