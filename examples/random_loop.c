@@ -2,7 +2,10 @@
  * random_loop: a training-like loop drawn at random from a seed (tests/analyze/
  * test_random_loops.sh), or set knob by knob: batch loading on the training thread, kernel
  * count and length, the batch copy's size, memory and sync-ness, a loss read every N steps
- * followed by logging, one or two streams, a scratch buffer allocated and freed each step.
+ * followed by logging, one or two streams, a scratch buffer allocated and freed each step;
+ * and, not drawn, the second half of the step's kernels launched by another thread while
+ * the training thread waits for it (--backward-thread 1: PyTorch's autograd engine runs
+ * the backward pass on a thread of its own, and loss.backward() waits for it).
  * --fix CHANGE applies one of the changes gpuwatch's advice names, so that the saving it
  * predicts can be measured (given twice, both: a changes_together finding's pair):
  *   no_sync        the loss stays on the GPU (read once at the end); an event two steps
@@ -14,6 +17,7 @@
  * The knobs drawn are printed on the first line of stdout.
  */
 #include <getopt.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +42,7 @@ struct knobs {
     int churn;               /* scratch alloc + free each step */
     int nvtx;                /* each step an NVTX range "train_step" (the profiler's
                                 ProfilerStep#N: it starts before the batch is loaded) */
+    int backward_thread;     /* the second half of the kernels on an "autograd" thread */
 };
 
 enum fix { FIX_NONE, FIX_NO_SYNC, FIX_INPUT, FIX_PINNED, FIX_GRAPHS, FIX_CHURN };
@@ -93,7 +98,7 @@ static void usage(FILE *out, const char *prog)
             "usage: %s [--seed N] [--fix CHANGE] [--steps N] [--load-us N] [--kernels N]\n"
             "          [--kernel-ns N] [--copy-kb N] [--pageable 0|1] [--sync-copy 0|1]\n"
             "          [--sync-every N] [--log-us N] [--streams 1|2] [--churn 0|1]\n"
-            "          [--nvtx 0|1]\n"
+            "          [--nvtx 0|1] [--backward-thread 0|1 (with --streams 1)]\n"
             "A training-like loop drawn from --seed (default 1), knobs set after it;\n"
             "--fix: no_sync, input_workers, pinned_async, cuda_graphs, no_churn (twice: both).\n",
             prog);
@@ -122,6 +127,7 @@ static unsigned parse(int argc, char **argv, struct knobs *k)
         {"sync-copy", required_argument, NULL, 'y'}, {"sync-every", required_argument, NULL, 'e'},
         {"log-us", required_argument, NULL, 'g'},    {"streams", required_argument, NULL, 't'},
         {"churn", required_argument, NULL, 'u'},     {"nvtx", required_argument, NULL, 'v'},
+        {"backward-thread", required_argument, NULL, 'b'},
         {"help", no_argument, NULL, 'h'},
         {0}};
     uint64_t seed = 1;
@@ -130,6 +136,7 @@ static unsigned parse(int argc, char **argv, struct knobs *k)
             seed = number(prog, "--seed", optarg, UINT32_MAX);
     draw(k, seed);
     k->steps = 60;
+    k->backward_thread = 0;
     unsigned fixes = 0;
     optind = 1;
     for (int c; (c = getopt_long(argc, argv, "S:h", opts, NULL)) != -1;) {
@@ -158,6 +165,7 @@ static unsigned parse(int argc, char **argv, struct knobs *k)
         case 't': k->streams = (unsigned)number(prog, "--streams", optarg, 2); break;
         case 'u': k->churn = (int)number(prog, "--churn", optarg, 1); break;
         case 'v': k->nvtx = (int)number(prog, "--nvtx", optarg, 1); break;
+        case 'b': k->backward_thread = (int)number(prog, "--backward-thread", optarg, 1); break;
         case 'h': usage(stdout, argv[0]); exit(0);
         default: usage(stderr, argv[0]); exit(2);
         }
@@ -166,36 +174,108 @@ static unsigned parse(int argc, char **argv, struct knobs *k)
         k->steps = 1;
     if (!k->streams)
         k->streams = 1;
+    if (k->backward_thread && k->streams > 1) {
+        fprintf(stderr, "%s: --backward-thread 1 wants --streams 1\n", prog);
+        exit(2);
+    }
     char made[64] = "";
     for (enum fix f = FIX_NO_SYNC; f <= FIX_CHURN; f++)
         if (fixes & FIX(f))
             snprintf(made + strlen(made), sizeof made - strlen(made), "%s%s", *made ? "+" : "",
                      fix_names[f]);
     printf("random_loop: steps %ld load %llu us, %u kernels x %llu ns, copy %llu KiB %s %s, "
-           "sync every %u + log %llu us, %u stream%s, churn %d, nvtx %d; fix %s\n",
+           "sync every %u + log %llu us, %u stream%s, churn %d, nvtx %d%s; fix %s\n",
            k->steps, (unsigned long long)(k->load_ns / 1000), k->kernels,
            (unsigned long long)k->kernel_ns, (unsigned long long)(k->copy_bytes >> 10),
            k->pageable ? "pageable" : "pinned", k->sync_copy ? "sync" : "async", k->sync_every,
            (unsigned long long)(k->log_ns / 1000), k->streams, k->streams > 1 ? "s" : "",
-           k->churn, k->nvtx, *made ? made : fix_names[FIX_NONE]);
+           k->churn, k->nvtx, k->backward_thread ? ", backward thread" : "",
+           *made ? made : fix_names[FIX_NONE]);
     return fixes;
 }
 
+/* The autograd engine's thread: launches the backward half of each step's kernels when the
+ * training thread hands it over, which waits meanwhile (loss.backward()). */
+struct autograd {
+    pthread_t thread;
+    pthread_mutex_t lock;
+    pthread_cond_t changed;
+    int pending, quit, running;
+    struct ex_ctx *ex;
+    unsigned from, to;       /* the kernels it launches */
+};
+
+static void *autograd_main(void *arg)
+{
+    struct autograd *a = arg;
+    EX_CK(a->ex, cuCtxSetCurrent(a->ex->ctx));
+    pthread_mutex_lock(&a->lock);
+    for (;;) {
+        while (!a->pending && !a->quit)
+            pthread_cond_wait(&a->changed, &a->lock);
+        if (a->quit)
+            break;
+        pthread_mutex_unlock(&a->lock);
+        for (unsigned i = a->from; i < a->to; i++)
+            ex_launch(a->ex, 0);
+        pthread_mutex_lock(&a->lock);
+        a->pending = 0;
+        pthread_cond_broadcast(&a->changed);
+    }
+    pthread_mutex_unlock(&a->lock);
+    return NULL;
+}
+
+static int autograd_start(struct autograd *a, struct ex_ctx *ex, unsigned from, unsigned to)
+{
+    *a = (struct autograd){.ex = ex, .from = from, .to = to};
+    pthread_mutex_init(&a->lock, NULL);
+    pthread_cond_init(&a->changed, NULL);
+    a->running = pthread_create(&a->thread, NULL, autograd_main, a) == 0;
+    return a->running ? 0 : -1;
+}
+
+static void autograd_backward(struct autograd *a)
+{
+    pthread_mutex_lock(&a->lock);
+    a->pending = 1;
+    pthread_cond_broadcast(&a->changed);
+    while (a->pending)
+        pthread_cond_wait(&a->changed, &a->lock);
+    pthread_mutex_unlock(&a->lock);
+}
+
+static void autograd_stop(struct autograd *a)
+{
+    if (!a->running)
+        return;
+    pthread_mutex_lock(&a->lock);
+    a->quit = 1;
+    pthread_cond_broadcast(&a->changed);
+    pthread_mutex_unlock(&a->lock);
+    pthread_join(a->thread, NULL);
+    a->running = 0;
+}
+
 /* The step's kernels, every other one on the second stream when there are two (joined
- * back to the first by an event). */
+ * back to the first by an event); with an autograd thread, the first half (the forward)
+ * here, then the second half on that thread. */
 static void launch_kernels(struct ex_ctx *ex, const struct knobs *k, CUstream side,
-                           CUevent fork, CUevent join)
+                           CUevent fork, CUevent join, struct autograd *autograd)
 {
     if (k->streams > 1) {
         EX_CK(ex, cuEventRecord(fork, ex->stream));
         EX_CK(ex, cuStreamWaitEvent(side, fork, 0));
     }
     CUstream main_stream = ex->stream;
-    for (unsigned i = 0; i < k->kernels; i++) {
+    unsigned here = autograd && autograd->running ? autograd->from : k->kernels;
+    for (unsigned i = 0; i < here; i++) {
         ex->stream = k->streams > 1 && (i & 1) ? side : main_stream;
         ex_launch(ex, 0);
     }
     ex->stream = main_stream;
+    if (here < k->kernels)
+        autograd_backward(autograd);
     if (k->streams > 1) {
         EX_CK(ex, cuEventRecord(join, side));
         EX_CK(ex, cuStreamWaitEvent(main_stream, join, 0));
@@ -238,11 +318,15 @@ int main(int argc, char **argv)
     if (k.load_ns && (fixes & FIX(FIX_INPUT)) &&
         ex_loader_start(&loader, k.steps, k.load_ns) != 0)
         return 1;
+    struct autograd autograd = {0};
+    if (k.backward_thread && !(fixes & FIX(FIX_GRAPHS)) &&
+        autograd_start(&autograd, &ex, k.kernels / 2, k.kernels) != 0)
+        return 1;
     CUgraphExec graph_exec = NULL;
     if (fixes & FIX(FIX_GRAPHS)) {
         CUgraph graph;
         EX_CK(&ex, cuStreamBeginCapture(ex.stream, CU_STREAM_CAPTURE_MODE_GLOBAL));
-        launch_kernels(&ex, &k, side, fork, join);
+        launch_kernels(&ex, &k, side, fork, join, NULL);  /* (all of them: one graph) */
         EX_CK(&ex, cuStreamEndCapture(ex.stream, &graph));
         EX_CK(&ex, cuGraphInstantiate(&graph_exec, graph, 0));
         EX_CK(&ex, cuGraphDestroy(graph));
@@ -269,7 +353,7 @@ int main(int argc, char **argv)
         if (graph_exec)
             EX_CK(&ex, cuGraphLaunch(graph_exec, ex.stream));
         else
-            launch_kernels(&ex, &k, side, fork, join);
+            launch_kernels(&ex, &k, side, fork, join, &autograd);
         if (k.churn && !(fixes & FIX(FIX_CHURN)))
             EX_CK(&ex, cuMemFree(scratch));  /* waits for the device */
         if (k.sync_every && s % k.sync_every == 0 && !(fixes & FIX(FIX_NO_SYNC))) {
@@ -290,6 +374,7 @@ int main(int argc, char **argv)
     if ((fixes & FIX(FIX_NO_SYNC)) && k.sync_every)
         EX_CK(&ex, cuMemcpyDtoHAsync(&item, acts, sizeof item, ex.stream));
     ex_loader_join(&loader);
+    autograd_stop(&autograd);
     if (graph_exec)
         EX_CK(&ex, cuGraphExecDestroy(graph_exec));
     if (k.churn && (fixes & FIX(FIX_CHURN)))

@@ -28,10 +28,19 @@ calibrate() {  # calibrate LABEL EXPECTED_ID EXAMPLE FIX_ARGS [ARGS...] (FIX_ARG
     for mode in host cupti sampled; do
         local walls_p="" walls_f="" preds="" ids=""
         for i in 1 2 3; do
-            run "$name" "$mode" "planted$i" "$example" "$@"
-            # shellcheck disable=SC2086  # (FIX_ARGS: one or more words)
-            run "$name" "$mode" "fixed$i" "$example" "$@" $fix
             local p="$WORK/$name-$mode-planted$i.json" f="$WORK/$name-$mode-fixed$i.json" id pred
+            local again
+            for again in 1 2; do
+                run "$name" "$mode" "planted$i" "$example" "$@"
+                # shellcheck disable=SC2086  # (FIX_ARGS: one or more words)
+                run "$name" "$mode" "fixed$i" "$example" "$@" $fix
+                # contention is the machine's, not the program's: a run the CPU samples
+                # show preempted more than its planted waste costs is measured once more
+                read -r id pred <<<"$(ex_top "$p")"
+                [ "${id:-}" == contention ] && [ "$want" != contention ] && [ $again == 1 ] ||
+                    break
+                echo "  $name ($mode): run $i preempted (contention on top): run again"
+            done
             walls_p+="$(ex_wall "$p") " walls_f+="$(ex_wall "$f") "
             read -r id pred <<<"$(ex_top "$p")"
             ids+="${id:-none} " preds+="${pred:-0} "
@@ -145,6 +154,12 @@ calibrate item_logging sync_bubble random_loop --fix=no_sync --load-us 0 --kerne
 # the read on a loop that runs every other kernel on a second stream
 calibrate sync_two_streams sync_bubble random_loop --fix=no_sync --load-us 0 --kernels 10 \
     --kernel-ns 200000 --copy-kb 0 --sync-every 1 --log-us 500 --streams 2 --churn 0 --nvtx 1
+# batch loading on the training thread, the backward half of the kernels launched by an
+# "autograd" thread while the training thread waits (PyTorch's loss.backward()): each
+# thread's stretch during the other's launches is a wait for it, not a batch load
+calibrate input_backward_thread input_pipeline random_loop --fix=input_workers --load-us 2000 \
+    --kernels 20 --kernel-ns 100000 --copy-kb 0 --sync-every 1 --log-us 0 --streams 1 \
+    --churn 0 --nvtx 1 --backward-thread 1
 # a scratch buffer allocated and freed each step (cudaFree waits for the device)
 calibrate alloc_churn fragmentation random_loop --fix=no_churn --load-us 600 --kernels 6 \
     --kernel-ns 300000 --copy-kb 0 --sync-every 0 --streams 1 --churn 1 --nvtx 1

@@ -11,8 +11,8 @@
 #     every GPU 95 % busy or more;
 #   - the all-reduce after backward with nothing beside it: exposed_communication, with its
 #     share of the wall time, and about the 40 x 800 us the collectives lasted (-5 %, +25 %);
-#   - the savings predicted (median of 3 runs each) are within +-20 % of the wall time the
-#     fix gave: planted run minus the four-alike run;
+#   - the savings predicted (the median of 5 runs) are within +-20 % of the wall time the fix
+#     gave: the planted runs' median minus the four-alike runs';
 #   - gpuwatch diff from each planted run to the four-alike one: the finding is gone, the
 #     realized gain printed;
 #   - the straggler run with each rank's timeline sampled in windows (GPUWATCH_TIMELINE=
@@ -124,8 +124,11 @@ print("; ".join(problems) if problems else "ok %d %d" % (saving, wall))
 PY
 }
 
-declare -A ratios
-for run in 1 2 3; do
+# each run's prediction and walls; the check is on their medians (each run's own ratio
+# swung from 0.54 to 1.30 for the serial all-reduce: a gain of a few ms on a busy 2-core
+# machine, measured as the difference of two runs)
+declare -A preds walls
+for run in 1 2 3 4 5; do
     declare -A wall saving
     for scenario in straggler even serial; do
         args=()
@@ -139,10 +142,10 @@ for run in 1 2 3; do
         fi
         read -r saving[$scenario] wall[$scenario] <<<"${verdict#ok }"
     done
-    for scenario in straggler serial; do
-        [ -n "${saving[$scenario]:-}" ] && [ -n "${wall[even]:-}" ] || continue
-        ratios[$scenario]+="$(awk -v p="${saving[$scenario]}" -v a="${wall[$scenario]}" \
-            -v b="${wall[even]}" 'BEGIN {printf "%.3f", p / (a - b)}') "
+    for scenario in straggler serial even; do
+        [ -n "${wall[$scenario]:-}" ] || continue
+        walls[$scenario]+="${wall[$scenario]} "
+        [ $scenario == even ] || preds[$scenario]+="${saving[$scenario]} "
     done
     unset wall saving
 done
@@ -191,10 +194,16 @@ grep -q "^  ranks         not lined up: 4 ranks recorded the GPU timeline in win
     "$WORK/sampled.txt" || verdict+=" (text: $(grep '^  ranks' "$WORK/sampled.txt"))"
 [ "$verdict" == ok ] && echo "ok: sampled ranks not lined up, the whole timeline asked for" ||
     fail "sampled: $verdict"
+even_wall=$(echo ${walls[even]:-} | tr ' ' '\n' | grep . | median)
 for scenario in straggler serial; do
-    r=$(echo ${ratios[$scenario]:-} | tr ' ' '\n' | median)
-    echo "$scenario: predicted / measured gain ${ratios[$scenario]:-}(median $r)"
-    awk -v r="${r:-0}" 'BEGIN {exit !(r >= 0.8 && r <= 1.2)}' ||
+    p=$(echo ${preds[$scenario]:-} | tr ' ' '\n' | grep . | median)
+    w=$(echo ${walls[$scenario]:-} | tr ' ' '\n' | grep . | median)
+    r=$(awk -v p="${p:-0}" -v a="${w:-0}" -v b="${even_wall:-0}" \
+        'BEGIN {printf "%.3f", (a > b ? p / (a - b) : 0)}')
+    echo "$scenario: predicted $(awk -v p="${p:-0}" 'BEGIN {printf "%.1f", p / 1e6}') ms," \
+        "measured $(awk -v a="${w:-0}" -v b="${even_wall:-0}" 'BEGIN {printf "%.1f", (a - b) / 1e6}') ms" \
+        "(medians of 5 runs: $r)"
+    awk -v r="$r" 'BEGIN {exit !(r >= 0.8 && r <= 1.2)}' ||
         fail "$scenario: predicted / measured gain $r, outside 0.8-1.2"
 done
 [ $failures == 0 ] && echo "test_ranks: all checks passed" || echo "test_ranks: $failures failed"
