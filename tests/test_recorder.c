@@ -172,25 +172,39 @@ static void test_eight_threads_no_loss(void **state)
     cleanup();
 }
 
-static void test_full_ring_counts_every_drop(void **state)
+static const uint64_t launch_words[2] = {1, 0};
+
+/* A launch, then `burst` rounds of emit(i) with the writer held out so that the 64 KiB ring
+ * overflows, then, once the writer drained it, a launch at 900000 ns; stops the recorder
+ * and returns its stats. */
+static struct gw_recorder_stats overflow_ring(void (*emit)(uint64_t i), uint64_t burst)
 {
-    (void)state;
     start(64 * 1024, 1000);
-    uint64_t words[2] = {1, 0};
-    gw_rec_call(GW_API_cuLaunchKernel, 4000, 4001, 0, words, 2); /* registers the ring */
-    /* Hold the writer out so the ring must overflow: 20000 launches of ~9 bytes cannot fit
-     * in 64 KiB. */
+    gw_rec_call(GW_API_cuLaunchKernel, 4000, 4001, 0, launch_words, 2); /* registers it */
     pthread_mutex_lock(&gw_rec.rings_lock);
-    const uint64_t burst = 20000;
     for (uint64_t i = 0; i < burst; i++)
-        gw_rec_call(GW_API_cuLaunchKernel, 5000 + i, 5000 + i + 1, 0, words, 2);
+        emit(i);
     pthread_mutex_unlock(&gw_rec.rings_lock);
     struct timespec pause = {0, 200 * 1000 * 1000}; /* the writer drains the woken ring */
     nanosleep(&pause, NULL);
-    gw_rec_call(GW_API_cuLaunchKernel, 900000, 900001, 0, words, 2);
+    gw_rec_call(GW_API_cuLaunchKernel, 900000, 900001, 0, launch_words, 2);
     struct gw_recorder_stats rec;
     gw_recorder_get_stats(&rec);
     gw_recorder_stop();
+    return rec;
+}
+
+static void emit_launch(uint64_t i)
+{
+    gw_rec_call(GW_API_cuLaunchKernel, 5000 + i, 5000 + i + 1, 0, launch_words, 2);
+}
+
+static void test_full_ring_counts_every_drop(void **state)
+{
+    (void)state;
+    /* 20000 launches of ~9 bytes cannot fit in 64 KiB */
+    const uint64_t burst = 20000;
+    struct gw_recorder_stats rec = overflow_ring(emit_launch, burst);
 
     struct gw_reader *reader = open_trace();
     struct gw_event ev;
@@ -236,25 +250,18 @@ static void test_full_ring_counts_every_drop(void **state)
  * counts the dropped records and, apart, the dropped calls, and the call ids after the drop
  * skip exactly the dropped calls (a mark counted as a call would shift every GPU record's
  * link after it). */
+static void emit_launch_and_mark(uint64_t i)
+{
+    static const uint64_t mark_words[2] = {0, 7};
+    emit_launch(2 * i);
+    gw_rec_timed(GW_REC_MARK, 5000 + 2 * i + 1, mark_words, 2);
+}
+
 static void test_full_ring_counts_calls_apart(void **state)
 {
     (void)state;
-    start(64 * 1024, 1000);
-    uint64_t words[2] = {1, 0}, mark_words[2] = {0, 7};
-    gw_rec_call(GW_API_cuLaunchKernel, 4000, 4001, 0, words, 2); /* registers the ring */
-    pthread_mutex_lock(&gw_rec.rings_lock);
     const uint64_t pairs = 12000;
-    for (uint64_t i = 0; i < pairs; i++) {
-        gw_rec_call(GW_API_cuLaunchKernel, 5000 + 2 * i, 5000 + 2 * i + 1, 0, words, 2);
-        gw_rec_timed(GW_REC_MARK, 5000 + 2 * i + 1, mark_words, 2);
-    }
-    pthread_mutex_unlock(&gw_rec.rings_lock);
-    struct timespec pause = {0, 200 * 1000 * 1000};
-    nanosleep(&pause, NULL);
-    gw_rec_call(GW_API_cuLaunchKernel, 900000, 900001, 0, words, 2);
-    struct gw_recorder_stats rec;
-    gw_recorder_get_stats(&rec);
-    gw_recorder_stop();
+    struct gw_recorder_stats rec = overflow_ring(emit_launch_and_mark, pairs);
 
     struct gw_reader *reader = open_trace();
     struct gw_event ev;
