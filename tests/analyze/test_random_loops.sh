@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The model on loops nobody tuned it to (issue 17): examples/random_loop draws a training
 # loop from a seed (loading, kernels, copy size/memory/sync-ness, sync frequency and logging,
-# streams, allocator churn); fixed seeds here. Each draw, host-only and with CUPTI:
+# streams, allocator churn); fixed seeds here, and four of them again with the backward
+# half of the kernels on a second thread. Each draw, host-only and with CUPTI:
 #   - replaying the run as measured gives its wall time back within 5 %;
 #   - a draw whose GPU was busy 95 % of the time or more gets no time finding;
 #   - the top finding's change, applied (--fix) and run, gains at least half the predicted
@@ -23,52 +24,66 @@ fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
 . "$(dirname "$0")/lib_examples.sh"
 
 checked=0 fixes=0
-for seed in $(seq 1 "$SEEDS"); do
+# check_draw LABEL ARGS...: the draw random_loop makes with ARGS (--seed N, knobs after it)
+check_draw() {
+    local label=$1
+    shift
+    local mode
     for mode in host cupti; do
-        p="$WORK/s$seed-$mode"
-        ex_run "$p" "$mode" random_loop --seed "$seed" --steps "$STEPS"
+        local p="$WORK/$label-$mode"
+        ex_run "$p" "$mode" random_loop "$@" --steps "$STEPS"
         [ -s "$p.json" ] || continue
+        local knobs err id pred util fix
         knobs=$(head -1 "$p.log" | cut -d: -f2-)
         err=$(ex_field "$p.json" replay_error)
         awk -v e="$err" 'BEGIN { exit !(e != "" && e <= 0.05) }' ||
-            fail "seed $seed ($mode): replay error $err > 5 % ($knobs)"
+            fail "$label ($mode): replay error $err > 5 % ($knobs)"
         read -r id pred <<<"$(ex_top "$p.json")"
         util=$(ex_field "$p.json" gpu_util)
         if [ "$mode" == cupti ] && awk -v u="$util" 'BEGIN { exit !(u >= 0.95) }'; then
-            [ -z "${id:-}" ] || fail "seed $seed: GPU $util busy, yet finding $id ($knobs)"
+            [ -z "${id:-}" ] || fail "$label: GPU $util busy, yet finding $id ($knobs)"
         fi
         checked=$((checked + 1))
         fix=$(ex_fix "${id:-}" "$p.json")
         if [ -z "$fix" ]; then
-            echo "  seed $seed ($mode): top ${id:-none}, util $util ($knobs)"
+            echo "  $label ($mode): top ${id:-none}, util $util ($knobs)"
             continue
         fi
         fixes=$((fixes + 1))
         # One run of a loop varies by a few % of its wall time here: the gain is measured
         # once, and when that falls short, as the median of 3 runs each way; a saving near
         # min_share (3 %) is checked against what the noise leaves measurable (2 % of wall).
-        walls_p="$(ex_wall "$p.json")" walls_f="" verdict=1
+        local walls_p walls_f="" verdict=1 i f wp wf
+        walls_p="$(ex_wall "$p.json")"
         for i in 1 2 3; do
-            f="$WORK/s$seed-$mode-fixed$i"
+            f="$WORK/$label-$mode-fixed$i"
             # shellcheck disable=SC2046  # (one word per --fix)
-            ex_run "$f" "$mode" random_loop --seed "$seed" --steps "$STEPS" $(ex_fix_args "$fix")
+            ex_run "$f" "$mode" random_loop "$@" --steps "$STEPS" $(ex_fix_args "$fix")
             walls_f+=" $(ex_wall "$f.json")"
             if [ "$i" -gt 1 ]; then
-                ex_run "$p-again$i" "$mode" random_loop --seed "$seed" --steps "$STEPS"
+                ex_run "$p-again$i" "$mode" random_loop "$@" --steps "$STEPS"
                 walls_p+=" $(ex_wall "$p-again$i.json")"
             fi
             [ "$i" -eq 2 ] && continue
             wp=$(tr ' ' '\n' <<<"$walls_p" | grep . | median)
             wf=$(tr ' ' '\n' <<<"$walls_f" | grep . | median)
-            awk -v p="$pred" -v m="$((wp - wf))" -v w="$wp" -v n="seed $seed ($mode)" \
+            awk -v p="$pred" -v m="$((wp - wf))" -v w="$wp" -v n="$label ($mode)" \
                 -v id="$id" -v runs="$i" 'BEGIN {
                 printf "  %s: %s predicted %.1f ms, measured %.1f ms (%.2f, %d run%s)\n", n, id,
                     p / 1e6, m / 1e6, (p > 0 ? m / p : 0), runs, (runs > 1 ? "s" : "");
                 exit !(m >= 0.5 * p - 0.02 * w) }' && { verdict=0; break; }
         done
         [ "$verdict" -eq 0 ] ||
-            fail "seed $seed ($mode): $id's fix ($fix) gained less than half the prediction ($knobs)"
+            fail "$label ($mode): $id's fix ($fix) gained less than half the prediction ($knobs)"
     done
+}
+for seed in $(seq 1 "$SEEDS"); do
+    check_draw "seed $seed" --seed "$seed"
+done
+# a few draws again with the backward half of each step's kernels launched by a second
+# thread while the training thread waits (PyTorch's autograd engine), on one stream
+for seed in 1 2 3 4; do
+    check_draw "seed $seed, backward thread" --seed "$seed" --streams 1 --backward-thread 1
 done
 echo "  $checked draws checked, $fixes fixes applied"
 
