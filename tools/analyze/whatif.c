@@ -203,34 +203,41 @@ unsigned an_wi_touched(const struct an_replay_state *st, const struct an_ev *ev,
     return t;
 }
 
+/* The changes under which ev costs the host nothing: a replayed graph's kernel launches, a
+ * warm allocator's allocs and frees. */
+static unsigned costless(const struct an_ev *ev)
+{
+    if (kernel_launch(ev))
+        return AN_WI_BIT(AN_WI_GRAPHS);
+    return allocator_call(ev) ? AN_WI_BIT(AN_WI_NO_CHURN) : 0;
+}
+
 void an_wi_transform(struct an_replay_state *st, const unsigned *c, const struct an_ev *ev,
                      uint64_t gap, uint64_t dur, const uint64_t *h, uint64_t *start,
                      uint64_t *cost)
 {
     int overhead = launch_overhead(st, ev, gap), load = an_wi_batch_load(st, ev, st->alone);
     uint64_t covered = gap > st->alone ? gap - st->alone : 0;
+    /* (the per-event tests once: which changes take the stretch away, or the call's cost) */
+    unsigned no_gap = overhead ? AN_WI_BIT(AN_WI_GRAPHS) : 0, no_cost = costless(ev);
     for (int w = 0; w < AN_WORLDS; w++) {
         if (!c[w])
             continue;
         uint64_t g = gap;
-        if ((c[w] & AN_WI_BIT(AN_WI_GRAPHS)) && overhead)
+        if (c[w] & no_gap)
             g = 0;
         else if ((c[w] & AN_WI_BIT(AN_WI_INPUT_WORKERS)) && load)
             g = covered + worker_gap(st, w, st->alone, h[w]);
         else if ((c[w] & AN_WI_BIT(AN_WI_BACKGROUND)) && st->pause)
             g = covered + background_gap(st, w, st->alone, h[w]);
         start[w] = h[w] + g;
-        cost[w] = an_wi_cost(c[w], ev, dur);
+        cost[w] = c[w] & no_cost ? 0 : dur;
     }
 }
 
 uint64_t an_wi_cost(unsigned changes, const struct an_ev *ev, uint64_t own_ns)
 {
-    if ((changes & AN_WI_BIT(AN_WI_GRAPHS)) && kernel_launch(ev))
-        return 0;
-    if ((changes & AN_WI_BIT(AN_WI_NO_CHURN)) && allocator_call(ev))
-        return 0;
-    return own_ns;
+    return changes & costless(ev) ? 0 : own_ns;
 }
 
 int an_wi_waits(unsigned changes, const struct an_ev *ev)
