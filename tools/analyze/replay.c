@@ -785,7 +785,8 @@ static void replay_call(struct an_replay_state *st, const struct an_ev *ev)
     /* worlds making none of the changes that touch ev replay it as measured */
     st->after_kernel = t->after_kernel;
     t->after_kernel = an_wi_kernel_launch(ev);
-    unsigned touched = an_wi_touched(st, ev, gap), c[AN_WORLDS];
+    st->load = an_wi_batch_load(st, ev, st->alone);
+    unsigned touched = an_wi_touched(st, ev), c[AN_WORLDS];
     uint64_t start[AN_WORLDS], cost[AN_WORLDS];
     uint64_t dur = ev->end - ev->ts;
     for (int w = 0; w < AN_WORLDS; w++) {  /* (the common case, as measured, vectorizes) */
@@ -796,7 +797,7 @@ static void replay_call(struct an_replay_state *st, const struct an_ev *ev)
     if (touched)
         an_wi_transform(st, c, ev, gap, dur, t->h, start, cost);
     memcpy(t->h, start, sizeof start);
-    if (an_wi_batch_load(st, ev, st->alone))
+    if (st->load)
         st->loads++;
     if (is_event_record(ev)) {
         struct an_rp_stream *s = stream_of(st, ev->stream);

@@ -106,9 +106,10 @@ struct an_replay_state {
     uint64_t *worker_free, *taken;
     size_t nworkers, ntaken;
     uint64_t loads;
-    /* AN_WI_BACKGROUND: the stretch ending at the call replayed now is a pause of the loop
-     * (whatif.c), and when the background thread is free again, per world */
-    int pause;
+    /* the stretch ending at the call replayed now: a batch load (an_wi_batch_load), a pause
+     * of the loop (an_wi_loop_pause); and, for AN_WI_BACKGROUND, when the background
+     * thread is free again, per world */
+    int load, pause;
     uint64_t bg_free[AN_WORLDS];
     /* the part of the stretch before the call replayed now in which no other thread issued
      * GPU work (what batch loads and pauses are made of), and the latest end of a call that

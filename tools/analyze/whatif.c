@@ -88,8 +88,8 @@ static int kernel_launch(const struct an_ev *ev)
  * training thread loading a batch itself. Only the part of it in which no other thread
  * issued GPU work counts (replay.h, alone): while PyTorch's autograd thread launches the
  * backward kernels the training thread waits in loss.backward(), and the autograd thread
- * waits in turn while the forward is launched; neither is loading anything. The workers start with the first such stretch
- * (iter(loader)), so the first batch is never ready early. With N workers, batch k is
+ * waits in turn while the forward is launched; neither is loading anything. The workers
+ * start with the first such stretch (iter(loader)), so the first batch is never ready early. With N workers, batch k is
  * loaded by worker k mod N as soon as it is free and the loop has taken batch
  * k - N x AN_PREFETCH_FACTOR, and takes as long as it took the thread; the loop waits only
  * for what is not ready yet. Stretches of pause_min_ns or more are not batch loads
@@ -127,10 +127,10 @@ static uint64_t worker_gap(struct an_replay_state *st, int world, uint64_t gap, 
  * The loop's pauses: a stretch with no call of pause_min_ns or more, on a thread that ran
  * pause_every_min iterations of its loop or more since its previous long stretch (or its
  * start). An iteration is a step range's end (NVTX), or a wait for the GPU or a batch's
- * upload after the thread launched kernels (a loop with no sync uploads its batches). Stretches before the loop ran (imports, building the model and the data
- * set, a compile in the first steps) are start-up, which nothing takes off the loop; long
- * stretches more often than that are the input's rhythm (a DataLoader delivering in
- * bursts), not pauses.
+ * upload after the thread launched kernels (a loop with no sync uploads its batches).
+ * Stretches before the loop ran (imports, building the model and the data set, a compile
+ * in the first steps) are start-up, which nothing takes off the loop; long stretches more
+ * often than that are the input's rhythm (a DataLoader delivering in bursts), not pauses.
  * AN_WI_BACKGROUND runs each pause on one background thread (an asynchronous checkpoint
  * save: torch.distributed.checkpoint.async_save, or a thread writing the state_dict): the
  * loop goes on at once, unless the previous pause's work is still running, which it waits
@@ -181,10 +181,10 @@ static int pageable_upload(const struct an_ev *ev)
     return blocking_upload(ev) && ev->host_kind == GW_HOST_PAGEABLE;
 }
 
-unsigned an_wi_touched(const struct an_replay_state *st, const struct an_ev *ev, uint64_t gap)
+unsigned an_wi_touched(const struct an_replay_state *st, const struct an_ev *ev)
 {
     unsigned t = 0;
-    if (an_wi_batch_load(st, ev, st->alone))
+    if (st->load)
         t |= AN_WI_BIT(AN_WI_INPUT_WORKERS);
     if (st->pause)
         t |= AN_WI_BIT(AN_WI_BACKGROUND);
@@ -216,7 +216,7 @@ void an_wi_transform(struct an_replay_state *st, const unsigned *c, const struct
                      uint64_t gap, uint64_t dur, const uint64_t *h, uint64_t *start,
                      uint64_t *cost)
 {
-    int overhead = launch_overhead(st, ev, gap), load = an_wi_batch_load(st, ev, st->alone);
+    int overhead = launch_overhead(st, ev, gap);
     uint64_t covered = gap > st->alone ? gap - st->alone : 0;
     /* (the per-event tests once: which changes take the stretch away, or the call's cost) */
     unsigned no_gap = overhead ? AN_WI_BIT(AN_WI_GRAPHS) : 0, no_cost = costless(ev);
@@ -226,7 +226,7 @@ void an_wi_transform(struct an_replay_state *st, const unsigned *c, const struct
         uint64_t g = gap;
         if (c[w] & no_gap)
             g = 0;
-        else if ((c[w] & AN_WI_BIT(AN_WI_INPUT_WORKERS)) && load)
+        else if ((c[w] & AN_WI_BIT(AN_WI_INPUT_WORKERS)) && st->load)
             g = covered + worker_gap(st, w, st->alone, h[w]);
         else if ((c[w] & AN_WI_BIT(AN_WI_BACKGROUND)) && st->pause)
             g = covered + background_gap(st, w, st->alone, h[w]);

@@ -40,9 +40,10 @@ int an_wi_kernel_launch(const struct an_ev *ev);
 /* Calls after which the host waited for the GPU as measured: drains, blocking copies. */
 int an_wi_waits_measured(const struct an_ev *ev);
 
-/* The changes that transform anything about ev (its stretch of `gap` ns before it, its
- * cost, its wait, its operation): worlds making none of them replay ev as measured. */
-unsigned an_wi_touched(const struct an_replay_state *st, const struct an_ev *ev, uint64_t gap);
+/* The changes that transform anything about ev (its stretch before it, as st->load and
+ * st->pause classify it; its cost, its wait, its operation): worlds making none of them
+ * replay ev as measured. */
+unsigned an_wi_touched(const struct an_replay_state *st, const struct an_ev *ev);
 
 /* For every world w with changes c[w] != 0: start[w] = h[w] + the stretch before ev as
  * transformed (loads made by workers, launch overhead gone), cost[w] = ev's own time dur
