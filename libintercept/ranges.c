@@ -8,25 +8,39 @@
 
 struct range { uint64_t start, size; };
 
+/* Copies look ranges up on every call, from any thread, while allocations change them
+ * rarely: readers take no lock and write nothing shared (a read-write lock's two atomic
+ * updates per lookup were most of a copy hook's cost). Writers hold `lock` and keep `seq`
+ * odd while they change the array; a reader that saw it odd, or changed, reads again.
+ * A grown array replaces the old one, which a reader may still be searching: the old one
+ * is kept (retired), never freed, at most as much again as the array in use. */
 struct range_set {
-    pthread_rwlock_t lock;
-    struct range *items;   /* sorted by start, non-overlapping */
+    pthread_mutex_t lock;
+    unsigned seq;            /* odd while a writer changes the set */
+    struct range *items;     /* sorted by start, non-overlapping */
     size_t count, cap;
+    struct retired { struct retired *next; struct range *items; } *retired;
 };
 
 static struct range_set sets[GW_RANGE_KINDS] = {
-    {PTHREAD_RWLOCK_INITIALIZER, NULL, 0, 0},
-    {PTHREAD_RWLOCK_INITIALIZER, NULL, 0, 0},
-    {PTHREAD_RWLOCK_INITIALIZER, NULL, 0, 0},
+    {PTHREAD_MUTEX_INITIALIZER, 0, NULL, 0, 0, NULL},
+    {PTHREAD_MUTEX_INITIALIZER, 0, NULL, 0, 0, NULL},
+    {PTHREAD_MUTEX_INITIALIZER, 0, NULL, 0, 0, NULL},
 };
 
-/* Index of the first range whose start is > addr. */
-static size_t upper_bound(const struct range_set *set, uint64_t addr)
+/* Lookups that saw a writer this many times in a row take the lock instead of trying
+ * again: a writer preempted mid-change must not keep a hooked call spinning. */
+#define READ_TRIES 64
+
+static inline uint64_t load(const uint64_t *word) { return __atomic_load_n(word, __ATOMIC_RELAXED); }
+
+/* Index of the first range whose start is > addr, in items[0..count). */
+static size_t upper_bound(const struct range *items, size_t count, uint64_t addr)
 {
-    size_t lo = 0, hi = set->count;
+    size_t lo = 0, hi = count;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (set->items[mid].start <= addr)
+        if (load(&items[mid].start) <= addr)
             lo = mid + 1;
         else
             hi = mid;
@@ -34,56 +48,119 @@ static size_t upper_bound(const struct range_set *set, uint64_t addr)
     return lo;
 }
 
+static int inside(const struct range *items, size_t count, uint64_t addr)
+{
+    size_t at = upper_bound(items, count, addr);
+    return at > 0 && addr - load(&items[at - 1].start) < load(&items[at - 1].size);
+}
+
+static void write_begin(struct range_set *set)
+{
+    pthread_mutex_lock(&set->lock);
+    __atomic_store_n(&set->seq, set->seq + 1, __ATOMIC_RELAXED);
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+}
+
+static void write_end(struct range_set *set)
+{
+    __atomic_store_n(&set->seq, set->seq + 1, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&set->lock);
+}
+
+static void store_range(struct range *item, uint64_t start, uint64_t size)
+{
+    __atomic_store_n(&item->start, start, __ATOMIC_RELAXED);
+    __atomic_store_n(&item->size, size, __ATOMIC_RELAXED);
+}
+
+/* Moves items [from, count) by one place, up (+1) or down (-1), a word at a time. */
+static void shift(struct range *items, size_t from, size_t count, int up)
+{
+    if (up) {
+        for (size_t i = count; i > from; i--)
+            store_range(&items[i], load(&items[i - 1].start), load(&items[i - 1].size));
+    } else {
+        for (size_t i = from; i + 1 < count; i++)
+            store_range(&items[i], load(&items[i + 1].start), load(&items[i + 1].size));
+    }
+}
+
+/* A larger array with the same ranges, published before the old one is retired. */
+static int grow(struct range_set *set)
+{
+    size_t cap = set->cap ? set->cap * 2 : 64;
+    struct range *grown = malloc(cap * sizeof *grown);
+    struct retired *old = set->items ? malloc(sizeof *old) : NULL;
+    if (!grown || (set->items && !old)) {
+        free(grown);
+        free(old);
+        return -1;
+    }
+    if (set->count)
+        memcpy(grown, set->items, set->count * sizeof *grown);
+    if (old) {
+        *old = (struct retired){set->retired, set->items};
+        set->retired = old;
+    }
+    __atomic_store_n(&set->items, grown, __ATOMIC_RELEASE);
+    set->cap = cap;
+    return 0;
+}
+
 void gw_ranges_add(enum gw_range_kind kind, uint64_t start, uint64_t size)
 {
     if (!start || !size)
         return;
     struct range_set *set = &sets[kind];
-    pthread_rwlock_wrlock(&set->lock);
-    if (set->count == set->cap) {
-        size_t cap = set->cap ? set->cap * 2 : 64;
-        struct range *grown = realloc(set->items, cap * sizeof *grown);
-        if (!grown) {
-            pthread_rwlock_unlock(&set->lock);
-            return;
-        }
-        set->items = grown;
-        set->cap = cap;
+    write_begin(set);
+    if (set->count == set->cap && grow(set) != 0) {
+        write_end(set);
+        return;
     }
-    size_t at = upper_bound(set, start);
+    size_t at = upper_bound(set->items, set->count, start);
     if (at > 0 && set->items[at - 1].start == start) {
-        set->items[at - 1].size = size; /* the driver reused an address we missed freeing */
+        store_range(&set->items[at - 1], start, size); /* an address we missed freeing */
     } else {
-        memmove(&set->items[at + 1], &set->items[at], (set->count - at) * sizeof *set->items);
-        set->items[at] = (struct range){start, size};
-        set->count++;
+        shift(set->items, at, set->count, 1);
+        store_range(&set->items[at], start, size);
+        __atomic_store_n(&set->count, set->count + 1, __ATOMIC_RELAXED);
     }
-    pthread_rwlock_unlock(&set->lock);
+    write_end(set);
 }
 
 uint64_t gw_ranges_remove(enum gw_range_kind kind, uint64_t start)
 {
     struct range_set *set = &sets[kind];
     uint64_t size = 0;
-    pthread_rwlock_wrlock(&set->lock);
-    size_t at = upper_bound(set, start);
+    write_begin(set);
+    size_t at = upper_bound(set->items, set->count, start);
     if (at > 0 && set->items[at - 1].start == start) {
         size = set->items[at - 1].size;
-        memmove(&set->items[at - 1], &set->items[at], (set->count - at) * sizeof *set->items);
-        set->count--;
+        shift(set->items, at - 1, set->count, 0);
+        __atomic_store_n(&set->count, set->count - 1, __ATOMIC_RELAXED);
     }
-    pthread_rwlock_unlock(&set->lock);
+    write_end(set);
     return size;
 }
 
 int gw_ranges_contains(enum gw_range_kind kind, uint64_t addr)
 {
     struct range_set *set = &sets[kind];
-    pthread_rwlock_rdlock(&set->lock);
-    size_t at = upper_bound(set, addr);
-    int inside = at > 0 && addr - set->items[at - 1].start < set->items[at - 1].size;
-    pthread_rwlock_unlock(&set->lock);
-    return inside;
+    for (int tries = 0; tries < READ_TRIES; tries++) {
+        unsigned seq = __atomic_load_n(&set->seq, __ATOMIC_ACQUIRE);
+        if (seq & 1)
+            continue;
+        const struct range *items = __atomic_load_n(&set->items, __ATOMIC_ACQUIRE);
+        size_t count = __atomic_load_n(&set->count, __ATOMIC_RELAXED);
+        int found = count && inside(items, count, addr);
+        __atomic_thread_fence(__ATOMIC_ACQUIRE);
+        if (__atomic_load_n(&set->seq, __ATOMIC_RELAXED) == seq)
+            return found;
+    }
+    pthread_mutex_lock(&set->lock);
+    int found = set->count && inside(set->items, set->count, addr);
+    pthread_mutex_unlock(&set->lock);
+    return found;
 }
 
 unsigned gw_host_kind(uint64_t addr)
@@ -102,7 +179,9 @@ int gw_is_device_pointer(uint64_t addr)
 
 void gw_ranges_reset(void)
 {
+    /* (a forked child: the parent's writer, if one was inside, is gone) */
     for (int kind = 0; kind < GW_RANGE_KINDS; kind++) {
-        pthread_rwlock_init(&sets[kind].lock, NULL);
+        pthread_mutex_init(&sets[kind].lock, NULL);
+        sets[kind].seq &= ~1u;
     }
 }
