@@ -11,7 +11,9 @@
 #     of the records (buffers, conversion, writing),
 #   - and, for the mix, the default sampled timeline past its record rate against the same
 #     configurations, each the mean of 40 passes (windows of 100 ms every 1.5 s: the
-#     default's 2 s every 30 s, scaled to the bench's 10 s or so).
+#     default's 2 s every 30 s, scaled to the bench's 10 s or so), through the CUPTI double
+#     that makes no record (the shim's own cost in the default mode; windows forced, as
+#     the double gives no record rate to shut them by) and the simulated one.
 # Rounds are interleaved; each figure is the median of the rounds (each round: the fastest
 # of 5 passes). Also the trace's bytes per event, host-only and with the timeline. Real
 # CUPTI's cost differs from the simulated one's and needs a GPU to measure.
@@ -47,6 +49,11 @@ run() {  # run CONFIG MODE: ns per call of one pass of bench_calls
     sampled) GPUWATCH_TIMELINE=sampled GPUWATCH_TIMELINE_WINDOW_MS=100 \
             GPUWATCH_TIMELINE_EVERY_MS=1500 GPUWATCH_CUPTI=$cupti \
             GPUWATCH_OUTPUT=$traces/sampled LD_PRELOAD=$shim LD_LIBRARY_PATH=$fake \
+            "$bench" "${only[@]}" ;;
+    sampled_null) GPUWATCH_TIMELINE=sampled GPUWATCH_TIMELINE_WINDOW_MS=100 \
+            GPUWATCH_TIMELINE_EVERY_MS=1500 GPUWATCH_TIMELINE_FULL_RATE=0 FAKECUPTI_NO_RECORDS=1 \
+            GPUWATCH_CUPTI=$cupti \
+            GPUWATCH_OUTPUT=$traces/sampled_null LD_PRELOAD=$shim LD_LIBRARY_PATH=$fake \
             "$bench" "${only[@]}" ;;
   esac | awk '/ns_per_call/ {print $2}'
 }
@@ -91,17 +98,18 @@ done
 # the sampled timeline costs what it costs over time: means of many passes, all configs
 declare -A mean=()
 for ((i = 0; i < rounds; i++)); do
-  for c in base host full sampled; do
+  for c in base host sampled_null sampled full; do
     mean[$c]+=" $(run "$c" mean)"
   done
 done
 # shellcheck disable=SC2086
 awk -v b="$(median ${mean[base]})" -v h="$(median ${mean[host]})" -v f="$(median ${mean[full]})" \
-    -v s="$(median ${mean[sampled]})" 'BEGIN {
-  print "mix, mean of 40 passes   no shim  host-only  timeline,   timeline,     shim + sim. CUPTI over no shim"
-  print "                                             sampled     full          sampled   full"
-  printf "%-22s %9.1f  %9.1f  %10.1f  %10.1f    %+8.1f  %+8.1f\n", "", b, h, s, f, s - b, f - b }'
+    -v s="$(median ${mean[sampled]})" -v sn="$(median ${mean[sampled_null]})" 'BEGIN {
+  print "mix, mean of 40 passes   no shim  host-only  sampled,    sampled,    full,        shim, own   shim + sim. CUPTI"
+  print "                                             no records  sim. CUPTI  sim. CUPTI   sampled     sampled   full"
+  printf "%-22s %9.1f  %9.1f  %10.1f  %10.1f  %10.1f    %+8.1f    %+8.1f  %+8.1f\n", "", b, h, sn, s, f, sn - b, s - b, f - b }'
 windows=$("$build/tools/gpuwatch" dump "$traces"/sampled/*.gwt | grep -c ' gpu_window - - - open$' || true)
-echo "(the sampled run's last pass opened $windows windows)"
+windows_null=$("$build/tools/gpuwatch" dump "$traces"/sampled_null/*.gwt | grep -c ' gpu_window - - - open$' || true)
+echo "(the sampled runs' last passes opened $windows windows, $windows_null without records)"
 echo "trace of the mix, host-only:     $host_size"
 echo "trace of the mix, with timeline: $full_size"
