@@ -21,6 +21,7 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 declare -A tests=(
     [libintercept/recorder.c]='^(test_recorder|test_shim_e2e|test_stacks_e2e|test_gpu_timeline)$'
     [libintercept/hooks_copy.c]='^(test_shim_e2e)$'
+    [libintercept/ranges.c]='^(test_ranges|test_shim_e2e)$'
     [libintercept/cupti_timeline.c]='^(test_gpu_timeline)$'
     [tools/reader/trace_decode.c]='^(test_reader|analyze_golden)$'
     [tools/analyze/replay.c]='^(analyze_test_(model|rerank|whatif_thresholds|properties)|test_rule_.*)$'
