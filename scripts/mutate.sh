@@ -81,8 +81,8 @@ for file in "${files[@]}"; do
             survived=$((survived + 1))
             local_diff=$(diff "$work/original" "$m" || true)
             at=$(head -1 <<<"$local_diff" | grep -o '^[0-9]*')
-            was=$(grep -m1 '^<' <<<"$local_diff" | cut -c3- | sed 's/^ *//')
-            line=$(grep -m1 '^>' <<<"$local_diff" | cut -c3- | sed 's/^ *//')
+            was=$(grep -m1 '^<' <<<"$local_diff" | cut -c3- | sed 's/^ *//' || true)
+            line=$(grep -m1 '^>' <<<"$local_diff" | cut -c3- | sed 's/^ *//' || true)
             survivors+="  $file:$at: ${was:-(nothing)} -> ${line:-(removed)}"$'\n'
         else
             killed=$((killed + 1))

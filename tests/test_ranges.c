@@ -34,6 +34,20 @@ static void test_inside_edges_and_kinds(void **state)
     assert_int_equal(gw_ranges_remove(GW_RANGE_DEVICE, 0x7f0000000000), 1 << 20);
 }
 
+/* An address the driver handed out again without our seeing it freed: the new size
+ * replaces the old, and one free removes it. */
+static void test_reused_address_replaces_its_range(void **state)
+{
+    (void)state;
+    gw_ranges_add(GW_RANGE_PINNED, 0x20000, 0x1000);
+    gw_ranges_add(GW_RANGE_PINNED, 0x30000, 0x1000);
+    gw_ranges_add(GW_RANGE_PINNED, 0x20000, 0x4000);
+    assert_int_equal(gw_host_kind(0x23fff), GW_HOST_PINNED);
+    assert_int_equal(gw_ranges_remove(GW_RANGE_PINNED, 0x20000), 0x4000);
+    assert_int_equal(gw_host_kind(0x20000), GW_HOST_PAGEABLE);
+    assert_int_equal(gw_ranges_remove(GW_RANGE_PINNED, 0x30000), 0x1000);
+}
+
 /* Many ranges, added out of order and removed from the middle: the array grows several
  * times and stays sorted. */
 static void test_growth_keeps_every_range(void **state)
@@ -119,6 +133,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_inside_edges_and_kinds),
+        cmocka_unit_test(test_reused_address_replaces_its_range),
         cmocka_unit_test(test_growth_keeps_every_range),
         cmocka_unit_test(test_lookups_racing_writers_are_exact),
     };
