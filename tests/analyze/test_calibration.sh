@@ -42,7 +42,6 @@ calibrate() {  # calibrate LABEL EXPECTED_ID EXAMPLE FIX_ARGS [ARGS...] (FIX_ARG
                 echo "  $name ($mode): run $i preempted (contention on top): run again"
             done
             walls_p+="$(ex_wall "$p") " walls_f+="$(ex_wall "$f") "
-            read -r id pred <<<"$(ex_top "$p")"
             ids+="${id:-none} " preds+="${pred:-0} "
         done
         local id
