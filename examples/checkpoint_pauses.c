@@ -9,8 +9,8 @@
  * still come back to the host on the training thread, and a background thread writes them
  * out while the loop goes on; one write in flight at a time, the last awaited at the end.
  * Here a write (300 ms) outlasts the 50 steps (100 ms) before the next save, so the async
- * save hides only those 100 ms of each: it gains ~210 ms where the pauses finding, which
- * claims each pause whole, predicts 600 ms (saving less often is what gives that back).
+ * save hides only those 100 ms of each: it gains ~210 ms, not the pauses' whole 600 ms
+ * (saving less often is what gives that back); the pauses finding replays exactly this.
  */
 #include <pthread.h>
 #include <stdlib.h>

@@ -35,8 +35,8 @@ static void idle_by_cause(FILE *out, const struct an_model *m)
     if (pauses) {
         an_fmt_ns(a, sizeof a, (double)pause_ns);
         an_fmt_ns(b, sizeof b, (double)an_pause_threshold(m));
-        fprintf(out, "    of input_pipeline, %s in %" PRIu64 " pause%s of %s or more (the "
-                "pauses finding)\n", a, pauses, pauses == 1 ? "" : "s", b);
+        fprintf(out, "    of input_pipeline, %s in %" PRIu64 " idle stretch%s of %s or more "
+                "(pauses, not batch loads)\n", a, pauses, pauses == 1 ? "" : "es", b);
     }
 }
 
