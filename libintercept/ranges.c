@@ -32,7 +32,10 @@ static struct range_set sets[GW_RANGE_KINDS] = {
  * again: a writer preempted mid-change must not keep a hooked call spinning. */
 #define READ_TRIES 64
 
-static inline uint64_t load(const uint64_t *word) { return __atomic_load_n(word, __ATOMIC_RELAXED); }
+static inline uint64_t load(const uint64_t *word)
+{
+    return __atomic_load_n(word, __ATOMIC_RELAXED);
+}
 
 /* Index of the first range whose start is > addr, in items[0..count). */
 static size_t upper_bound(const struct range *items, size_t count, uint64_t addr)

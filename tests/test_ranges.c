@@ -83,7 +83,8 @@ static void *churn(void *arg)
     uint64_t base = (uint64_t)(uintptr_t)arg;
     for (uint64_t i = 0; i < WRITES; i++) {
         uint64_t slot = i % 300;
-        uint64_t below = base + slot * 0x100, above = PINNED_BUFFER + 0x100000 + base + slot * 0x100;
+        uint64_t below = base + slot * 0x100;
+        uint64_t above = PINNED_BUFFER + 0x100000 + base + slot * 0x100;
         if (i / 300 % 2 == 0) {
             gw_ranges_add(GW_RANGE_PINNED, below, 0x80);
             gw_ranges_add(GW_RANGE_PINNED, above, 0x80);

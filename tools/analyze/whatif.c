@@ -89,15 +89,15 @@ static int kernel_launch(const struct an_ev *ev)
  * issued GPU work counts (replay.h, alone): while PyTorch's autograd thread launches the
  * backward kernels the training thread waits in loss.backward(), and the autograd thread
  * waits in turn while the forward is launched; neither is loading anything. The workers
- * start with the first such stretch (iter(loader)), so the first batch is never ready early. With N workers, batch k is
- * loaded by worker k mod N as soon as it is free and the loop has taken batch
- * k - N x AN_PREFETCH_FACTOR, and takes as long as it took the thread; the loop waits only
- * for what is not ready yet. Stretches of pause_min_ns or more are not batch loads
- * (evaluation, checkpoints: the pauses advice's) and stay; nor is the host work of a step
- * after its last call, where NVTX says the step ended after it: the loop fetches the next
- * batch after the step's range ends (its own range, or a profiler's ProfilerStep#N that
- * opens before the fetch), so what came before the end was the step's own (logging the
- * loss it read): workers cannot take it over.
+ * start with the first such stretch (iter(loader)), so the first batch is never ready
+ * early. With N workers, batch k is loaded by worker k mod N as soon as it is free and the
+ * loop has taken batch k - N x AN_PREFETCH_FACTOR, and takes as long as it took the
+ * thread; the loop waits only for what is not ready yet. Stretches of pause_min_ns or more
+ * are not batch loads (evaluation, checkpoints: the pauses advice's) and stay; nor is the
+ * host work of a step after its last call, where NVTX says the step ended after it: the
+ * loop fetches the next batch after the step's range ends (its own range, or a profiler's
+ * ProfilerStep#N that opens before the fetch), so what came before the end was the step's
+ * own (logging the loss it read): workers cannot take it over.
  */
 
 static uint64_t worker_gap(struct an_replay_state *st, int world, uint64_t gap, uint64_t h)
