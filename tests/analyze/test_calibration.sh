@@ -4,7 +4,8 @@
 # timeline and host-only mode (single wastes also with a sampled timeline, in windows with
 # gaps: lib_examples.sh); the predicted saving of the top finding (the what-if
 # replay's) must be within +-20 % of the measured wall-time difference, and the top finding
-# must be the planted one; with two wastes in one loop, the one whose fix gains most.
+# must be the planted one; with two wastes in one loop, the one whose fix gains most. Every
+# order and ratio allows for the noise the interleaved runs show (noise.sh, issue 34).
 #   test_calibration.sh BUILD_DIR
 set -u
 BUILD=${1:?usage: test_calibration.sh BUILD_DIR}
@@ -20,112 +21,138 @@ run() {  # run LABEL MODE TAG EXAMPLE [ARGS...]: the JSON analysis in $WORK/LABE
     ex_run "$WORK/$label-$mode-$tag" "$mode" "$example" "$@"
 }
 
-# The median of 3 runs each way: the machines are noisy (one run of the same program varies
-# by 10 % and more on a busy 2-core VM).
+# The median of 3 runs each way, interleaved (planted, fixed, planted ...), 5 when their noise
+# is over a quarter of what is checked: one run of the same program varies by 10 % and more
+# on a busy 2-core VM. The planted finding's prediction must lie within +-20 % of a gain the
+# runs cannot tell from the measured one (noise.sh). It must rank first, or tie with the
+# first: a finding that predicts no more than 20 % over it (the calibration's own bound: two
+# predictions that close are not ordered; dataloader_bound's sync is one, its load overlaps
+# the GPU's work once the host no longer waits). Contention ranked first is the machine's
+# (another process took a CPU), not the program's: said, and the ranking read below it.
 calibrate() {  # calibrate LABEL EXPECTED_ID EXAMPLE FIX_ARGS [ARGS...] (FIX_ARGS: one or more words)
     local name=$1 want=$2 example=$3 fix=$4 mode i
     shift 4
+    local skip=contention
+    [ "$want" == contention ] && skip=""
     for mode in host cupti sampled; do
-        local walls_p="" walls_f="" preds="" ids=""
-        for i in 1 2 3; do
-            local p="$WORK/$name-$mode-planted$i.json" f="$WORK/$name-$mode-fixed$i.json" id pred
-            local again
-            for again in 1 2; do
-                run "$name" "$mode" "planted$i" "$example" "$@"
-                # shellcheck disable=SC2086  # (FIX_ARGS: one or more words)
-                run "$name" "$mode" "fixed$i" "$example" "$@" $fix
-                # contention is the machine's, not the program's: a run the CPU samples
-                # show preempted more than its planted waste costs is measured once more
-                read -r id pred <<<"$(ex_top "$p")"
-                [ "${id:-}" == contention ] && [ "$want" != contention ] && [ $again == 1 ] ||
-                    break
-                echo "  $name ($mode): run $i preempted (contention on top): run again"
-            done
-            walls_p+="$(ex_wall "$p") " walls_f+="$(ex_wall "$f") "
-            ids+="${id:-none} " preds+="${pred:-0} "
+        local walls_p="" walls_f="" preds="" busy=0 ties="" wall_p wall_f pred noise
+        for i in 1 2 3 4 5; do
+            local p="$WORK/$name-$mode-planted$i.json" f="$WORK/$name-$mode-fixed$i.json"
+            local top_id top_pred run_id run_pred
+            run "$name" "$mode" "planted$i" "$example" "$@"
+            # shellcheck disable=SC2086  # (FIX_ARGS: one or more words)
+            run "$name" "$mode" "fixed$i" "$example" "$@" $fix
+            [ -z "$skip" ] || [ "$(ex_top "$p" | cut -d' ' -f1)" != contention ] || busy=$((busy + 1))
+            read -r top_id top_pred <<<"$(ex_top "$p" "$skip")"
+            read -r run_id run_pred <<<"$(ex_finding "$p" "$want")"
+            if [ -z "${run_id:-}" ]; then
+                fail "$name ($mode): no $want finding in run $i (top: ${top_id:-none})"
+            elif [ "$top_id" != "$want" ]; then
+                awk -v t="$top_pred" -v w="$run_pred" 'BEGIN { exit !(t <= 1.2 * w) }' ||
+                    fail "$name ($mode): top finding '$top_id' predicts $((top_pred / 1000)) us, over 20 % more than $want's $((run_pred / 1000)) us (run $i)"
+                ties+="$top_id "
+            fi
+            walls_p+="$(ex_wall "$p") " walls_f+="$(ex_wall "$f") " preds+="${run_pred:-0} "
+            [ "$i" -ge 3 ] || continue
+            wall_p=$(tr ' ' '\n' <<<"$walls_p" | grep . | median)
+            wall_f=$(tr ' ' '\n' <<<"$walls_f" | grep . | median)
+            pred=$(tr ' ' '\n' <<<"$preds" | grep . | median)
+            noise=$(noise_of "$walls_p" "$walls_f")
+            noise_settled "$noise" "$((wall_p - wall_f))" "$pred" && break
         done
-        local id
-        for id in $ids; do
-            [ "$id" == "$want" ] || fail "$name ($mode): top finding '$id', expected '$want'"
-        done
-        local wall_p wall_f pred
-        wall_p=$(tr ' ' '\n' <<<"$walls_p" | grep . | median)
-        wall_f=$(tr ' ' '\n' <<<"$walls_f" | grep . | median)
-        pred=$(tr ' ' '\n' <<<"$preds" | grep . | median)
+        [ "$busy" -eq 0 ] || echo "  $name ($mode): contention first in $busy of $i planted runs (the machine's)"
+        [ -z "$ties" ] || echo "  $name ($mode): tied with $want, ranked above it: $ties"
+        noise_note "$name ($mode)" "$noise" "$((wall_p - wall_f))"
         local check=1
         [[ " ${SAVING_MODES:-host cupti sampled} " == *" $mode "* ]] || check=0
-        awk -v p="$pred" -v a="$wall_p" -v b="$wall_f" -v n="$name ($mode)" -v check="$check" 'BEGIN {
-            m = a - b; r = m > 0 ? p / m : 0;
-            printf "  %s: predicted %.1f ms, measured %.1f ms (%.2f%s)\n", n, p / 1e6, m / 1e6, r,
-                check ? "" : ", ranking only";
-            exit check && !(m > 0 && r >= 0.8 && r <= 1.2) }' ||
-            fail "$name ($mode): prediction outside +-20 % of the measured gain"
+        awk -v p="$pred" -v a="$wall_p" -v b="$wall_f" -v n="$name ($mode)" -v e="$noise" -v check="$check" \
+            -v runs="$i" 'BEGIN {
+            m = a - b; printf "  %s: predicted %.1f ms, measured %.1f ms +- %.1f (%.2f, %d runs each%s)\n", n, p / 1e6,
+                m / 1e6, e / 1e6, (m > 0 ? p / m : 0), runs, check ? "" : ", ranking only" }'
+        [ "$check" -eq 0 ] || noise_within "$pred" "$((wall_p - wall_f))" "$noise" 0.8 1.2 ||
+            fail "$name ($mode): prediction outside +-20 % of the measured gain, beyond its noise"
     done
 }
 
-# Two wastes in one program: each fix applied alone, and both, 7 runs each way (two gains to
-# tell apart, each noisier than one); the top finding must be the one whose fix gained most
-# of the two alone (the medians' gains), its saving within +-20 % of that gain (the median
-# of the runs' own ratios). A top changes_together finding (the two fixes together) must
-# name the pair, gain more made whole than either fix alone, and predict the pair's gain.
+# Two wastes in one program: each fix applied alone, and both, 7 runs each way interleaved
+# (two gains to tell apart, each noisier than one; contention first is the machine's, as
+# above). Each planted run's top finding names a
+# fix (the pair for changes_together); that fix must gain as much as the better of the two
+# alone, or tie with it within the noise (the pair too: it is worth ranking first only if
+# made whole it gains no less than the better fix alone). Its saving: the median of each
+# run's prediction over its own gain (the run of its fix made right after it: a run that
+# issued its launches slower waited less, and predicts less) within +-20 %, widened by
+# the noise of that fix's gain.
 calibrate_pair() {  # calibrate_pair LABEL FIX_A FIX_B EXAMPLE [ARGS...] (random_loop's --fix)
     local name=$1 a=$2 b=$3 example=$4 mode i
     shift 4
     for mode in host cupti; do
-        local walls_p="" walls_a="" walls_b="" walls_ab="" preds="" ids="" fixes=""
+        local walls_p="" walls_a="" walls_b="" walls_ab="" preds="" fixes="" busy=0 fix
         for i in 1 2 3 4 5 6 7; do
+            local p="$WORK/$name-$mode-planted$i.json" id run_pred
             run "$name" "$mode" "planted$i" "$example" "$@"
             run "$name" "$mode" "fixa$i" "$example" "$@" --fix="$a"
             run "$name" "$mode" "fixb$i" "$example" "$@" --fix="$b"
             run "$name" "$mode" "fixab$i" "$example" "$@" --fix="$a" --fix="$b"
-            walls_p+="$(ex_wall "$WORK/$name-$mode-planted$i.json") "
+            [ "$(ex_top "$p" | cut -d' ' -f1)" != contention ] || busy=$((busy + 1))
+            read -r id run_pred <<<"$(ex_top "$p" contention)"
+            walls_p+="$(ex_wall "$p") "
             walls_a+="$(ex_wall "$WORK/$name-$mode-fixa$i.json") "
             walls_b+="$(ex_wall "$WORK/$name-$mode-fixb$i.json") "
             walls_ab+="$(ex_wall "$WORK/$name-$mode-fixab$i.json") "
-            local id pred
-            read -r id pred <<<"$(ex_top "$WORK/$name-$mode-planted$i.json")"
-            ids+="${id:-none} " preds+="${pred:-0} "
-            fixes+="$(ex_fix "${id:-none}" "$WORK/$name-$mode-planted$i.json") "
+            preds+="${run_pred:-0} "
+            fix=$(ex_fix "${id:-none}" "$p" | sed "s/^$b+$a\$/$a+$b/")
+            fixes+="${fix:-${id:-none}} "
         done
-        local wp wa wb wab pred want id fix
+        [ "$busy" -eq 0 ] || echo "  $name ($mode): contention first in $busy of 7 planted runs (the machine's)"
+        local wp wa wb wab
         wp=$(tr ' ' '\n' <<<"$walls_p" | grep . | median)
         wa=$(tr ' ' '\n' <<<"$walls_a" | grep . | median)
         wb=$(tr ' ' '\n' <<<"$walls_b" | grep . | median)
         wab=$(tr ' ' '\n' <<<"$walls_ab" | grep . | median)
-        pred=$(tr ' ' '\n' <<<"$preds" | grep . | median)
-        want=$a
-        [ $((wp - wb)) -gt $((wp - wa)) ] && want=$b
-        local best=$want together=0
-        [ "$(tr ' ' '\n' <<<"$ids" | grep -c '^changes_together$')" -gt 3 ] && together=1
-        if [ "$together" -eq 1 ]; then
-            best="$a+$b"
-            local wbest=$wa
-            [ "$want" == "$b" ] && wbest=$wb
-            [ $((wp - wab)) -gt $((wp - wbest)) ] ||
-                fail "$name ($mode): changes_together on top, but the pair gains no more than $want"
-        fi
-        for fix in $fixes; do
-            [ "$fix" == "$best" ] || [ "$fix" == "$b+$a" -a "$together" -eq 1 ] ||
-                fail "$name ($mode): top finding's fix '$fix', but $best's gains most"
+        # the better fix alone, and each fix's walls and gain
+        local best=$a wbest=$wa walls_best=$walls_a
+        [ $((wp - wb)) -gt $((wp - wa)) ] && best=$b wbest=$wb walls_best=$walls_b
+        declare -A wall_of=([$a]=$wa [$b]=$wb [$a+$b]=$wab)
+        declare -A walls_of=([$a]=$walls_a [$b]=$walls_b [$a+$b]=$walls_ab)
+        local top="" tops ok=1
+        tops=$(tr ' ' '\n' <<<"$fixes" | grep . | sort | uniq -c | sort -rn)
+        top=$(awk 'NR == 1 { print $2 }' <<<"$tops")
+        for fix in $(awk '{ print $2 }' <<<"$tops"); do
+            if [ -z "${wall_of[$fix]:-}" ]; then
+                fail "$name ($mode): top finding's fix '$fix' is neither $a, $b nor both"
+                ok=0
+                continue
+            fi
+            [ "$fix" == "$best" ] && continue
+            local tie
+            tie=$(noise_of "${walls_of[$fix]}" "$walls_best")
+            noise_note "$name ($mode): $fix against $best" "$tie" "$((wp - wbest))"
+            noise_beats "$((wp - ${wall_of[$fix]}))" "$((wp - wbest))" "$tie" ||
+                fail "$name ($mode): top finding's fix '$fix' gains $(((wp - ${wall_of[$fix]}) / 1000)) us, $best alone $(((wp - wbest) / 1000)) us (noise $((tie / 1000)) us)"
         done
-        # each planted run's prediction against its own gain (the fix's run made right after
-        # it): a run that issued its launches slower waited less, and predicts less; the
-        # median of those ratios
-        local walls_w ratio
-        [ "$want" == "$a" ] && walls_w=$walls_a || walls_w=$walls_b
-        [ "$together" -eq 1 ] && walls_w=$walls_ab
+        [ "$ok" -eq 1 ] || continue
+        # each planted run's prediction against its own gain, by the fix its top finding named
+        local ratio noise gain
         ratio=$(paste <(tr ' ' '\n' <<<"$preds" | grep .) <(tr ' ' '\n' <<<"$walls_p" | grep .) \
-                    <(tr ' ' '\n' <<<"$walls_w" | grep .) |
-                awk '{ g = $2 - $3; print (g > 0 ? $1 / g : 0) }' | median)
+                    <(tr ' ' '\n' <<<"$fixes" | grep .) <(tr ' ' '\n' <<<"$walls_a" | grep .) \
+                    <(tr ' ' '\n' <<<"$walls_b" | grep .) <(tr ' ' '\n' <<<"$walls_ab" | grep .) |
+                awk -v a="$a" -v b="$b" '{ w = ($3 == a ? $4 : $3 == b ? $5 : $6); g = $2 - w
+                    print (g > 0 ? $1 / g : 0) }' | median)
+        gain=$((wp - ${wall_of[$top]}))
+        noise=$(noise_of "$walls_p" "${walls_of[$top]}")
+        noise_note "$name ($mode)" "$noise" "$gain"
         local check=1
         [[ " ${SAVING_MODES:-host cupti} " == *" $mode "* ]] || check=0
-        awk -v p="$pred" -v ga="$((wp - wa))" -v gb="$((wp - wb))" -v gab="$((wp - wab))" \
-            -v best="$best" -v a="$a" -v b="$b" \
+        awk -v p="$(tr ' ' '\n' <<<"$preds" | grep . | median)" -v ga="$((wp - wa))" -v gb="$((wp - wb))" \
+            -v gab="$((wp - wab))" -v top="$top" -v a="$a" -v b="$b" -v e="$noise" \
             -v r="$ratio" -v n="$name ($mode)" -v check="$check" 'BEGIN {
-            printf "  %s: %s gains %.1f ms, %s %.1f ms, both %.1f ms; the top (%s) predicts %.1f ms (%.2f run by run%s)\n",
-                n, a, ga / 1e6, b, gb / 1e6, gab / 1e6, best, p / 1e6, r, check ? "" : ", ranking only";
-            exit check && !(r >= 0.8 && r <= 1.2) }' ||
-            fail "$name ($mode): prediction outside +-20 % of the larger fix's gain"
+            printf "  %s: %s gains %.1f ms, %s %.1f ms, both %.1f ms; the top (%s) predicts %.1f ms (%.2f run by run, +- %.1f ms%s)\n",
+                n, a, ga / 1e6, b, gb / 1e6, gab / 1e6, top, p / 1e6, r, e / 1e6, check ? "" : ", ranking only" }'
+        [ "$check" -eq 0 ] ||
+            noise_within "$(awk -v r="$ratio" -v g="$gain" 'BEGIN { printf "%.0f", r * g }')" "$gain" "$noise" 0.8 1.2 ||
+            fail "$name ($mode): prediction outside +-20 % of its fix's gain, beyond its noise"
+        unset wall_of walls_of
     done
 }
 
@@ -189,5 +216,6 @@ calibrate_pair pageable_and_launch pinned_async cuda_graphs random_loop --load-u
 calibrate_pair input_and_pageable input_workers pinned_async random_loop --load-us 1500 \
     --kernels 4 --kernel-ns 400000 --copy-kb 12288 --pageable 1 --sync-copy 1 --sync-every 0 \
     --streams 1 --churn 0 --nvtx 1
+noise_report analyze_calibration
 [ "$failures" -eq 0 ] || { echo "test_calibration: $failures failed" >&2; exit 1; }
 echo "test_calibration: all checks passed"
