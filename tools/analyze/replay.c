@@ -87,6 +87,10 @@ struct an_rp_thread {
      * the thread launched kernels since the previous one; step ranges ended */
     uint32_t waits_after_work, uploads_after_work, steps_ended;
     uint8_t launched_since_wait, launched_since_upload;
+    /* its loop has run an iteration (counted as above; kept across pauses): stretches
+     * before are start-up (imports, building the model and the data set, a first compile),
+     * no batch loads (whatif.c, an_wi_batch_load) */
+    uint8_t looping;
     /* its latest call read the GPU's results and the worlds holding `held` took its wait
      * away: when each would have waited until (restored where a pause follows it) */
     int holding;
@@ -229,6 +233,7 @@ static struct an_rp_thread *thread_of(struct an_replay_state *st, uint32_t tid, 
     t->step_range = 0;
     t->waits_after_work = t->uploads_after_work = t->steps_ended = 0;
     t->launched_since_wait = t->launched_since_upload = 0;
+    t->looping = 0;
     t->holding = 0;
     return t;
 }
@@ -704,6 +709,8 @@ static void loop_pause(struct an_replay_state *st, struct an_rp_thread *t, uint6
                                                                       : t->uploads_after_work;
     if (t->steps_ended > iterations)
         iterations = t->steps_ended;
+    if (iterations)
+        t->looping = 1;
     st->pause = an_wi_loop_pause(st, gap, iterations);
     if (t->holding && st->pause)
         for (int w = 0; w < AN_WORLDS; w++)
@@ -786,6 +793,13 @@ static void replay_call(struct an_replay_state *st, const struct an_ev *ev)
     st->after_kernel = t->after_kernel;
     t->after_kernel = an_wi_kernel_launch(ev);
     st->load = an_wi_batch_load(st, ev, st->alone);
+    if (st->load && !t->looping) {  /* start-up: the loop's first fetch is the latest */
+        st->load = 0;
+        if (!st->loads) {
+            memcpy(st->first_ask, t->h, sizeof st->first_ask);
+            st->asked = 1;
+        }
+    }
     unsigned touched = an_wi_touched(st, ev), c[AN_WORLDS];
     uint64_t start[AN_WORLDS], cost[AN_WORLDS];
     uint64_t dur = ev->end - ev->ts;

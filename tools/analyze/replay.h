@@ -106,6 +106,11 @@ struct an_replay_state {
     uint64_t *worker_free, *taken;
     size_t nworkers, ntaken;
     uint64_t loads;
+    /* where the workers start (iter(loader)): the latest stretch a batch load would be
+     * before any thread's loop ran an iteration (start-up, no load: replay.c), per world;
+     * asked: there was one */
+    uint64_t first_ask[AN_WORLDS];
+    int asked;
     /* the stretch ending at the call replayed now: a batch load (an_wi_batch_load), a pause
      * of the loop (an_wi_loop_pause); and, for AN_WI_BACKGROUND, when the background
      * thread is free again, per world */

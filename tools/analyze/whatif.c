@@ -88,9 +88,11 @@ static int kernel_launch(const struct an_ev *ev)
  * training thread loading a batch itself. Only the part of it in which no other thread
  * issued GPU work counts (replay.h, alone): while PyTorch's autograd thread launches the
  * backward kernels the training thread waits in loss.backward(), and the autograd thread
- * waits in turn while the forward is launched; neither is loading anything. The workers
- * start with the first such stretch (iter(loader)), so the first batch is never ready
- * early. With N workers, batch k is loaded by worker k mod N as soon as it is free and the
+ * waits in turn while the forward is launched; neither is loading anything. Nor is a
+ * stretch before the thread's loop ran an iteration (replay.c): start-up, whose many
+ * stretches a PyTorch program spends importing and building. The workers start with the
+ * latest such stretch, the loop's first fetch (iter(loader)), so the first batch is never
+ * ready early. With N workers, batch k is loaded by worker k mod N as soon as it is free and the
  * loop has taken batch k - N x AN_PREFETCH_FACTOR, and takes as long as it took the
  * thread; the loop waits only for what is not ready yet. Stretches of pause_min_ns or more
  * are not batch loads (evaluation, checkpoints: the pauses advice's) and stay; nor is the
@@ -110,7 +112,7 @@ static uint64_t worker_gap(struct an_replay_state *st, int world, uint64_t gap, 
     size_t w = (size_t)(k % st->nworkers), slot = (size_t)(k % st->ntaken);
     if (k == 0)  /* the workers start when the loop first asks: the first batch waits whole */
         for (size_t i = 0; i < st->nworkers; i++)
-            worker_free[i] = h;
+            worker_free[i] = st->asked ? st->first_ask[world] : h;
     uint64_t start = worker_free[w];
     if (taken[slot] > start)
         start = taken[slot];  /* prefetch full: batch k - ntaken not taken yet */
