@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "feeder.h"
 #include "model_internal.h"
 #include "pauses.h"
 #include "totals.h"
@@ -422,16 +421,4 @@ void an_model_free(struct an_model *m)
         free(m->input_lengths[i].longs);
     an_comm_samples_free(&m->comm_samples);
     free(m);
-}
-
-void an_model_feed_all(struct an_model *m, const struct an_ev *events, size_t n)
-{
-    struct an_feeder f;
-    if (an_feeder_init(&f, m, AN_FEEDER_MAX_WINDOW_NS, AN_FEEDER_MAX_WAITING) != 0) {
-        an_model_finish(m);
-        return;
-    }
-    for (size_t i = 0; i < n; i++)
-        an_feeder_push(&f, &events[i]);
-    an_feeder_finish(&f);
 }

@@ -34,7 +34,6 @@ struct an_model_state {
     struct an_history hist;
     struct an_kernel_times kernel_times;
     struct an_comm_overlap comm;  /* collectives against compute (comm_overlap.h) */
-    struct an_reorder *host_order, *gpu_order;   /* used by an_model_feed_all */
     uint64_t host_seen;          /* host side released up to here */
 
     /* GPU records: pending idle intervals (attributed once the host is seen past them) */
