@@ -47,7 +47,7 @@ void an_rule_exposed_comm_waited(const struct an_model *m, uint64_t waited,
 extern const char *const an_run_rule_ids[];
 extern const size_t an_nrun_rules;
 
-/* ---- helpers shared by the rules (rules.c) ---- */
+/* ---- helpers shared by the rules (measures.c) ---- */
 
 /* Steady-state idle of one cause, as a share of the steady span. */
 double an_steady_share(const struct an_model *m, enum an_cause c);
