@@ -14,9 +14,10 @@ secs=${1:-10}
 out="${BUILD_DIR:-build}/fuzz"
 mkdir -p "$out"
 reader_src=(tools/reader/trace_*.c tools/reader/gw_map.c)
-analyze_src=(tools/analyze/[a-z]*.c tools/reader/[a-z]*.c)
+analyze_src=(tools/analyze/*/[a-z]*.c tools/reader/[a-z]*.c)  # (each stage a folder)
 common=(-g -O1 -std=c11 -D_GNU_SOURCE -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION -Iinclude
         -Itools/reader -Itools/analyze -Itests/analyze)
+for stage in tools/analyze/*/; do common+=("-I${stage%/}"); done
 libfuzzer=0  # (GW_FUZZ_PLAIN=1: the plain driver even where libFuzzer is)
 if [ -z "${GW_FUZZ_PLAIN:-}" ] && command -v clang >/dev/null &&
     echo 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return 0; }' |

@@ -24,33 +24,33 @@ declare -A tests=(
     [libintercept/ranges.c]='^(test_ranges|test_shim_e2e)$'
     [libintercept/cupti_timeline.c]='^(test_gpu_timeline)$'
     [tools/reader/trace_decode.c]='^(test_reader|analyze_golden)$'
-    [tools/analyze/replay.c]='^(analyze_test_(model|rerank|whatif_thresholds|properties)|test_rule_.*)$'
-    [tools/analyze/whatif.c]='^(analyze_test_(model|rerank|whatif_thresholds|properties)|test_rule_.*)$'
-    [tools/analyze/rule_pauses.c]='^(test_rule_pauses|analyze_golden)$'
+    [tools/analyze/replay/replay.c]='^(analyze_test_(model|rerank|whatif_thresholds|properties)|test_rule_.*)$'
+    [tools/analyze/replay/whatif.c]='^(analyze_test_(model|rerank|whatif_thresholds|properties)|test_rule_.*)$'
+    [tools/analyze/rules/rule_pauses.c]='^(test_rule_pauses|analyze_golden)$'
     [libintercept/py_frames.c]='^(test_python_lines)$'
     [libintercept/call_sites.c]='^(test_python_lines|test_stacks_e2e)$'
-    [tools/analyze/py_lines.c]='^(test_python_lines)$'
+    [tools/analyze/model/py_lines.c]='^(test_python_lines)$'
     [tools/export/json_writer.c]='^(test_json_writer|test_export)$'
     [tools/export/chrome_trace.c]='^(test_export)$'
     [tools/export/text_cache.c]='^(test_export)$'
-    [tools/analyze/kernel_times.c]='^(analyze_test_kernel_times|analyze_golden|test_report)$'
-    [tools/analyze/run_diff.c]='^(analyze_golden)$'
+    [tools/analyze/model/kernel_times.c]='^(analyze_test_kernel_times|analyze_golden|test_report)$'
+    [tools/analyze/run/run_diff.c]='^(analyze_golden)$'
     [libintercept/writer.c]='^(test_recorder|test_gpu_timeline|test_shim_e2e)$'
-    [tools/analyze/run_collectives.c]='^(analyze_test_run_collectives|analyze_golden)$'
-    [tools/analyze/comm_samples.c]='^(analyze_test_run_collectives|analyze_golden)$'
-    [tools/analyze/rule_straggler.c]='^(analyze_golden)$'
-    [tools/analyze/rule_memory_headroom.c]='^(test_rule_memory_headroom|analyze_golden)$'
-    [tools/analyze/rule_exposed_comm.c]='^(test_rule_exposed_comm|analyze_golden)$'
-    [tools/analyze/findings.c]='^(analyze_test_rerank|analyze_test_fail_if|analyze_golden)$'
-    [tools/analyze/rule_sync_bubble.c]='^(test_rule_sync_bubble|analyze_golden)$'
-    [tools/analyze/rule_input_pipeline.c]='^(test_rule_input_pipeline|test_rule_contention|analyze_golden)$'
-    [tools/analyze/rule_changes_together.c]='^(test_rule_changes_together|analyze_test_whatif_thresholds|analyze_golden)$'
-    [tools/analyze/totals.c]='^(analyze_test_model|analyze_test_properties|analyze_golden)$'
+    [tools/analyze/run/run_collectives.c]='^(analyze_test_run_collectives|analyze_golden)$'
+    [tools/analyze/model/comm_samples.c]='^(analyze_test_run_collectives|analyze_golden)$'
+    [tools/analyze/run/rule_straggler.c]='^(analyze_golden)$'
+    [tools/analyze/rules/rule_memory_headroom.c]='^(test_rule_memory_headroom|analyze_golden)$'
+    [tools/analyze/rules/rule_exposed_comm.c]='^(test_rule_exposed_comm|analyze_golden)$'
+    [tools/analyze/rules/findings.c]='^(analyze_test_rerank|analyze_test_fail_if|analyze_golden)$'
+    [tools/analyze/rules/rule_sync_bubble.c]='^(test_rule_sync_bubble|analyze_golden)$'
+    [tools/analyze/rules/rule_input_pipeline.c]='^(test_rule_input_pipeline|test_rule_contention|analyze_golden)$'
+    [tools/analyze/rules/rule_changes_together.c]='^(test_rule_changes_together|analyze_test_whatif_thresholds|analyze_golden)$'
+    [tools/analyze/model/totals.c]='^(analyze_test_model|analyze_test_properties|analyze_golden)$'
 )
 files=("$@")
 [ ${#files[@]} -gt 0 ] || files=(libintercept/recorder.c libintercept/hooks_copy.c
-    libintercept/cupti_timeline.c tools/reader/trace_decode.c tools/analyze/replay.c
-    tools/analyze/whatif.c)
+    libintercept/cupti_timeline.c tools/reader/trace_decode.c tools/analyze/replay/replay.c
+    tools/analyze/replay/whatif.c)
 work=$(mktemp -d "${TMPDIR:-/tmp}/gw-mutate.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 # a copy of the tracked tree: the mutants never touch the checkout

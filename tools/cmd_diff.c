@@ -13,7 +13,7 @@
 #include <stdlib.h>
 
 #include "analyze/analyze.h"
-#include "analyze/run_diff.h"
+#include "analyze/run/run_diff.h"
 #include "cli.h"
 
 #define GW_EXIT_CONDITION 3

@@ -5,8 +5,9 @@
  * whatever the bytes. scripts/fuzz.sh builds and runs it (CI: 10 s). By hand:
  *
  *   clang -g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
- *     -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION -Iinclude -Itools/reader -Itools/analyze \
- *     tests/analyze/fuzz_analyze.c tools/analyze/[a-z]*.c tools/reader/[a-z]*.c \
+ *     -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION -Iinclude -Itools/reader \
+ *     -Itools/analyze{,/input,/replay,/model,/rules,/run,/report} tests/analyze/fuzz_analyze.c \
+ *     tools/analyze/{input,replay,model,rules,run,report}/[a-z]*.c tools/reader/[a-z]*.c \
  *     -lm -o fuzz_analyze
  *   mkdir -p corpus && build/tests/analyze/make_analyze_trace corpus/gpu.gwt --gpu
  *   ./fuzz_analyze -max_len=65536 corpus

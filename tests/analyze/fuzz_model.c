@@ -7,8 +7,9 @@
  * part of the default build: scripts/fuzz.sh builds and runs it (CI: 10 s). By hand:
  *
  *   clang -g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
- *     -Iinclude -Itools/reader -Itools/analyze -Itests/analyze tests/analyze/fuzz_model.c \
- *     tools/analyze/[a-z]*.c tools/reader/[a-z]*.c -lm \
+ *     -Iinclude -Itools/reader -Itools/analyze{,/input,/replay,/model,/rules,/run,/report} \
+ *     -Itests/analyze tests/analyze/fuzz_model.c \
+ *     tools/analyze/{input,replay,model,rules,run,report}/[a-z]*.c tools/reader/[a-z]*.c -lm \
  *     -o fuzz_model
  *   mkdir -p corpus_model && ./fuzz_model -max_len=4096 corpus_model
  */

@@ -864,7 +864,8 @@ static __attribute__((noinline)) int reader_next_slow(struct gw_reader *r,
                 gw_calls_end(r);
             r->in_chunk = 0;
         }
-        if (!gw_chunks_next(r))
+        /* the file's chunks, then what a killed process left in its rings */
+        if (!gw_chunks_next(r) && (r->second_header || !gw_salvage_next(r)))
             return 0;
         r->in_chunk = 1;
         r->rec_off = 0;

@@ -179,7 +179,8 @@ void gw_reader_close(struct gw_reader *r)
     free(r->buf);
     gw_map_free(&r->seq);
     gw_map_free(&r->calls);
-    gw_tables_free(r);
+    gw_tables_free(r);  /* (the definitions; the stacks are trace_stacks.c's, freed apart) */
+    gw_stacks_free(r);
     free(r);
 }
 

@@ -101,7 +101,9 @@ struct gw_reader {
  * (reported as I/O damage, after which the reader stops). */
 int gw_reader_read_at(struct gw_reader *r, uint64_t off, void *dst, size_t len);
 /* trace_chunks.c: advances to the next intact chunk of a kind being read; its payload is
- * in r->buf and its header in r->ch. 1, or 0 at the end of the file. */
+ * in r->buf and its header in r->ch. 1, or 0 at the end of the file (then the caller asks
+ * gw_salvage_next for what the rings file holds: salvage frames its chunks with
+ * trace_chunks.c, so trace_chunks.c does not call it back). */
 int gw_chunks_next(struct gw_reader *r);
 /* trace_chunks.c: takes h (read at offset at, its payload in r->buf) as the current chunk:
  * its thread's chunk sequence and call numbering go on from it. */

@@ -110,7 +110,6 @@ void gw_tables_free(struct gw_reader *r)
     gw_map_free(&r->stream_cupti);
     gw_map_free(&r->cupti_streams);
     gw_map_free(&r->threads);
-    gw_stacks_free(r);
 }
 
 const char *gw_reader_string(const struct gw_reader *r, uint64_t id, size_t *len)

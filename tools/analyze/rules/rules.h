@@ -40,15 +40,14 @@ void an_run_rules(const struct an_model *m, const struct an_rule_ctx *ctx,
 struct an_run;
 struct an_trace;
 void an_rule_straggler(struct an_run *run);
-/* Takes the ranks' waits for the last rank out of their exposed communication. */
-void an_run_rule_exposed_comm(struct an_run *run);
-/* Adds process t's finding f to the run's: one per id, with the evidence of the process
- * where it saves most and the ranks it holds on (run_analysis.c). */
-void an_run_merge_finding(struct an_run *run, const struct an_trace *t, struct an_finding *f);
+/* exposed_communication of a rank whose collectives were lined up with the others': the
+ * `waited` ns of its exposed time that was its wait for the last rank taken out. */
+void an_rule_exposed_comm_waited(const struct an_model *m, uint64_t waited,
+                                 struct an_findings *out);
 extern const char *const an_run_rule_ids[];
 extern const size_t an_nrun_rules;
 
-/* ---- helpers shared by the rules (rules.c) ---- */
+/* ---- helpers shared by the rules (measures.c) ---- */
 
 /* Steady-state idle of one cause, as a share of the steady span. */
 double an_steady_share(const struct an_model *m, enum an_cause c);

@@ -322,7 +322,7 @@ void an_model_finish(struct an_model *m);
 void an_model_free(struct an_model *m);
 
 /* Convenience for tests and single streams: feeds events (any order within the reorder
- * window) through both reorders and finishes. */
+ * window) through both reorders and finishes (feeder.c: the feeder drives the model). */
 void an_model_feed_all(struct an_model *m, const struct an_ev *events, size_t n);
 
 #endif

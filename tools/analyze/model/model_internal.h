@@ -6,6 +6,7 @@
 #include "gw_map.h"
 #include "history.h"
 #include "comm_overlap.h"
+#include "drains.h"
 #include "kernel_times.h"
 #include "model.h"
 #include "ptrmap.h"
@@ -19,45 +20,17 @@ struct an_pending_gap {
     uint64_t start, end;
 };
 
-/* Host-only: which streams hold work not yet proven done. */
-struct an_stream_state {
-    uint64_t last_issue;         /* end of the latest call that issued work on it */
-    uint64_t issue_epoch;        /* drains seen (any stream) when it last got work */
-    int pending;                 /* work issued since its last drain */
-    /* cuStreamWaitEvent: this stream's later work waits for stream dep_plus1 - 1's work
-     * issued before dep_time (the event's record), so a drain of this one proves that */
-    size_t dep_plus1;
-    uint64_t dep_time;
-};
-
 struct an_model_state {
     struct an_history hist;
     struct an_kernel_times kernel_times;
     struct an_comm_overlap comm;  /* collectives against compute (comm_overlap.h) */
-    struct an_reorder *host_order, *gpu_order;   /* used by an_model_feed_all */
     uint64_t host_seen;          /* host side released up to here */
 
     /* GPU records: pending idle intervals (attributed once the host is seen past them) */
     struct an_pending_gap *pending;
     size_t npending, pending_head, pending_cap;
 
-    /* host-only drains */
-    struct gw_map stream_index;  /* stream id -> index in streams */
-    struct an_stream_state *streams;
-    size_t nstreams, streams_cap;
-    /* cache of the last lookup: NULL none (reset when streams moves) */
-    struct an_stream_state *last_stream;
-    uint64_t last_stream_id;
-    size_t streams_pending;      /* how many hold work */
-    uint64_t drained_at;         /* when the last stream was proven done (0: never) */
-    uint64_t drain_epoch;        /* drains seen so far */
-    uint64_t idle_until;         /* proven idle counted up to here: threads' proofs overlap */
-    int ever_drained;
-    int drain_assumed;           /* the last stream was taken as done by the two-drains rule */
-    uint64_t proof_end;          /* latest end of the drains proving streams done, since the
-                                    GPU was last proven idle */
-    struct gw_map event_stream;  /* event handle -> stream index + 1 */
-    struct gw_map event_time;    /* event handle -> time recorded */
+    struct an_drains drains;     /* host-only drains (drains.h) */
 
     /* memory */
     struct an_ptrmap live;       /* device allocations: ptr/handle -> size, kind, time */
@@ -174,37 +147,6 @@ static inline void an_model_feed_gpu_record(struct an_model *m, const struct an_
     an_gpu_busy(m, ev);
 }
 
-/* drains.c */
-void an_drains_call(struct an_model *m, const struct an_ev *ev);
-/* Records were lost: every stream may hold work until a drain proves it done. */
-void an_drains_forget(struct an_model *m);
-/* Work issued on stream s until `end`: the stream holds work now. */
-static inline void an_stream_issued(struct an_model_state *st, struct an_stream_state *s,
-                                    uint64_t end)
-{
-    s->last_issue = end;
-    s->issue_epoch = st->drain_epoch;
-    if (!s->pending) {
-        s->pending = 1;
-        st->streams_pending++;
-    }
-}
-
-/* an_drains_call for a launch (AN_LAUNCH) that does not drain (no AN_F_DRAINS): the common
- * case, work on the last stream looked up while some stream holds work (or the GPU was not
- * proven idle before this call), inline. */
-static inline void an_drains_launch(struct an_model *m, const struct an_ev *ev)
-{
-    struct an_model_state *st = m->state;
-    struct an_stream_state *s = st->last_stream;
-    if (s && st->last_stream_id == ev->stream &&
-        (st->streams_pending || !st->ever_drained || ev->ts <= st->drained_at)) {
-        an_stream_issued(st, s, ev->end);
-        return;
-    }
-    an_drains_call(m, ev);
-}
-
 /* memory_model.c */
 void an_memory_call(struct an_model *m, const struct an_ev *ev);
 void an_memory_finish(struct an_model *m);
@@ -239,7 +181,7 @@ static inline void an_model_feed_launch(struct an_model *m, const struct an_ev *
     an_model_count_call(m);
     uint64_t dur = ev->end - ev->ts;
     an_replay_host(&st->replay, ev);
-    an_drains_launch(m, ev);
+    an_drains_launch(&st->drains, m, &st->hist, ev);
     m->total.host_gap_ns += an_history_launch(&st->hist, ev);
     m->total.work_calls++;
     m->total.launches++;

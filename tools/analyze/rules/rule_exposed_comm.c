@@ -7,12 +7,12 @@
  * must be compute to hide it behind); not replayed. The threshold is the findings' own
  * (min_share of the wall time). Across ranks, part of a fast rank's exposed collective
  * time is its wait for the last rank (run_collectives.c lines them up): the run-level pass
- * takes that part out, since overlap cannot hide it (the straggler finding has it).
+ * (run_analysis.c, which owns the loop over the ranks and the merging) asks again with that
+ * part taken out, since overlap cannot hide it (the straggler finding has it).
  */
 #include <inttypes.h>
 #include <stdio.h>
 
-#include "analyze.h"
 #include "rules.h"
 
 /* The finding for exposed collective time `exposed` of m's, beside `waited` more that
@@ -68,25 +68,15 @@ void an_rule_exposed_comm(const struct an_model *m, const struct an_rule_ctx *ct
     add_finding(m, m->comm_exposed_ns, 0, out);
 }
 
-void an_run_rule_exposed_comm(struct an_run *run)
+void an_rule_exposed_comm_waited(const struct an_model *m, uint64_t waited,
+                                 struct an_findings *out)
 {
-    if (run->comm.ranks < 2)
+    if (!m->wall_ns)
         return;
-    an_finding_remove(&run->findings, "exposed_communication");
-    for (size_t i = 0; i < run->ntraces; i++) {
-        const struct an_trace *t = &run->traces[i];
-        const struct an_model *m = t->model;
-        if (!an_run_lined_up(t) || !m->wall_ns)
-            continue;
-        uint64_t waited = t->comm_wait_ns < m->comm_exposed_ns ? t->comm_wait_ns
-                                                               : m->comm_exposed_ns;
-        uint64_t exposed = m->comm_exposed_ns - waited;
-        if ((double)exposed < m->th.min_share * (double)m->wall_ns)
-            continue;
-        struct an_findings mine = {0};
-        add_finding(m, exposed, waited, &mine);
-        if (mine.count)
-            an_run_merge_finding(run, t, &mine.items[0]);
-        an_findings_free(&mine);
-    }
+    if (waited > m->comm_exposed_ns)
+        waited = m->comm_exposed_ns;
+    uint64_t exposed = m->comm_exposed_ns - waited;
+    if ((double)exposed < m->th.min_share * (double)m->wall_ns)
+        return;
+    add_finding(m, exposed, waited, out);
 }

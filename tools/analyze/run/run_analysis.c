@@ -298,7 +298,7 @@ static void cpu_count(struct an_run *run, const struct an_trace *t)
 
 /* Keeps one finding per id: the evidence of the process where it saves most, and the
  * ranks it holds on. */
-void an_run_merge_finding(struct an_run *run, const struct an_trace *t, struct an_finding *f)
+static void merge_finding(struct an_run *run, const struct an_trace *t, struct an_finding *f)
 {
     f->pid = t->hdr.pid;
     f->rank = t->hdr.rank;
@@ -326,6 +326,25 @@ void an_run_merge_finding(struct an_run *run, const struct an_trace *t, struct a
     struct an_finding *g = an_finding_add(&run->findings, f->id);
     if (g)
         *g = *f;
+}
+
+/* Once the ranks' collectives are lined up, each rank's exposed communication less its
+ * wait for the last rank, which overlap cannot hide (the straggler finding has it). */
+static void exposed_comm_lined_up(struct an_run *run)
+{
+    if (run->comm.ranks < 2)
+        return;
+    an_finding_remove(&run->findings, "exposed_communication");
+    for (size_t i = 0; i < run->ntraces; i++) {
+        const struct an_trace *t = &run->traces[i];
+        if (!an_run_lined_up(t))
+            continue;
+        struct an_findings mine = {0};
+        an_rule_exposed_comm_waited(t->model, t->comm_wait_ns, &mine);
+        if (mine.count)
+            merge_finding(run, t, &mine.items[0]);
+        an_findings_free(&mine);
+    }
 }
 
 /* Trace time to CLOCK_REALTIME, saturating (the offset of a corrupt header is anything). */
@@ -432,11 +451,11 @@ void an_run_analyze(struct an_run *run)
         struct an_findings mine = {0};
         an_run_rules(t->model, &ctx, &mine);
         for (size_t k = 0; k < mine.count; k++)
-            an_run_merge_finding(run, t, &mine.items[k]);
+            merge_finding(run, t, &mine.items[k]);
         an_findings_free(&mine);
     }
     an_run_collectives(run);
-    an_run_rule_exposed_comm(run);
+    exposed_comm_lined_up(run);
     an_rule_straggler(run);
     an_findings_rank(&run->findings);
 }

@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "feeder.h"
 #include "model_internal.h"
 #include "pauses.h"
 #include "totals.h"
@@ -130,8 +129,9 @@ void an_model_prune(struct an_model *m)
 {
     struct an_model_state *st = m->state;
     uint64_t before = st->host_seen;
-    if (st->ever_drained && st->streams_pending == 0 && st->drained_at < before)
-        before = st->drained_at;
+    const struct an_drains *d = &st->drains;
+    if (d->ever_drained && d->streams_pending == 0 && d->drained_at < before)
+        before = d->drained_at;
     if (gpu_records_replayed(&m->header, m->gpu_records)) {
         if (!m->gpu_records)
             return;  /* the GPU side has not started: everything may still be needed */
@@ -199,7 +199,7 @@ void an_model_feed_other(struct an_model *m, const struct an_ev *ev)
     }
     an_note_time(m, ev);
     if (ev->kind == AN_LOST || ev->after_hole)
-        an_drains_forget(m);  /* what the lost records did is unknown */
+        an_drains_forget(&st->drains);  /* what the lost records did is unknown */
     if (ev->kind == AN_LOST) {
         m->host_lost += ev->bytes;
         return;
@@ -215,7 +215,7 @@ void an_model_feed_other(struct an_model *m, const struct an_ev *ev)
     an_model_count_call(m);
     uint64_t dur = ev->end - ev->ts;
     an_replay_host(&st->replay, ev);
-    an_drains_call(m, ev);
+    an_drains_call(&st->drains, m, &st->hist, ev);
     m->total.host_gap_ns += an_history_call(&st->hist, ev);
     if ((ev->flags & AN_F_DRAINS) && ev->api < GW_API_ID_LIMIT) {
         m->drains_by_api[ev->api]++;
@@ -338,9 +338,9 @@ static void find_cut(struct an_model *m)
     for (size_t i = 0; i < m->ndev; i++)
         if (m->dev[i].records && m->dev[i].last > m->gpu_records_end)
             m->gpu_records_end = m->dev[i].last;
-    for (size_t i = 0; i < st->nstreams; i++)
-        if (st->streams[i].last_issue > m->host_work_end)
-            m->host_work_end = st->streams[i].last_issue;
+    uint64_t issued = an_drains_last_issue(&st->drains);
+    if (issued > m->host_work_end)
+        m->host_work_end = issued;
     if (!m->gpu_records || m->host_work_end <= m->gpu_records_end)
         return;
     uint64_t cut = m->host_work_end - m->gpu_records_end;
@@ -391,11 +391,8 @@ void an_model_finish(struct an_model *m)
     an_history_free(&st->hist);
     an_ptrmap_free(&st->live);
     an_ptrmap_free(&st->pinned);
-    gw_map_free(&st->stream_index);
-    gw_map_free(&st->event_stream);
-    gw_map_free(&st->event_time);
+    an_drains_free(&st->drains);
     an_steps_free(&st->steps);
-    free(st->streams);
     free(st->pending);
     free(st);
     m->state = NULL;
@@ -422,16 +419,4 @@ void an_model_free(struct an_model *m)
         free(m->input_lengths[i].longs);
     an_comm_samples_free(&m->comm_samples);
     free(m);
-}
-
-void an_model_feed_all(struct an_model *m, const struct an_ev *events, size_t n)
-{
-    struct an_feeder f;
-    if (an_feeder_init(&f, m, AN_FEEDER_MAX_WINDOW_NS, AN_FEEDER_MAX_WAITING) != 0) {
-        an_model_finish(m);
-        return;
-    }
-    for (size_t i = 0; i < n; i++)
-        an_feeder_push(&f, &events[i]);
-    an_feeder_finish(&f);
 }

@@ -13,31 +13,33 @@
 #include <string.h>
 #include <stdlib.h>
 
-#include "model_internal.h"
+#include "drains.h"
+#include "history.h"
+#include "model.h"
 #include "totals.h"
 
-static struct an_stream_state *stream_state(struct an_model_state *st, uint64_t id)
+static struct an_stream_state *stream_state(struct an_drains *d, uint64_t id)
 {
-    if (st->last_stream && st->last_stream_id == id)
-        return st->last_stream;
-    uint64_t *slot = gw_map_get(&st->stream_index, id);
+    if (d->last_stream && d->last_stream_id == id)
+        return d->last_stream;
+    uint64_t *slot = gw_map_get(&d->stream_index, id);
     if (slot) {
-        st->last_stream_id = id;
-        st->last_stream = &st->streams[*slot];
-        return st->last_stream;
+        d->last_stream_id = id;
+        d->last_stream = &d->streams[*slot];
+        return d->last_stream;
     }
-    if (st->nstreams == st->streams_cap) {
-        size_t cap = st->streams_cap ? st->streams_cap * 2 : 16;
-        struct an_stream_state *grown = realloc(st->streams, cap * sizeof *grown);
+    if (d->nstreams == d->streams_cap) {
+        size_t cap = d->streams_cap ? d->streams_cap * 2 : 16;
+        struct an_stream_state *grown = realloc(d->streams, cap * sizeof *grown);
         if (!grown)
             return NULL;
-        st->streams = grown;
-        st->streams_cap = cap;
-        st->last_stream = NULL;  /* it pointed into the old array */
+        d->streams = grown;
+        d->streams_cap = cap;
+        d->last_stream = NULL;  /* it pointed into the old array */
     }
-    if (gw_map_put(&st->stream_index, id, st->nstreams) != 0)
+    if (gw_map_put(&d->stream_index, id, d->nstreams) != 0)
         return NULL;
-    struct an_stream_state *s = &st->streams[st->nstreams++];
+    struct an_stream_state *s = &d->streams[d->nstreams++];
     memset(s, 0, sizeof *s);
     return s;
 }
@@ -47,16 +49,16 @@ static struct an_stream_state *stream_state(struct an_model_state *st, uint64_t 
  * for (cuStreamWaitEvent), when the other stream got no work after the event's record:
  * a side stream's copies or a DDP communication stream that only the default stream's
  * sync ever proves done. */
-static void drain_one(struct an_model_state *st, struct an_stream_state *s, uint64_t end)
+static void drain_one(struct an_drains *d, struct an_stream_state *s, uint64_t end)
 {
     for (int depth = 0; s && depth < 8; depth++) {
         if (s->pending) {
             s->pending = 0;
-            st->streams_pending--;
-            if (end > st->proof_end)
-                st->proof_end = end;
+            d->streams_pending--;
+            if (end > d->proof_end)
+                d->proof_end = end;
         }
-        struct an_stream_state *dep = s->dep_plus1 ? &st->streams[s->dep_plus1 - 1] : NULL;
+        struct an_stream_state *dep = s->dep_plus1 ? &d->streams[s->dep_plus1 - 1] : NULL;
         s = dep && dep->pending && dep->last_issue <= s->dep_time ? dep : NULL;
     }
 }
@@ -67,10 +69,10 @@ static int is_wait_api(unsigned api)
 }
 
 /* The stream an event was last recorded on (its index + 1; 0 unknown) and when. */
-static size_t recorded_on(struct an_model_state *st, uint64_t event, uint64_t *when)
+static size_t recorded_on(struct an_drains *d, uint64_t event, uint64_t *when)
 {
-    uint64_t *index = gw_map_get(&st->event_stream, event);
-    uint64_t *at = gw_map_get(&st->event_time, event);
+    uint64_t *index = gw_map_get(&d->event_stream, event);
+    uint64_t *at = gw_map_get(&d->event_time, event);
     if (!index || !at)
         return 0;
     *when = *at;
@@ -79,21 +81,21 @@ static size_t recorded_on(struct an_model_state *st, uint64_t event, uint64_t *w
 
 /* cuStreamWaitEvent: the stream's later work waits for the event's stream up to the
  * record (the latest such wait is kept). */
-static void on_wait(struct an_model_state *st, const struct an_ev *ev)
+static void on_wait(struct an_drains *d, const struct an_ev *ev)
 {
     uint64_t when;
-    size_t other = recorded_on(st, ev->key, &when);
-    struct an_stream_state *s = stream_state(st, ev->stream);
-    if (!other || !s || other - 1 == (size_t)(s - st->streams))
+    size_t other = recorded_on(d, ev->key, &when);
+    struct an_stream_state *s = stream_state(d, ev->stream);
+    if (!other || !s || other - 1 == (size_t)(s - d->streams))
         return;
     s->dep_plus1 = other;
     s->dep_time = when;
 }
 
-static void drain_all(struct an_model_state *st, uint64_t end)
+static void drain_all(struct an_drains *d, uint64_t end)
 {
-    for (size_t i = 0; i < st->nstreams; i++)
-        drain_one(st, &st->streams[i], end);
+    for (size_t i = 0; i < d->nstreams; i++)
+        drain_one(d, &d->streams[i], end);
 }
 
 static int is_event_api(unsigned api)
@@ -106,90 +108,89 @@ static int is_record_api(unsigned api)
     return api == GW_API_cuEventRecord || api == GW_API_cuEventRecord_ptsz;
 }
 
-static void on_drain(struct an_model *m, const struct an_ev *ev)
+static void on_drain(struct an_drains *d, struct an_model *m, const struct an_ev *ev)
 {
-    struct an_model_state *st = m->state;
-    int had_work = st->streams_pending > 0;
+    int had_work = d->streams_pending > 0;
     if ((ev->flags & AN_F_ALL_STREAMS) || (ev->kind == AN_SYNC && !is_event_api(ev->api) &&
                                            ev->stream == 0)) {
         /* a context sync, a synchronous copy, or the legacy stream (which waits for the
          * blocking streams) */
-        drain_all(st, ev->end);
+        drain_all(d, ev->end);
     } else if (is_event_api(ev->api)) {
         uint64_t when;
-        size_t index = recorded_on(st, ev->key, &when);
-        if (index && when >= st->streams[index - 1].last_issue)  /* recorded after its work */
-            drain_one(st, &st->streams[index - 1], ev->end);
+        size_t index = recorded_on(d, ev->key, &when);
+        if (index && when >= d->streams[index - 1].last_issue)  /* recorded after its work */
+            drain_one(d, &d->streams[index - 1], ev->end);
     } else {
-        drain_one(st, stream_state(st, ev->stream), ev->end);
+        drain_one(d, stream_state(d, ev->stream), ev->end);
     }
-    st->drain_epoch++;
+    d->drain_epoch++;
     int assumed = 0;
-    for (size_t i = 0; i < st->nstreams && st->streams_pending; i++)
-        if (st->streams[i].pending && st->drain_epoch >= st->streams[i].issue_epoch + 2) {
-            drain_one(st, &st->streams[i], ev->end);
+    for (size_t i = 0; i < d->nstreams && d->streams_pending; i++)
+        if (d->streams[i].pending && d->drain_epoch >= d->streams[i].issue_epoch + 2) {
+            drain_one(d, &d->streams[i], ev->end);
             m->assumed_drains++;
             assumed = 1;
         }
-    if (st->streams_pending)
+    if (d->streams_pending)
         return;
     /* Idle from when the last stream was proven done: the latest end of the drains that
      * proved them (another thread's drain, started earlier, may end later). A drain of a
      * GPU already proven idle moves nothing (the time since counts: the host waiting for
      * the DataLoader between .item() and a synchronize made for timing), unless that was
      * only assumed (a later proof is surer). */
-    uint64_t proven = st->proof_end > ev->end ? st->proof_end : ev->end;
-    st->proof_end = 0;
-    if (!st->ever_drained || had_work || st->drain_assumed) {
-        m->total.drains += !st->ever_drained || had_work;
-        if (!st->ever_drained || proven > st->drained_at)
-            st->drained_at = proven;
-        st->drain_assumed = assumed;
-        st->ever_drained = 1;
+    uint64_t proven = d->proof_end > ev->end ? d->proof_end : ev->end;
+    d->proof_end = 0;
+    if (!d->ever_drained || had_work || d->drain_assumed) {
+        m->total.drains += !d->ever_drained || had_work;
+        if (!d->ever_drained || proven > d->drained_at)
+            d->drained_at = proven;
+        d->drain_assumed = assumed;
+        d->ever_drained = 1;
     }
 }
 
 /* Proven idle [start, end), the part not counted yet: two threads' proofs may overlap (one
  * thread's drain ends after another's started), and the GPU is idle only once. Events
  * come by start time, so what lies before the last counted end is counted already. */
-static void add_idle(struct an_model *m, uint64_t start, uint64_t end)
+static void add_idle(struct an_drains *d, struct an_model *m, struct an_history *h,
+                     uint64_t start, uint64_t end)
 {
-    struct an_model_state *st = m->state;
-    if (start < st->idle_until)
-        start = st->idle_until;
+    if (start < d->idle_until)
+        start = d->idle_until;
     if (start >= end)
         return;
     struct an_split split;
-    an_history_attribute(&st->hist, &m->th, start, end, end, &split);
+    an_history_attribute(h, &m->th, start, end, end, &split);
     an_totals_add_idle(m, 0, start, end, &split);
-    st->idle_until = end;
+    d->idle_until = end;
 }
 
-void an_drains_call(struct an_model *m, const struct an_ev *ev)
+void an_drains_call(struct an_drains *d, struct an_model *m, struct an_history *h,
+                    const struct an_ev *ev)
 {
-    struct an_model_state *st = m->state;
     if (is_record_api(ev->api) && ev->kind == AN_CALL && !(ev->flags & AN_F_ERROR)) {
-        struct an_stream_state *s = stream_state(st, ev->stream);
+        struct an_stream_state *s = stream_state(d, ev->stream);
         if (s) {
-            gw_map_put(&st->event_stream, ev->key, (uint64_t)(s - st->streams) + 1);
-            gw_map_put(&st->event_time, ev->key, ev->ts);
+            gw_map_put(&d->event_stream, ev->key, (uint64_t)(s - d->streams) + 1);
+            gw_map_put(&d->event_time, ev->key, ev->ts);
         }
         return;
     }
     if (is_wait_api(ev->api) && ev->kind == AN_CALL && !(ev->flags & AN_F_ERROR)) {
-        on_wait(st, ev);
+        on_wait(d, ev);
         return;
     }
     if (an_issues_work(ev)) {
-        int idle = st->ever_drained && st->streams_pending == 0;
+        int idle = d->ever_drained && d->streams_pending == 0;
         int blocking_h2d = ev->kind == AN_COPY && (ev->flags & AN_F_BLOCKING) &&
                            ev->dir == GW_COPY_HTOD;
         if (!(idle && blocking_h2d)) {
-            if (idle && ev->ts > st->drained_at)
-                add_idle(m, st->drained_at, ev->ts);
-            struct an_stream_state *s = stream_state(st, ev->stream);
+            if (idle && ev->ts > d->drained_at)
+                add_idle(d, m, h, d->drained_at, ev->ts);
+            struct an_stream_state *s = stream_state(d, ev->stream);
             if (s)
-                an_stream_issued(st, s, ev->end);
+                an_stream_issued(d, s, ev->end);
         }
         /* else nothing else is queued: the GPU computes nothing while the host stages the
          * copy, so it stays idle until a call gives it work, from this thread or another
@@ -197,20 +198,36 @@ void an_drains_call(struct an_model *m, const struct an_ev *ev)
          * copies, makes their part of that interval h2d_stall */
     }
     if (ev->flags & AN_F_DRAINS)
-        on_drain(m, ev);
+        on_drain(d, m, ev);
 }
 
 /* Lost records may have given any stream work: each one known is taken as holding work
  * until a drain proves it done again (a drain of one stream proves nothing of the
  * others). */
-void an_drains_forget(struct an_model *m)
+void an_drains_forget(struct an_drains *d)
 {
-    struct an_model_state *st = m->state;
-    for (size_t i = 0; i < st->nstreams; i++) {
-        st->streams[i].pending = 1;
-        st->streams[i].issue_epoch = st->drain_epoch;
+    for (size_t i = 0; i < d->nstreams; i++) {
+        d->streams[i].pending = 1;
+        d->streams[i].issue_epoch = d->drain_epoch;
     }
-    st->streams_pending = st->nstreams;
-    st->proof_end = 0;
-    st->ever_drained = 0;
+    d->streams_pending = d->nstreams;
+    d->proof_end = 0;
+    d->ever_drained = 0;
+}
+
+uint64_t an_drains_last_issue(const struct an_drains *d)
+{
+    uint64_t last = 0;
+    for (size_t i = 0; i < d->nstreams; i++)
+        if (d->streams[i].last_issue > last)
+            last = d->streams[i].last_issue;
+    return last;
+}
+
+void an_drains_free(struct an_drains *d)
+{
+    gw_map_free(&d->stream_index);
+    gw_map_free(&d->event_stream);
+    gw_map_free(&d->event_time);
+    free(d->streams);
 }

@@ -45,3 +45,17 @@ void an_feeder_finish(struct an_feeder *f)
     an_reorder_free(f->gpu);
     f->host = f->gpu = NULL;
 }
+
+/* The loop over a run held in memory belongs here, not in model.c: the feeder calls the
+ * model, never the other way round. */
+void an_model_feed_all(struct an_model *m, const struct an_ev *events, size_t n)
+{
+    struct an_feeder f;
+    if (an_feeder_init(&f, m, AN_FEEDER_MAX_WINDOW_NS, AN_FEEDER_MAX_WAITING) != 0) {
+        an_model_finish(m);
+        return;
+    }
+    for (size_t i = 0; i < n; i++)
+        an_feeder_push(&f, &events[i]);
+    an_feeder_finish(&f);
+}
