@@ -465,6 +465,7 @@ static void tally_file(const char *path, struct file_tally *file)
         if (ev.kind != GW_EV_CALL || ev.api_id >= GW_API_ID_LIMIT)
             continue;
         file->calls[ev.api_id]++;
+        file->call_ns[ev.api_id] += ev.dur_ns;
         file->total_calls++;
         if (ev.result)
             file->errors[ev.api_id]++;

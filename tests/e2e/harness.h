@@ -40,6 +40,7 @@ struct file_tally {
     uint32_t pid, ppid;
     struct gw_file_header header;
     uint64_t calls[GW_API_ID_LIMIT];
+    uint64_t call_ns[GW_API_ID_LIMIT];  /* the calls' durations, summed */
     uint64_t errors[GW_API_ID_LIMIT];
     uint64_t total_calls;
     uint64_t lost_events;
