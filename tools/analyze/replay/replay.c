@@ -796,7 +796,10 @@ static void replay_call(struct an_replay_state *st, const struct an_ev *ev)
     if (st->load && !t->looping) {  /* start-up: the loop's first fetch is the latest */
         st->load = 0;
         if (!st->loads) {
-            memcpy(st->first_ask, t->h, sizeof st->first_ask);
+            for (int w = 0; w < AN_WORLDS; w++) {
+                st->first_ask[w] = t->h[w];
+                st->first_fetched[w] = t->h[w] + gap;
+            }
             st->asked = 1;
         }
     }

@@ -107,9 +107,10 @@ struct an_replay_state {
     size_t nworkers, ntaken;
     uint64_t loads;
     /* where the workers start (iter(loader)): the latest stretch a batch load would be
-     * before any thread's loop ran an iteration (start-up, no load: replay.c), per world;
-     * asked: there was one */
-    uint64_t first_ask[AN_WORLDS];
+     * before any thread's loop ran an iteration (start-up, no load: replay.c), the loop's
+     * first fetch, per world: when it began, and when it ended (the first worker was
+     * loading that first batch all along); asked: there was one */
+    uint64_t first_ask[AN_WORLDS], first_fetched[AN_WORLDS];
     int asked;
     /* the stretch ending at the call replayed now: a batch load (an_wi_batch_load), a pause
      * of the loop (an_wi_loop_pause); and, for AN_WI_BACKGROUND, when the background

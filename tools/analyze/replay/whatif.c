@@ -106,13 +106,16 @@ static uint64_t worker_gap(struct an_replay_state *st, int world, uint64_t gap, 
 {
     if (!st->nworkers)
         return gap;
-    uint64_t k = st->loads;
+    /* batch k; after a first fetch before the loop (replay.c), that fetch was batch 0 */
+    uint64_t k = st->loads + (st->asked ? 1 : 0);
     uint64_t *worker_free = st->worker_free + (size_t)world * st->nworkers;
     uint64_t *taken = st->taken + (size_t)world * st->ntaken;
     size_t w = (size_t)(k % st->nworkers), slot = (size_t)(k % st->ntaken);
-    if (k == 0)  /* the workers start when the loop first asks: the first batch waits whole */
+    /* the workers start when the loop first asks: the first batch waits whole, the first
+     * worker loading it; the others load the next ones meanwhile */
+    if (st->loads == 0)
         for (size_t i = 0; i < st->nworkers; i++)
-            worker_free[i] = st->asked ? st->first_ask[world] : h;
+            worker_free[i] = !st->asked ? h : i ? st->first_ask[world] : st->first_fetched[world];
     uint64_t start = worker_free[w];
     if (taken[slot] > start)
         start = taken[slot];  /* prefetch full: batch k - ntaken not taken yet */
