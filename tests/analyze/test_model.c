@@ -657,6 +657,55 @@ static void gpu_records_late(void **state)
     synth_free(&b);
 }
 
+/* The GPU records' idle time explained so far, all causes. */
+static uint64_t idle_gpu(const struct an_model *m)
+{
+    uint64_t sum = 0;
+    for (int c = 0; c < AN_CAUSE_COUNT; c++)
+        sum += m->total.idle_gpu_ns[c];
+    return sum;
+}
+
+/* The GPU timeline's gaps (gpu_timeline.h) wait, in order, until the host side has been
+ * seen past their end; one that ends where the host has been seen, with none before it, is
+ * explained at once; the host seen never goes back; closing explains every one. */
+static void gpu_gaps_wait_for_the_host(void **state)
+{
+    (void)state;
+    struct an_model *m = an_model_new(NULL, NULL);
+    assert_non_null(m);
+    struct an_gpu_timeline g = {0};
+    const struct an_history *h = &m->state->hist;
+    an_gpu_push_gap(&g, m, h, 10 * MS, 12 * MS);
+    an_gpu_push_gap(&g, m, h, 20 * MS, 25 * MS);
+    assert_int_equal(g.npending, 2);
+    assert_int_equal(idle_gpu(m), 0);
+    assert_int_equal(an_gpu_oldest_wait(&g, 99 * MS), 10 * MS);
+    an_gpu_host_seen(&g, m, h, 15 * MS);
+    assert_int_equal(g.npending, 1);
+    assert_int_equal(idle_gpu(m), 2 * MS);
+    assert_int_equal(an_gpu_oldest_wait(&g, 99 * MS), 20 * MS);
+    an_gpu_host_seen(&g, m, h, 5 * MS);
+    assert_int_equal(g.host_seen, 15 * MS);
+    an_gpu_push_gap(&g, m, h, 30 * MS, 31 * MS);
+    an_gpu_host_seen(&g, m, h, 40 * MS);
+    assert_int_equal(g.npending, 0);
+    assert_int_equal(idle_gpu(m), 8 * MS);
+    assert_int_equal(an_gpu_oldest_wait(&g, 99 * MS), 99 * MS);
+    an_gpu_push_gap(&g, m, h, 36 * MS, 38 * MS);  /* behind the host: at once */
+    assert_int_equal(g.npending, 0);
+    assert_int_equal(idle_gpu(m), 10 * MS);
+    /* more than the ring's first size (256), then the end of the records */
+    for (uint64_t i = 0; i < 300; i++)
+        an_gpu_push_gap(&g, m, h, 50 * MS + 2 * i * MS, 51 * MS + 2 * i * MS);
+    assert_int_equal(g.npending, 300);
+    an_gpu_close(&g, m, h, &m->state->bins);
+    assert_int_equal(g.npending, 0);
+    assert_int_equal(idle_gpu(m), 310 * MS);
+    an_gpu_timeline_free(&g);
+    an_model_free(m);
+}
+
 /* Host-only: a memset on the legacy stream at start-up that nothing ever syncs does not
  * hide the idle time of the loop's own stream for ever. */
 static void host_only_two_streams(void **state)
@@ -867,6 +916,7 @@ int main(void)
         cmocka_unit_test(no_pattern),
         cmocka_unit_test(largest_intervals_longest_first),
         cmocka_unit_test(gpu_records_late),
+        cmocka_unit_test(gpu_gaps_wait_for_the_host),
         cmocka_unit_test(host_only_two_streams),
         cmocka_unit_test(host_only_stream_wait_event),
         cmocka_unit_test(gpu_timeline_cut),

@@ -97,6 +97,14 @@ const char *gw_clock_source_name(unsigned source)
     return NULL;
 }
 
+const char *gw_feature_name(unsigned bit)
+{
+    /* by bit: GW_FEAT_HOST_CALLS is bit 0 */
+    static const char *const names[] = {"host_calls", "gpu_activity", "nvtx", "cpu_count",
+                                        "cpu_samples", "corr_delta", "gpu_sampled"};
+    return bit < sizeof names / sizeof names[0] ? names[bit] : NULL;
+}
+
 const char *gw_event_kind_name(enum gw_event_kind kind)
 {
     switch (kind) {

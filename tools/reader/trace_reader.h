@@ -337,6 +337,8 @@ const char *gw_host_kind_name(unsigned kind);      /* "pageable", ...; "none" */
 const char *gw_proc_outcome_name(unsigned outcome);
 const char *gw_cupti_status_name(int status);
 const char *gw_clock_source_name(unsigned source);
+/* The header feature flag of that bit: "host_calls" (bit 0), ...; NULL past the known. */
+const char *gw_feature_name(unsigned bit);
 const char *gw_cu_result_name(uint32_t result);    /* "CUDA_ERROR_OUT_OF_MEMORY" */
 const char *gw_event_kind_name(enum gw_event_kind kind); /* "call", "lost", "string" ...,
                                                            "gpu_kernel", "range_push" ... */

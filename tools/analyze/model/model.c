@@ -105,7 +105,7 @@ static void step_candidate(struct an_model *m, const struct an_ev *ev)
                         m->mem.live_total);
 }
 
-/* A copy call's figures (its GPU record's are gpu_timeline.c's record_copy_figures). */
+/* A copy call's figures (its GPU record's are record_copy_figures). */
 static void call_copy_figures(struct an_model *m, const struct an_ev *ev)
 {
     if (ev->dir >= AN_DIRS || ev->host_kind >= AN_HOST_KINDS)
@@ -125,18 +125,57 @@ static void call_copy_figures(struct an_model *m, const struct an_ev *ev)
     }
 }
 
+/* A copy record's figures (its call's are call_copy_figures). */
+static void record_copy_figures(struct an_model *m, const struct an_ev *ev)
+{
+    if (ev->dir >= AN_DIRS || ev->host_kind >= AN_HOST_KINDS)
+        return;
+    struct an_xfer *x = &m->xfer[ev->dir][ev->host_kind];
+    uint64_t ns = ev->end - ev->ts;
+    x->gpu_count++;
+    x->gpu_bytes += ev->bytes;
+    x->gpu_ns += ns;
+    an_note_bandwidth(m, ev->dir, ev->bytes, ns);
+}
+
+/* Every GPU record (the feeder inlines the kernels' path, an_model_feed_gpu_record).
+ * A host-to-device copy from pageable memory is not counted as busy: the driver stages it
+ * through a pinned buffer on the host, one chunk after another, and the GPU computes
+ * nothing meanwhile; its span is an idle interval that the host history explains (the
+ * host was blocked in the copy: an H2D stall). Its bytes and time still count as a
+ * transfer. */
+void an_model_feed_gpu(struct an_model *m, const struct an_ev *ev)
+{
+    an_note_time(m, ev);
+    if (ev->kind == AN_GPU_LOST) {
+        m->gpu_lost += ev->bytes;
+        return;
+    }
+    m->gpu_records++;
+    an_replay_gpu(&m->state->replay, ev);
+    if (ev->kind == AN_GPU_KERNEL) {
+        an_gpu_kernel_figures(m, ev);
+    } else if (ev->kind == AN_GPU_COPY) {
+        record_copy_figures(m, ev);
+    }
+    if (ev->kind == AN_GPU_COPY && ev->dir == GW_COPY_HTOD && ev->host_kind == GW_HOST_PAGEABLE)
+        return;
+    an_gpu_busy(m, ev);
+}
+
 void an_model_prune(struct an_model *m)
 {
     struct an_model_state *st = m->state;
-    uint64_t before = st->host_seen;
+    uint64_t before = st->gpu.host_seen;
     const struct an_drains *d = &st->drains;
     if (d->ever_drained && d->streams_pending == 0 && d->drained_at < before)
         before = d->drained_at;
     if (gpu_records_replayed(&m->header, m->gpu_records)) {
         if (!m->gpu_records)
             return;  /* the GPU side has not started: everything may still be needed */
-        if (st->npending && st->pending[st->pending_head].start < before)
-            before = st->pending[st->pending_head].start;
+        uint64_t wait = an_gpu_oldest_wait(&st->gpu, before);
+        if (wait < before)
+            before = wait;
         for (size_t i = 0; i < m->ndev; i++)
             if (m->dev[i].open_end < before)
                 before = m->dev[i].open_end;
@@ -353,8 +392,8 @@ void an_model_finish(struct an_model *m)
     struct an_model_state *st = m->state;
     if (!st)
         return;
-    st->host_seen = UINT64_MAX;
-    an_gpu_close(m);
+    st->gpu.host_seen = UINT64_MAX;
+    an_gpu_close(&st->gpu, m, &st->hist, &st->bins);
     an_memory_finish(m);
     m->wall_ns = m->last_ts > m->first_ts ? m->last_ts - m->first_ts : 0;
     an_replay_finish(&st->replay, m->first_ts, m->wall_ns, &m->replay);
@@ -393,7 +432,7 @@ void an_model_finish(struct an_model *m)
     an_ptrmap_free(&st->pinned);
     an_drains_free(&st->drains);
     an_steps_free(&st->steps);
-    free(st->pending);
+    an_gpu_timeline_free(&st->gpu);
     free(st);
     m->state = NULL;
 }

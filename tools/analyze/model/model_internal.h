@@ -7,6 +7,7 @@
 #include "history.h"
 #include "comm_overlap.h"
 #include "drains.h"
+#include "gpu_timeline.h"
 #include "kernel_times.h"
 #include "model.h"
 #include "ptrmap.h"
@@ -15,20 +16,13 @@
 #include "steps.h"
 #include "timebins.h"
 
-/* A GPU idle interval waiting for the host side to be seen up to its end. */
-struct an_pending_gap {
-    uint64_t start, end;
-};
-
 struct an_model_state {
     struct an_history hist;
     struct an_kernel_times kernel_times;
     struct an_comm_overlap comm;  /* collectives against compute (comm_overlap.h) */
-    uint64_t host_seen;          /* host side released up to here */
-
-    /* GPU records: pending idle intervals (attributed once the host is seen past them) */
-    struct an_pending_gap *pending;
-    size_t npending, pending_head, pending_cap;
+    /* GPU records: idle gaps waiting for the host side to be seen past them, and how far
+     * it has been (gpu_timeline.h) */
+    struct an_gpu_timeline gpu;
 
     struct an_drains drains;     /* host-only drains (drains.h) */
 
@@ -77,13 +71,6 @@ static inline void an_note_bandwidth(struct an_model *m, unsigned dir, uint64_t 
     }
 }
 
-/* gpu_timeline.c (and an_model_feed_gpu) */
-void an_gpu_attribute_ready(struct an_model *m, int all);
-void an_gpu_close(struct an_model *m);
-struct an_device_busy *an_gpu_device(struct an_model *m, uint32_t ordinal);
-void an_gpu_close_period(struct an_model *m, struct an_device_busy *d);
-void an_gpu_push_gap(struct an_model *m, uint64_t start, uint64_t end);
-
 /* A kernel record's own figures (at its start: the mean kernel time is all that is taken
  * from these). */
 static inline void an_gpu_kernel_figures(struct an_model *m, const struct an_ev *ev)
@@ -112,7 +99,8 @@ static inline void an_gpu_busy(struct an_model *m, const struct an_ev *ev)
         d->first = d->open_start = ev->ts;
         d->open_end = ev->end;
     } else if (ev->after_hole && ev->ts > d->open_end) {
-        an_gpu_close_period(m, d);  /* records were lost: the time between is unknown, not idle */
+        /* records were lost: the time between is unknown, not idle */
+        an_gpu_close_period(m, &m->state->bins, d);
         d->open_start = ev->ts;
         d->open_end = ev->end;
     } else if (ev->ts <= d->open_end) {
@@ -121,16 +109,15 @@ static inline void an_gpu_busy(struct an_model *m, const struct an_ev *ev)
         if (ev->end > d->open_end)
             d->open_end = ev->end;
     } else {
-        an_gpu_close_period(m, d);
-        an_gpu_push_gap(m, d->open_end, ev->ts);
+        an_gpu_close_period(m, &m->state->bins, d);
+        an_gpu_push_gap(&m->state->gpu, m, &m->state->hist, d->open_end, ev->ts);
         d->open_start = ev->ts;
         d->open_end = ev->end;
     }
     if (ev->end > d->last)
         d->last = ev->end;
-    struct an_model_state *st = m->state;
-    if (st->npending && st->pending[st->pending_head].end <= st->host_seen)
-        an_gpu_attribute_ready(m, 0);
+    if (an_gpu_gap_ready(&m->state->gpu))
+        an_gpu_attribute_ready(&m->state->gpu, m, &m->state->hist, 0);
 }
 
 /* an_model_feed_gpu with a kernel record's path inline (the feeder's release loop). */
@@ -194,11 +181,7 @@ static inline void an_model_feed_launch(struct an_model *m, const struct an_ev *
 /* an_model_host_progress */
 static inline void an_model_host_seen(struct an_model *m, uint64_t ts)
 {
-    struct an_model_state *st = m->state;
-    if (ts > st->host_seen)
-        st->host_seen = ts;
-    if (st->npending)
-        an_gpu_attribute_ready(m, 0);
+    an_gpu_host_seen(&m->state->gpu, m, &m->state->hist, ts);
 }
 
 /* A call that issues work on a stream being captured issues none: it is host time only
