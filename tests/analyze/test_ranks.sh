@@ -3,8 +3,9 @@
 # shim with the timeline on; their all-reduces end together across the processes
 # (FAKECUDA_COLLECTIVE_FILE), as NCCL's do. Checks, on the analysis of the run directory:
 #   - rank 2 loads 4x slower: the straggler finding names rank 2 and its own cause
-#     (input_pipeline), it arrived last at every collective of the steady state (the first
-#     waits for the processes to start), and the others' exposed
+#     (input_pipeline), it arrived last at every collective of the steady state but one in
+#     ten at most (the first waits for the processes to start; 4 processes share 2 CPUs, and
+#     a fast rank preempted at a collective can arrive after it), and the others' exposed
 #     communication is their wait for it, not an exposed_communication finding;
 #   - four alike: no straggler, the ranks arrive within 0.5 ms of each other;
 #   - four healthy ranks (batches ready, the loss read two steps late): no finding at all,
@@ -82,7 +83,10 @@ if scenario == "straggler":
         saving = f["saving_ns"]
         if f["process_rank"] != 2 or f["figures"]["straggler_rank"] != 2 or f["ranks"] != [0, 1, 2, 3]:
             problems.append("straggler: rank %s, ranks %s" % (f["process_rank"], f["ranks"]))
-        if f["figures"]["last_arrivals"] != coll["steady"]:
+        # last at every steady collective but one in ten at most: 4 processes share 2 CPUs,
+        # and a fast rank preempted at a collective can arrive after the slow one
+        late = coll["steady"] - max(1, coll["steady"] // 10)
+        if f["figures"]["last_arrivals"] < late:
             problems.append("rank 2 arrived last at %d of %d" % (f["figures"]["last_arrivals"], coll["steady"]))
         if "its top finding is input_pipeline" not in f["evidence"]:
             problems.append("straggler's own cause: %s" % f["evidence"])
@@ -92,7 +96,8 @@ if scenario == "straggler":
     # collective, start-up, may keep it waiting for a process still starting)
     slow = [p for p in procs if p["rank"] == 2][0]["communication"]
     least = min(p["communication"]["waited_steady_ns"] for p in procs if p["rank"] != 2)
-    if slow["waited_steady_ns"] >= least / 100 or slow["last_arrivals"] != coll["steady"]:
+    if (slow["waited_steady_ns"] >= least / 100 or
+            slow["last_arrivals"] < coll["steady"] - max(1, coll["steady"] // 10)):
         problems.append("rank 2 waited %d ns in the steady state (the others %d at least), "
                         "last at %d" % (slow["waited_steady_ns"], least, slow["last_arrivals"]))
     if not 2900000 <= coll["skew_median_ns"] <= 3600000:
