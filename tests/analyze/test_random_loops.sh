@@ -106,9 +106,9 @@ hogs_start() {  # hogs_start N: N busy loops, their pids in HOGS
     done
 }
 contention_of() {  # contention_of JSON: the saving of its contention finding (0: none)
-    local line
-    line=$(grep -m1 '^  {"rank": [0-9]*, "id": "contention"' "$1")
-    sed -n 's/.*"saving_ns": \([0-9]*\),.*/\1/p' <<<"$line" | grep . || echo 0
+    local id saving
+    read -r id saving <<<"$(ex_finding "$1" contention)"
+    echo "${saving:-0}"
 }
 cpus=$(nproc)
 for mode in host cupti; do
