@@ -211,6 +211,15 @@ static inline void inv_findings(struct inv *v, const struct an_model *m,
                   (unsigned long long)f->saving_ns, (unsigned long long)m->wall_ns);
         inv_check(v, f->saving_share >= 0 && f->saving_share <= 1, "%s share %g", f->id,
                   f->saving_share);
+        /* a change that leaves the GPU's work as it is gives back at most its idle time
+         * (measures.c), where the whole GPU timeline is recorded */
+        uint64_t idle = 0;
+        for (int c = 0; c < AN_CAUSE_COUNT; c++)
+            idle += an_run_idle(m, (enum an_cause)c);
+        inv_check(v, !f->whatif || f->whatif == AN_WI_PINNED_ASYNC || !m->gpu_records ||
+                         m->gpu_sampled || f->saving_ns <= idle + inv_slack(idle),
+                  "%s saves %llu, more than the GPU's idle %llu", f->id,
+                  (unsigned long long)f->saving_ns, (unsigned long long)idle);
         inv_check(v, !f->risk || !f->saving_ns, "%s: a risk that saves time", f->id);
         inv_check(v, !f->risk || f->strikes_s == -1 || (f->strikes_s >= 0 && f->strikes_s < 1e12),
                   "%s: strikes in %g s", f->id, f->strikes_s);

@@ -39,9 +39,22 @@ uint64_t an_run_from_steady(const struct an_model *m, double steady_ns)
     return an_u64(steady_ns * (double)m->steps.count / (double)m->steps.steady);
 }
 
+/* The GPU's own work bounds every world that leaves it as it is: a change of the host's side
+ * (no syncs, workers, no churn, pauses in the background, graphs: they remove gaps, not
+ * kernel time) can give back at most the time the GPU sat idle. Only pinned copies shorten
+ * GPU operations. Where the trace has the whole GPU timeline that idle time is measured; a
+ * replay that ran out of host work to wait on (frees on a busy GPU, whose waits move to the
+ * next sync) would claim more. Host-only and sampled timelines infer kernel lengths, and
+ * there the replay's figure stands. */
 uint64_t an_whatif_saving(const struct an_model *m, enum an_whatif w)
 {
-    return an_replay_saving(&m->replay, w);
+    uint64_t saving = an_replay_saving(&m->replay, w);
+    if (w == AN_WI_PINNED_ASYNC || !m->gpu_records || m->gpu_sampled)
+        return saving;
+    uint64_t idle = 0;
+    for (int cause = 0; cause < AN_CAUSE_COUNT; cause++)
+        idle += an_run_idle(m, (enum an_cause)cause);
+    return saving < idle ? saving : idle;
 }
 
 double an_whatif_share(const struct an_model *m, uint64_t saving_ns)
