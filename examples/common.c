@@ -34,21 +34,36 @@ void ex_check(CUresult r, const char *what, const char *prog)
 }
 
 static int fixed;
+static long workers = EX_USER_WORKERS;
 
 int ex_fixed(void)
 {
     return fixed;
 }
 
+long ex_workers(void)
+{
+    return workers;
+}
+
 long ex_steps(int argc, char **argv, const char *prog, long steps, const char *what)
 {
     static const struct option opts[] = {{"steps", required_argument, NULL, 's'},
                                          {"fixed", no_argument, NULL, 'f'},
+                                         {"workers", required_argument, NULL, 'w'},
                                          {"help", no_argument, NULL, 'h'},
                                          {0}};
-    for (int c; (c = getopt_long(argc, argv, "s:fh", opts, NULL)) != -1;) {
+    for (int c; (c = getopt_long(argc, argv, "s:fw:h", opts, NULL)) != -1;) {
         char *end;
         switch (c) {
+        case 'w':
+            workers = strtol(optarg, &end, 10);
+            if (*end || workers < 1 || workers > EX_MAX_WORKERS) {
+                fprintf(stderr, "%s: --workers wants a number from 1 to %d\n", prog,
+                        EX_MAX_WORKERS);
+                exit(2);
+            }
+            break;
         case 's':
             steps = strtol(optarg, &end, 10);
             if (*end || steps < 1 || steps > 1000000) {
@@ -60,9 +75,10 @@ long ex_steps(int argc, char **argv, const char *prog, long steps, const char *w
             fixed = 1;
             break;
         case 'h':
-            printf("usage: %s [--steps N] [--fixed]\n%s\n  -s, --steps N   steps to run "
-                   "(default %ld)\n  -f, --fixed     apply the advice gpuwatch gives\n",
-                   prog, what, steps);
+            printf("usage: %s [--steps N] [--fixed] [--workers N]\n%s\n  -s, --steps N   steps "
+                   "to run (default %ld)\n  -f, --fixed     apply the advice gpuwatch gives\n"
+                   "  -w, --workers N DataLoader workers of a fixed variant that starts them "
+                   "(default %d)\n", prog, what, steps, EX_USER_WORKERS);
             exit(0);
         default:
             fprintf(stderr, "usage: %s [--steps N] [--fixed]\n", prog);
@@ -95,6 +111,21 @@ uint64_t ex_now_ns(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+void ex_work_ns(uint64_t ns)
+{
+    /* CPU work (decoding, Python): on a shared CPU it takes longer than ns, as real work does */
+    struct timespec ts;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) {
+        ex_spin_ns(ns);
+        return;
+    }
+    uint64_t until = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec + ns, now;
+    do {
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+        now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    } while (now < until);
 }
 
 void ex_spin_ns(uint64_t ns)

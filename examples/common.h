@@ -37,6 +37,11 @@ long ex_steps(int argc, char **argv, const char *prog, long steps, const char *w
 /* 1 when --fixed was given: run the loop with the advice applied (the calibration test,
  * tests/analyze/test_calibration.sh, compares the predicted saving with the difference). */
 int ex_fixed(void);
+/* The DataLoader workers a fixed variant starts (--workers N): what a user writes, 4 by
+ * default, whatever the machine's CPU count (issue 36: not a count the analyzer assumes). */
+#define EX_USER_WORKERS 4
+#define EX_MAX_WORKERS 64
+long ex_workers(void);
 /* cuInit, primary context, a module with one kernel per name, a non-blocking stream. */
 void ex_init(struct ex_ctx *ex, const char *prog, const char *const *kernels, size_t n);
 /* Launches kernel k (one block of 32 threads) on the stream. */
@@ -46,6 +51,8 @@ void ex_launch_on(struct ex_ctx *ex, size_t k, CUstream stream);
 unsigned long long ex_name_ns(const char *name);
 /* Host work that makes no CUDA call: spinning (interpreter work) or sleeping (I/O). */
 void ex_spin_ns(uint64_t ns);
+/* Spins until this thread has used ns of CPU time: work, which shared CPUs slow down. */
+void ex_work_ns(uint64_t ns);
 void ex_sleep_ns(uint64_t ns);
 uint64_t ex_now_ns(void);
 /* Synchronizes, destroys the stream and context, prints "<prog>: N steps, T ms". */

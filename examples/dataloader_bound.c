@@ -3,8 +3,9 @@
  * "loading and decoding" the next batch (on the CPU, no CUDA call), as a DataLoader with
  * num_workers=0 does on the training thread, while the GPU, done with the 2 ms step, waits.
  * The rest is ordinary: pinned batch, async copy, loss read back with .item() each step.
- * --fixed: DataLoader(num_workers=N): N = CPUs usable - 1 (at least 1) worker threads load
- * the batches, each 2 ahead at most (prefetch_factor=2), and the loop takes them ready.
+ * --fixed: DataLoader(num_workers=4), what a user writes (--workers N for another count):
+ * worker threads load the batches, each 2 ahead at most (prefetch_factor=2), and the loop
+ * takes them ready. Loading is CPU work (ex_work_ns): workers sharing CPUs load slower.
  */
 #include <string.h>
 
@@ -29,13 +30,13 @@ int main(int argc, char **argv)
     EX_CK(&ex, cuMemAlloc(&acts, BATCH_BYTES));
     EX_CK(&ex, cuMemHostAlloc((void **)&batch, BATCH_BYTES, 0));
     struct ex_loader loader = {0};
-    if (ex_fixed() && ex_loader_start(&loader, steps, LOAD_NS) != 0)
+    if (ex_fixed() && ex_loader_start(&loader, steps, LOAD_NS, ex_workers()) != 0)
         return 1;
     for (long s = 0; s < steps; s++) {
         if (ex_fixed())
             ex_loader_take(&loader);  /* next(iter(loader)): ready, loaded by a worker */
         else
-            ex_spin_ns(LOAD_NS);  /* next(iter(loader)): decode on this thread, no CUDA */
+            ex_work_ns(LOAD_NS);  /* next(iter(loader)): decode on this thread, no CUDA */
         memset(batch, (int)(s & 0xff), 4096);
         EX_CK(&ex, cuMemcpyHtoDAsync(acts, batch, BATCH_BYTES, ex.stream));
         for (size_t k = 0; k < 3; k++)

@@ -22,7 +22,7 @@ static void *load_batches(void *arg)
         l->to_start--;
         l->loading++;
         pthread_mutex_unlock(&l->lock);
-        ex_spin_ns(l->load_ns);  /* decode, in the worker */
+        ex_work_ns(l->load_ns);  /* decode, in the worker */
         pthread_mutex_lock(&l->lock);
         l->loading--;
         l->loaded++;
@@ -32,12 +32,11 @@ static void *load_batches(void *arg)
     return NULL;
 }
 
-int ex_loader_start(struct ex_loader *l, long batches, uint64_t load_ns)
+int ex_loader_start(struct ex_loader *l, long batches, uint64_t load_ns, long workers)
 {
     pthread_mutex_init(&l->lock, NULL);
     pthread_cond_init(&l->changed, NULL);
-    long cpus = ex_usable_cpus();
-    l->nworkers = cpus > 2 ? (cpus - 1 < EX_MAX_WORKERS ? cpus - 1 : EX_MAX_WORKERS) : 1;
+    l->nworkers = workers < 1 ? 1 : workers < EX_MAX_WORKERS ? workers : EX_MAX_WORKERS;
     l->loaded = l->loading = 0;
     l->to_start = batches;
     l->ahead = 2 * l->nworkers;

@@ -1,6 +1,6 @@
 /*
  * DataLoader(num_workers=N, prefetch_factor=2) for the examples' fixed variants: N worker
- * threads each load (spin for) one batch at a time, at most 2 x N batches ahead of the
+ * threads each load (spin for its CPU time) one batch at a time, at most 2 x N batches ahead of the
  * loop, which takes them ready.
  */
 #ifndef GPUWATCH_EXAMPLES_LOADER_H
@@ -9,7 +9,7 @@
 #include <pthread.h>
 #include <stdint.h>
 
-#define EX_MAX_WORKERS 64
+#include "common.h"
 
 struct ex_loader {
     pthread_mutex_t lock;
@@ -22,8 +22,9 @@ struct ex_loader {
 
 /* CPUs this process may run on. */
 long ex_usable_cpus(void);
-/* Starts cpus - 1 workers (at least 1) for `batches` batches of load_ns each; 0 or -1. */
-int ex_loader_start(struct ex_loader *l, long batches, uint64_t load_ns);
+/* Starts `workers` workers (at most EX_MAX_WORKERS) for `batches` batches of load_ns of CPU
+ * work each; 0 or -1. */
+int ex_loader_start(struct ex_loader *l, long batches, uint64_t load_ns, long workers);
 /* next(iter(loader)): waits for a loaded batch and takes it. */
 void ex_loader_take(struct ex_loader *l);
 void ex_loader_join(struct ex_loader *l);

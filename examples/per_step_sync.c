@@ -35,7 +35,7 @@ int main(int argc, char **argv)
         /* loss.item(): a copy to pageable memory on the stream, which waits for the step */
         if (!ex_fixed())
             EX_CK(&ex, cuMemcpyDtoHAsync(&loss, acts, sizeof loss, ex.stream));
-        ex_spin_ns(LOG_NS);  /* print(f"step {s} loss {loss:.4f}") and friends */
+        ex_work_ns(LOG_NS);  /* print(f"step {s} loss {loss:.4f}") and friends */
     }
     if (ex_fixed())
         EX_CK(&ex, cuMemcpyDtoHAsync(&loss, acts, sizeof loss, ex.stream));

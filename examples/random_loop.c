@@ -10,7 +10,8 @@
  * predicts can be measured (given twice, both: a changes_together finding's pair):
  *   no_sync        the loss stays on the GPU (read once at the end); an event two steps
  *                  back keeps the host from running further ahead
- *   input_workers  batches loaded by cpus - 1 worker threads, 2 each ahead
+ *   input_workers  batches loaded by 2, 4 or 8 worker threads (drawn; --workers N), 2
+ *                  each ahead, as users pick the count: not from the CPUs
  *   pinned_async   the batch in pinned memory, copied without waiting for the stream
  *   cuda_graphs    the step's kernels captured once into a graph, replayed each step
  *   no_churn       the scratch buffer allocated once
@@ -43,6 +44,7 @@ struct knobs {
     int nvtx;                /* each step an NVTX range "train_step" (the profiler's
                                 ProfilerStep#N: it starts before the batch is loaded) */
     int backward_thread;     /* the second half of the kernels on an "autograd" thread */
+    long workers;            /* the input_workers fix's DataLoader workers */
 };
 
 enum fix { FIX_NONE, FIX_NO_SYNC, FIX_INPUT, FIX_PINNED, FIX_GRAPHS, FIX_CHURN };
@@ -90,6 +92,7 @@ static void draw(struct knobs *k, uint64_t seed)
     k->streams = (unsigned)pick(&st, 1, 2);
     k->churn = pick(&st, 0, 3) == 0;
     k->nvtx = (int)pick(&st, 0, 1);
+    k->workers = 2l << pick(&st, 0, 2);  /* (drawn last: the loops drawn before stay) */
 }
 
 static void usage(FILE *out, const char *prog)
@@ -98,7 +101,7 @@ static void usage(FILE *out, const char *prog)
             "usage: %s [--seed N] [--fix CHANGE] [--steps N] [--load-us N] [--kernels N]\n"
             "          [--kernel-ns N] [--copy-kb N] [--pageable 0|1] [--sync-copy 0|1]\n"
             "          [--sync-every N] [--log-us N] [--streams 1|2] [--churn 0|1]\n"
-            "          [--nvtx 0|1] [--backward-thread 0|1 (with --streams 1)]\n"
+            "          [--nvtx 0|1] [--backward-thread 0|1 (with --streams 1)] [--workers N]\n"
             "A training-like loop drawn from --seed (default 1), knobs set after it;\n"
             "--fix: no_sync, input_workers, pinned_async, cuda_graphs, no_churn (twice: both).\n",
             prog);
@@ -128,6 +131,7 @@ static unsigned parse(int argc, char **argv, struct knobs *k)
         {"log-us", required_argument, NULL, 'g'},    {"streams", required_argument, NULL, 't'},
         {"churn", required_argument, NULL, 'u'},     {"nvtx", required_argument, NULL, 'v'},
         {"backward-thread", required_argument, NULL, 'b'},
+        {"workers", required_argument, NULL, 'w'},
         {"help", no_argument, NULL, 'h'},
         {0}};
     uint64_t seed = 1;
@@ -166,6 +170,7 @@ static unsigned parse(int argc, char **argv, struct knobs *k)
         case 'u': k->churn = (int)number(prog, "--churn", optarg, 1); break;
         case 'v': k->nvtx = (int)number(prog, "--nvtx", optarg, 1); break;
         case 'b': k->backward_thread = (int)number(prog, "--backward-thread", optarg, 1); break;
+        case 'w': k->workers = (long)number(prog, "--workers", optarg, EX_MAX_WORKERS); break;
         case 'h': usage(stdout, argv[0]); exit(0);
         default: usage(stderr, argv[0]); exit(2);
         }
@@ -184,13 +189,14 @@ static unsigned parse(int argc, char **argv, struct knobs *k)
             snprintf(made + strlen(made), sizeof made - strlen(made), "%s%s", *made ? "+" : "",
                      fix_names[f]);
     printf("random_loop: steps %ld load %llu us, %u kernels x %llu ns, copy %llu KiB %s %s, "
-           "sync every %u + log %llu us, %u stream%s, churn %d, nvtx %d%s; fix %s\n",
+           "sync every %u + log %llu us, %u stream%s, churn %d, nvtx %d%s; fix %s"
+           " (%ld workers)\n",
            k->steps, (unsigned long long)(k->load_ns / 1000), k->kernels,
            (unsigned long long)k->kernel_ns, (unsigned long long)(k->copy_bytes >> 10),
            k->pageable ? "pageable" : "pinned", k->sync_copy ? "sync" : "async", k->sync_every,
            (unsigned long long)(k->log_ns / 1000), k->streams, k->streams > 1 ? "s" : "",
            k->churn, k->nvtx, k->backward_thread ? ", backward thread" : "",
-           *made ? made : fix_names[FIX_NONE]);
+           *made ? made : fix_names[FIX_NONE], k->workers);
     return fixes;
 }
 
@@ -316,7 +322,7 @@ int main(int argc, char **argv)
         EX_CK(&ex, cuMemAlloc(&scratch, 8u << 20));
     struct ex_loader loader = {0};
     if (k.load_ns && (fixes & FIX(FIX_INPUT)) &&
-        ex_loader_start(&loader, k.steps, k.load_ns) != 0)
+        ex_loader_start(&loader, k.steps, k.load_ns, k.workers) != 0)
         return 1;
     struct autograd autograd = {0};
     if (k.backward_thread && !(fixes & FIX(FIX_GRAPHS)) &&
@@ -339,7 +345,7 @@ int main(int argc, char **argv)
             if (fixes & FIX(FIX_INPUT))
                 ex_loader_take(&loader);
             else
-                ex_spin_ns(k.load_ns);  /* next(iter(loader)) on this thread */
+                ex_work_ns(k.load_ns);  /* next(iter(loader)) on this thread */
         }
         if (k.churn && !(fixes & FIX(FIX_CHURN)))
             EX_CK(&ex, cuMemAlloc(&scratch, 8u << 20));
@@ -359,10 +365,10 @@ int main(int argc, char **argv)
         if (k.sync_every && s % k.sync_every == 0 && !(fixes & FIX(FIX_NO_SYNC))) {
             /* loss.item(): a copy to pageable memory on the stream, which waits for it */
             EX_CK(&ex, cuMemcpyDtoHAsync(&item, acts, sizeof item, ex.stream));
-            ex_spin_ns(k.log_ns);  /* print(f"loss {loss:.4f}") */
+            ex_work_ns(k.log_ns);  /* print(f"loss {loss:.4f}") */
         } else {
             if (k.sync_every && s % k.sync_every == 0)
-                ex_spin_ns(k.log_ns);  /* the logging stays, of the value read earlier */
+                ex_work_ns(k.log_ns);  /* the logging stays, of the value read earlier */
             /* the host stays at most two steps ahead */
             if (s >= 2)
                 EX_CK(&ex, cuEventSynchronize(done[b]));

@@ -12,11 +12,15 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "machine_cpu.h"
 #include "recorder.h"
 #include "recorder_internal.h"
 
 static uint64_t last_sample_ns;
 static int sampled_once;
+/* the machine's busy time when the trace started: samples say how much since */
+static uint64_t machine_busy_at_start;
+static int machine_known;
 /* Each descendant's CPU time at the previous sample, to tell the ones at work. */
 static struct { pid_t pid; uint64_t cpu_ns; } previous[GW_CPU_MAX_DESCENDANTS];
 static size_t nprevious;
@@ -26,6 +30,7 @@ static void sampler_reset(void)
     last_sample_ns = 0;
     sampled_once = 0;
     nprevious = 0;
+    machine_known = gw_machine_busy_ns(&machine_busy_at_start) == 0;
 }
 
 /* A small /proc file, NUL-terminated, into buf: 0, or -1 when it cannot be read. */
@@ -175,11 +180,15 @@ static void sampler_round(uint64_t now_ns)
                      with_runq ? 5 : 4);
     }
     struct timespec process;
-    uint64_t words[4] = {0};
+    uint64_t words[5] = {0}, machine_ns;
     if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &process) == 0)
         words[0] = (uint64_t)process.tv_sec * 1000000000ull + (uint64_t)process.tv_nsec;
+    int with_machine = machine_known && gw_machine_busy_ns(&machine_ns) == 0;
+    /* (busy time only grows; a CPU taken offline would make it drop: then none) */
+    with_machine = with_machine && machine_ns >= machine_busy_at_start;
+    words[4] = with_machine ? machine_ns - machine_busy_at_start : 0;
     if (sample_descendants(words + 1) == 0)
-        gw_rec_timed(GW_REC_CPU_PROC, now_ns, words, 4);
+        gw_rec_timed(GW_REC_CPU_PROC, now_ns, words, with_machine ? 5 : 4);
 }
 
 static void on_writer_round(int urgent)

@@ -239,10 +239,14 @@ _Static_assert(sizeof(struct gw_chunk_header) == 32, "chunk header is 32 bytes")
  *                    it was runnable but waited for a CPU (/proc schedstat: preempted,
  *                    not busy; absent where the kernel keeps no schedstat)
  * GW_REC_CPU_PROC    dt(zigzag) process_cpu_ns descendants descendants_cpu_ns active
+ *                    [machine_busy_ns]
  *                    this process (all threads), the child processes alive and theirs, the
  *                    CPU time those have used (DataLoader and compile workers, a
  *                    forkserver's children included), and how many of them used some since
- *                    the previous sample; not written where the kernel does not list
+ *                    the previous sample; then the busy time (niced work aside) of the CPUs the process may
+ *                    run on, every process's, since the trace started (/proc/stat: what
+ *                    others take from the CPUs its workers would use; absent where it
+ *                    cannot be read); not written where the kernel does not list
  *                    children (/proc/PID/task/TID/children)
  *
  * Bodies only ever grow at the end: readers ignore words they do not know and read absent

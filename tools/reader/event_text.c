@@ -255,6 +255,8 @@ static void put_timeline_event(FILE *out, const struct gw_reader *r, uint64_t or
         fprintf(out, " cpu_ns=%" PRIu64 " descendants=%" PRIu64 " descendants_cpu_ns=%" PRIu64
                 " active=%" PRIu64, ev->u.cpu_proc.process_cpu_ns, ev->u.cpu_proc.descendants,
                 ev->u.cpu_proc.descendants_cpu_ns, ev->u.cpu_proc.active);
+        if (ev->u.cpu_proc.machine_busy_ns != UINT64_MAX)
+            fprintf(out, " machine_busy_ns=%" PRIu64, ev->u.cpu_proc.machine_busy_ns);
         break;
     default:
         break;

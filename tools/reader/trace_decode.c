@@ -395,7 +395,7 @@ static const struct timed_spec *timed_spec(uint8_t type)
         [GW_REC_RANGE_START - GW_REC_GPU_KERNEL] = {GW_EV_RANGE_START, 3, 3},
         [GW_REC_RANGE_END - GW_REC_GPU_KERNEL] = {GW_EV_RANGE_END, 1, 1},
         [GW_REC_CPU_THREAD - GW_REC_GPU_KERNEL] = {GW_EV_CPU_THREAD, 2, 2, 5},
-        [GW_REC_CPU_PROC - GW_REC_GPU_KERNEL] = {GW_EV_CPU_PROC, 4, 4},
+        [GW_REC_CPU_PROC - GW_REC_GPU_KERNEL] = {GW_EV_CPU_PROC, 4, 4, 5},
     };
     if (type < GW_REC_GPU_KERNEL || type > GW_REC_CPU_PROC)
         return NULL;
@@ -535,6 +535,7 @@ static int decode_timed(struct gw_reader *r, uint8_t type, const struct timed_sp
     case GW_REC_CPU_PROC:
         ev->u.cpu_proc.process_cpu_ns = w[0], ev->u.cpu_proc.descendants = w[1];
         ev->u.cpu_proc.descendants_cpu_ns = w[2], ev->u.cpu_proc.active = w[3];
+        ev->u.cpu_proc.machine_busy_ns = have >= 5 ? w[4] : UINT64_MAX;
         r->stats.cpu_samples++;
         break;
     }

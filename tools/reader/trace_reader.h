@@ -200,7 +200,9 @@ struct gw_event {
             uint64_t tid, cpu_ns, wait_ns, wait_cpu_ns;
             uint64_t runq_ns;    /* runnable, waiting for a CPU; UINT64_MAX: not recorded */
         } cpu_thread;
-        struct { uint64_t process_cpu_ns, descendants, descendants_cpu_ns, active; } cpu_proc;
+        /* machine_busy_ns: UINT64_MAX when the record has none */
+        struct { uint64_t process_cpu_ns, descendants, descendants_cpu_ns, active,
+                 machine_busy_ns; } cpu_proc;
     } u;
     /* Calls: this call's id (tid << 32 | number), what GW_EV_CORRELATION.call_id names. */
     uint64_t call_id;

@@ -45,7 +45,9 @@ enum an_kind {
                           dir = 1 when the sample says how long it was runnable but waited
                           for a CPU (preempted), end - ts = that time */
     AN_CPU_PROC,       /* bytes = the process's CPU time, ptr = its descendants', key = how
-                          many are alive, stream = how many ran since the previous sample */
+                          many are alive, stream = how many ran since the previous sample;
+                          dir = 1 when the sample says how busy the process's CPUs were,
+                          every process's work, since the trace started: end - ts */
     AN_GPU_WINDOW,     /* a sampled timeline's window opened (dir = 1) or shut (dir = 0) */
 };
 

@@ -302,6 +302,12 @@ int an_event_convert_any(const struct gw_event *ev, const struct gw_reader *read
         o->ptr = ev->u.cpu_proc.descendants_cpu_ns;
         o->key = ev->u.cpu_proc.descendants;
         o->stream = ev->u.cpu_proc.active;
+        if (ev->u.cpu_proc.machine_busy_ns != UINT64_MAX) {  /* (an_event.h: end - ts, dir) */
+            o->dir = 1;
+            o->end = o->ts + ev->u.cpu_proc.machine_busy_ns;
+            if (o->end < o->ts)
+                o->end = o->ts;
+        }
         return 1;
     default:
         return 0;

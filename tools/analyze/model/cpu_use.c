@@ -33,7 +33,8 @@ void an_cpu_sample(struct an_cpu_samples *s, const struct an_ev *ev)
 {
     if (ev->kind == AN_CPU_PROC) {
         struct an_cpu_point p = {.ts = ev->ts, .cpu_ns = ev->ptr, .process_cpu_ns = ev->bytes,
-                                 .count = (uint32_t)ev->key, .active = (uint32_t)ev->stream};
+                                 .count = (uint32_t)ev->key, .active = (uint32_t)ev->stream,
+                                 .machine_ns = ev->end - ev->ts, .has_machine = ev->dir == 1};
         add_point(&s->process, &p);
         return;
     }
@@ -117,6 +118,13 @@ void an_cpu_summarize(const struct an_cpu_samples *s, uint64_t start, uint64_t e
     }
     out->workers_cpus = (double)workers_ns / (double)dt;
     out->process_cpus = (double)growth(p[a].process_cpu_ns, p[b].process_cpu_ns) / (double)dt;
+    if (p[a].has_machine && p[b].has_machine) {
+        /* /proc/stat counts in clock ticks: the others' share is what is left, never below 0 */
+        double machine = (double)growth(p[a].machine_ns, p[b].machine_ns) / (double)dt;
+        double others = machine - out->process_cpus - out->workers_cpus;
+        out->others_known = 1;
+        out->others_cpus = others > 0 ? others : 0;
+    }
     const struct an_cpu_series *train = NULL;
     double train_busy = 0, train_wait = 0, train_wait_cpu = 0;
     size_t train_a = 0, train_b = 0;
@@ -142,6 +150,7 @@ void an_cpu_summarize(const struct an_cpu_samples *s, uint64_t start, uint64_t e
     out->train_busy = train_busy > 1 ? 1 : train_busy;
     out->train_wait = train_wait;
     out->train_wait_cpu = train_wait_cpu;
+    out->train_cpus = out->train_busy * (1 - train_wait) + train_wait * train_wait_cpu;
     const struct an_cpu_point *ra = &train->points[train_a], *rb = &train->points[train_b];
     if (ra->has_runq && rb->has_runq && rb->ts > ra->ts) {
         out->runq_known = 1;

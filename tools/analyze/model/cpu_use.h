@@ -24,6 +24,8 @@ struct an_cpu_point {
     int has_runq;               /* ... recorded */
     uint32_t count, active;     /* CPU_PROC: descendants alive, and those that ran */
     uint64_t process_cpu_ns;    /* CPU_PROC: the process's own */
+    uint64_t machine_ns;        /* CPU_PROC: every process's on the process's CPUs */
+    int has_machine;            /* ... recorded */
 };
 
 struct an_cpu_series {
@@ -55,6 +57,10 @@ struct an_cpu_use {
                                    (preempted: more runnable threads than CPUs) */
     double process_cpus;        /* the process's CPU time / span (CPUs kept busy) */
     double workers_cpus;        /* its descendants' CPU time / span */
+    int others_known;           /* the samples say how busy the machine's CPUs were */
+    double others_cpus;         /* CPUs kept busy by other processes (not this one nor its
+                                   descendants): what they take from the workers */
+    double train_cpus;          /* the training thread's CPU time / span, waits included */
     uint32_t workers;           /* most descendants that ran between two samples */
     uint32_t processes;         /* most descendants alive */
 };

@@ -445,6 +445,13 @@ void an_model_set_cpus(struct an_model *m, unsigned cpus)
     an_replay_init(rp, &m->th, expect_gpu, cpus);
 }
 
+int an_model_set_workers(struct an_model *m, const struct an_worker_budget *b)
+{
+    m->budget = *b;
+    m->budgeted = 1;
+    return an_replay_set_workers(&m->state->replay, b->replayed, b->speed);
+}
+
 void an_model_free(struct an_model *m)
 {
     if (!m)

@@ -24,6 +24,7 @@
 #include "py_lines.h"
 #include "replay.h"
 #include "thresholds.h"
+#include "worker_budget.h"
 
 struct gw_stack;
 
@@ -236,6 +237,8 @@ struct an_model {
     struct an_steps steps;
     struct an_cpu_use cpu;       /* the steady state's, from the shim's CPU samples */
     struct an_replay replay;     /* the what-if replay: wall time as measured and per change */
+    struct an_worker_budget budget;  /* the workers the replay started, when budgeted */
+    int budgeted;
     struct an_memory mem;
     struct an_py_lines py;       /* the user's Python lines per kind of call (py_lines.h) */
     struct an_mem_point mem_series[AN_MEM_SERIES];

@@ -114,18 +114,28 @@ void an_replay_init(struct an_replay_state *st, const struct an_thresholds *th, 
     /* (the CPU count comes from the trace's header: a damaged one must not size memory) */
     if (cpus > AN_REPLAY_MAX_CPUS)
         cpus = AN_REPLAY_MAX_CPUS;
-    st->nworkers = cpus > 2 ? cpus - 1 : 1;
-    st->ntaken = st->nworkers * AN_PREFETCH_FACTOR;
-    st->worker_free = calloc(st->nworkers * AN_WORLDS, sizeof *st->worker_free);
-    st->taken = calloc(st->ntaken * AN_WORLDS, sizeof *st->taken);
+    an_replay_set_workers(st, cpus > 2 ? cpus - 1 : 1, 1.0);
     for (int w = 0; w < AN_WORLDS; w++)
         st->changes[w] = an_world_changes(w);
     st->nowait_ns = malloc(GW_API_ID_LIMIT * sizeof *st->nowait_ns);
-    if (!st->worker_free || !st->taken)
-        st->nworkers = 0;
     if (st->nowait_ns)
         for (size_t i = 0; i < GW_API_ID_LIMIT; i++)
             st->nowait_ns[i] = UINT64_MAX;
+}
+
+int an_replay_set_workers(struct an_replay_state *st, unsigned workers, double speed)
+{
+    free(st->worker_free);
+    free(st->taken);
+    st->nworkers = workers ? (workers < AN_REPLAY_MAX_CPUS ? workers : AN_REPLAY_MAX_CPUS) : 1;
+    st->worker_speed = speed > 0.01 && speed < 1 ? speed : 1;
+    st->ntaken = st->nworkers * AN_PREFETCH_FACTOR;
+    st->worker_free = calloc(st->nworkers * AN_WORLDS, sizeof *st->worker_free);
+    st->taken = calloc(st->ntaken * AN_WORLDS, sizeof *st->taken);
+    if (st->worker_free && st->taken)
+        return 0;
+    st->nworkers = 0;
+    return -1;
 }
 
 void an_replay_free(struct an_replay_state *st)
@@ -814,8 +824,12 @@ static void replay_call(struct an_replay_state *st, const struct an_ev *ev)
     if (touched)
         an_wi_transform(st, c, ev, gap, dur, t->h, start, cost);
     memcpy(t->h, start, sizeof start);
-    if (st->load)
+    if (st->load) {
+        if (!st->loads)
+            st->first_load_ts = ev->ts - st->alone;
         st->loads++;
+        st->load_ns += st->alone;
+    }
     if (is_event_record(ev)) {
         struct an_rp_stream *s = stream_of(st, ev->stream);
         if (s && s->issued < (1ull << 40))
@@ -961,7 +975,12 @@ void an_replay_finish(struct an_replay_state *st, uint64_t first_ts, uint64_t me
                                    (double)measured_ns
                              : 0;
     out->workers = (unsigned)st->nworkers;
+    out->worker_speed = st->worker_speed;
     out->loads = st->loads;
+    out->load_ns = st->load_ns;
+    out->loop_ns = st->loads && st->replayed_to > st->first_load_ts
+                       ? st->replayed_to - st->first_load_ts
+                       : 0;
     out->pauses = st->pauses;
     out->pause_ns = st->pause_ns;
     out->pause_cycles = st->pause_cycles;

@@ -61,7 +61,10 @@ struct an_replay {
     uint64_t wall_ns[AN_WORLDS];     /* replayed wall time of each world (an_world_of) */
     double error;                    /* |replayed as measured - measured| / measured */
     unsigned workers;                /* DataLoader workers AN_WI_INPUT_WORKERS assumed */
+    double worker_speed;             /* ... each loading at this share of the thread's speed */
     uint64_t loads;                  /* no-call stretches taken as batch loads */
+    uint64_t load_ns;                /* ... their length, the thread alone */
+    uint64_t loop_ns;                /* from the first of them to the last call replayed */
     uint64_t pauses, pause_ns;       /* ... taken as the loop's pauses, and their length */
     uint64_t pause_cycles;           /* the loop's iterations before each of them, summed */
     uint64_t ops_matched;            /* GPU records matched to the call that issued them */
@@ -105,7 +108,8 @@ struct an_replay_state {
      * workers x prefetch batches was taken by the training loop */
     uint64_t *worker_free, *taken;
     size_t nworkers, ntaken;
-    uint64_t loads;
+    double worker_speed;         /* (0, 1]: CPUs shared with the loop and others (budget) */
+    uint64_t loads, load_ns, first_load_ts;
     /* where the workers start (iter(loader)): the latest stretch a batch load would be
      * before any thread's loop ran an iteration (start-up, no load: replay.c), the loop's
      * first fetch, per world: when it began, and when it ended (the first worker was
@@ -146,5 +150,9 @@ void an_replay_gpu(struct an_replay_state *st, const struct an_ev *ev);
 void an_replay_finish(struct an_replay_state *st, uint64_t first_ts, uint64_t measured_ns,
                       struct an_replay *out);
 void an_replay_free(struct an_replay_state *st);
+/* The DataLoader workers AN_WI_INPUT_WORKERS starts and the share of the thread's speed each
+ * loads at (worker_budget.h), instead of cpus - 1 at full speed; before the first event.
+ * 0 when done, -1 out of memory (the workers' world then changes nothing). */
+int an_replay_set_workers(struct an_replay_state *st, unsigned workers, double speed);
 
 #endif

@@ -94,7 +94,8 @@ static int kernel_launch(const struct an_ev *ev)
  * latest such stretch, the loop's first fetch (iter(loader)), so the first batch is never
  * ready early. With N workers, batch k is loaded by worker k mod N as soon as it is free and the
  * loop has taken batch k - N x AN_PREFETCH_FACTOR, and takes as long as it took the
- * thread; the loop waits only for what is not ready yet. Stretches of pause_min_ns or more
+ * thread, or longer where the CPUs are shared (worker_speed: the budget the CPU samples
+ * give, worker_budget.h); the loop waits only for what is not ready yet. Stretches of pause_min_ns or more
  * are not batch loads (evaluation, checkpoints: the pauses advice's) and stay; nor is the
  * host work of a step after its last call, where NVTX says the step ended after it: the
  * loop fetches the next batch after the step's range ends (its own range, or a profiler's
@@ -119,7 +120,8 @@ static uint64_t worker_gap(struct an_replay_state *st, int world, uint64_t gap, 
     uint64_t start = worker_free[w];
     if (taken[slot] > start)
         start = taken[slot];  /* prefetch full: batch k - ntaken not taken yet */
-    uint64_t ready = start + gap;
+    /* (a worker sharing the CPUs with more runnable threads than there are loads slower) */
+    uint64_t ready = start + (uint64_t)((double)gap / st->worker_speed);
     worker_free[w] = ready;
     uint64_t wait = ready > h ? ready - h : 0;
     if (wait > gap)

@@ -20,9 +20,29 @@
 #define AN_CPU_WAIT_SHOWN 0.01
 
 static void dataloader(char *out, size_t size, const char *lead, unsigned workers,
-                       const struct an_rule_ctx *ctx)
+                       const struct an_model *m, const struct an_rule_ctx *ctx)
 {
     unsigned local = ctx->local_world ? ctx->local_world : 1;
+    const struct an_worker_budget *b = &m->budget;
+    if (m->budgeted && workers == b->workers) {
+        /* the count the saving was replayed with, and why it is not cpus - 1 */
+        an_appendf(out, size,
+                   "%s: DataLoader(num_workers=%u, pin_memory=True, prefetch_factor=2, "
+                   "persistent_workers=True). Of the %u CPUs the training thread needs %.1f "
+                   "once it no longer loads", lead, workers, ctx->cpus, b->train_need);
+        if (b->process_others >= 0.05)
+            an_appendf(out, size, ", the process's other threads %.1f", b->process_others);
+        if (b->others >= 0.05)
+            an_appendf(out, size, ", other processes %.1f", b->others);
+        double loading = b->speed * b->replayed * (b->load_cpu > 0.05 ? b->load_cpu : 1);
+        an_appendf(out, size, ": the loads get %.1f CPU%s, as fast as %.1f of it loading, and "
+                   "the saving is theirs.", loading, loading >= 1.05 ? "s" : "",
+                   b->speed * b->replayed);
+        if (b->speed * b->replayed < 0.95)
+            an_appendf(out, size, " More CPUs, or cheaper batches, are what would give the "
+                       "rest.");
+        return;
+    }
     if (workers)
         an_appendf(out, size,
                    "%s: DataLoader(num_workers=%u, pin_memory=True, prefetch_factor=2, "
@@ -69,19 +89,19 @@ void an_input_cpu_advice(const struct an_model *m, const struct an_rule_ctx *ctx
         an_appendf(out, size,
                    "No DataLoader worker ran: the training thread prepared every batch itself "
                    "(num_workers=0) and was busy %.0f%% %s. ", c->train_busy * 100, of_time);
-        dataloader(out, size, "Load batches in parallel and ahead of the GPU", workers, ctx);
+        dataloader(out, size, "Load batches in parallel and ahead of the GPU", workers, m, ctx);
     } else if (!ran) {
         an_appendf(out, size,
                    "No DataLoader worker ran, and the training thread was off the CPU %.0f%% "
                    "%s: each batch waits on its reads (storage, network). ",
                    (1 - c->train_busy) * 100, of_time);
-        dataloader(out, size, "Overlap the reads with workers", workers, ctx);
+        dataloader(out, size, "Overlap the reads with workers", workers, m, ctx);
         an_appendf(out, size, " Keep the dataset on local fast storage or cached in memory.");
     } else if (per_worker >= m->th.worker_busy_share) {
         an_appendf(out, size, "The %u workers were busy (%.0f%% of a CPU each): they cannot "
                    "keep up. ", ran, per_worker * 100);
         if (workers > ran)
-            dataloader(out, size, "Raise num_workers", workers, ctx);
+            dataloader(out, size, "Raise num_workers", workers, m, ctx);
         else
             an_appendf(out, size, "They already use the CPUs there are: make each batch "
                        "cheaper: cache the decoded/preprocessed samples, or move the "
@@ -120,7 +140,7 @@ void an_input_blind_advice(const struct an_model *m, const struct an_rule_ctx *c
                graphs_per_step >= 1 ? "With a DataLoader, load batches in parallel and ahead "
                                       "of the GPU"
                                     : "Load batches in parallel and ahead of the GPU",
-               workers, ctx);
+               workers, m, ctx);
     an_appendf(out, size,
                " Raise prefetch_factor to 4 if the GPU still waits between steps. If "
                "num_workers is already %s%u, the input itself is too slow: cache the "

@@ -12,8 +12,10 @@
  * When the trace has CPU samples (cpu_use.h), they tell which: the change then follows what
  * the training thread and the worker processes did (rule_input_advice.c).
  * Saving: the replay with the batch loads made by DataLoader workers (replay.h,
- * AN_WI_INPUT_WORKERS: cpus - 1 of them, each as slow as the thread was, two batches
- * ahead each): what they cannot hide stays; never more than the GPU sat idle.
+ * AN_WI_INPUT_WORKERS: the count a user starts, each as slow as the thread was or slower
+ * where the CPUs they would share are busy (worker_budget.h; cpus - 1 at the thread's speed
+ * without CPU samples), two batches ahead each): what they cannot hide stays; never more
+ * than the GPU sat idle.
  */
 #include <stdio.h>
 
@@ -88,7 +90,9 @@ void an_rule_input_pipeline(const struct an_model *m, const struct an_rule_ctx *
         an_appendf(f->evidence, sizeof f->evidence, " In all: %s.", run);
 
     unsigned local = ctx->local_world ? ctx->local_world : 1;
-    unsigned workers = ctx->cpus ? (ctx->cpus / local > 1 ? ctx->cpus / local - 1 : 1) : 0;
+    unsigned workers = m->budgeted ? m->budget.workers
+                       : ctx->cpus ? (ctx->cpus / local > 1 ? ctx->cpus / local - 1 : 1)
+                                   : 0;
     if (m->cpu.known)
         an_input_cpu_advice(m, ctx, workers, f);
     else
@@ -102,6 +106,7 @@ void an_rule_input_pipeline(const struct an_model *m, const struct an_rule_ctx *
     an_finding_fig(f, "idle_run_ns", (double)run_idle);
     an_finding_fig(f, "suggested_workers", workers);
     an_finding_fig(f, "cpus", ctx->cpus);
+    an_finding_fig(f, "worker_speed", m->replay.worker_speed);
     an_finding_fig(f, "graph_replays_per_step", replays ? graphs_per_step : 0);
     if (m->cpu.known) {
         an_finding_fig(f, "training_thread_busy", m->cpu.train_busy);

@@ -144,7 +144,8 @@ static void mark_hole(struct holes *h, const struct gw_event *ev, struct an_ev *
 /* Reads one file into its own model; touches nothing but *t (the workers' job). */
 /* (the header was read by an_run_open: an export may read it meanwhile, so it is left as
  * it is; a file that cannot be opened again now is analyzed as empty) */
-static void analyze_trace(const struct an_options *opt, struct an_trace *t)
+static void analyze_pass(const struct an_options *opt, struct an_trace *t,
+                         const struct an_worker_budget *budget)
 {
     struct gw_reader *r;
     char error[sizeof t->error];
@@ -153,6 +154,8 @@ static void analyze_trace(const struct an_options *opt, struct an_trace *t)
     t->model = an_model_new(&opt->th, &t->hdr);
     if (t->model && opt->cpus)
         an_model_set_cpus(t->model, opt->cpus);
+    if (t->model && budget)
+        an_model_set_workers(t->model, budget);
     struct an_feeder feeder;
     if (!t->model || an_feeder_init(&feeder, t->model, opt->window_ns,
                                     AN_FEEDER_MAX_WAITING) != 0) {
@@ -198,6 +201,32 @@ static void analyze_trace(const struct an_options *opt, struct an_trace *t)
     memcpy(t->damage, list, t->ndamage * sizeof *list);
     t->active = t->model->total.work_calls > 0 || t->model->gpu_records > 0;
     gw_reader_close(r);
+}
+
+/* The first pass replays cpus - 1 workers at the thread's speed; where the CPU samples say
+ * what the CPUs can give them (worker_budget.h) and that differs, the file is read again
+ * with the workers a user would start, at the speed the CPUs leave them. */
+static void analyze_trace(const struct an_options *opt, struct an_trace *t)
+{
+    analyze_pass(opt, t, NULL);
+    unsigned cpus = opt->cpus ? opt->cpus
+                    : (t->hdr.feature_flags & GW_FEAT_CPU_COUNT) ? t->hdr.cpus_usable
+                                                               : 0;
+    struct an_worker_budget budget;
+    struct an_model *first = t->model;
+    if (!first || !an_worker_budget(first, cpus, &budget))
+        return;
+    if (budget.replayed == first->replay.workers &&
+        budget.speed > first->replay.worker_speed - 0.01 &&
+        budget.speed < first->replay.worker_speed + 0.01)
+        return;
+    t->model = NULL;
+    analyze_pass(opt, t, &budget);
+    if (!t->model) {
+        t->model = first;
+        return;
+    }
+    an_model_free(first);
 }
 
 struct workers {

@@ -1,0 +1,94 @@
+/*
+ * The workers' CPU budget (worker_budget.h): the count a user starts, and how much of the
+ * CPUs the loads get once the training thread, the process's other threads and other
+ * processes have what they use, from CPU figures set by hand.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include <cmocka.h>
+
+#include "model.h"
+#include "worker_budget.h"
+
+/* A loop whose training thread loads for 4 ms of every 6.4 ms (a share of 0.625) */
+static void loop(struct an_model *m, double train_cpus, double process_cpus, double others)
+{
+    m->replay.done = 1;
+    m->replay.loads = 60;
+    m->replay.load_ns = 240000000;
+    m->replay.loop_ns = 384000000;
+    m->cpu.known = 1;
+    m->cpu.train_cpus = train_cpus;
+    m->cpu.process_cpus = process_cpus;
+    m->cpu.others_known = others >= 0;
+    m->cpu.others_cpus = others >= 0 ? others : 0;
+}
+
+/* The thread spins in its waits for the GPU: it needs 0.9 of a CPU beside its loads, so two
+ * CPUs leave 1.1 to the loads: two workers replayed, 0.55 of the thread's speed each. */
+static void spinning_thread_leaves_one_cpu(void **state)
+{
+    (void)state;
+    struct an_model m = {0};
+    struct an_worker_budget b;
+    loop(&m, 0.625 + 0.9 * 0.375, 0.625 + 0.9 * 0.375, 0);
+    assert_int_equal(an_worker_budget(&m, 2, &b), 1);
+    assert_int_equal(b.workers, 4);
+    assert_int_equal(b.replayed, 2);
+    assert_true(b.load_cpu > 0.999 && b.load_cpu <= 1);
+    assert_true(b.train_need > 0.899 && b.train_need < 0.901);
+    assert_true(b.speed > 0.549 && b.speed < 0.551);
+}
+
+/* Another process holding 0.8 of a CPU and a thread of the process 0.3: 2 - 0.1 - 0.3 - 0.8
+ * = 0.8 CPU for the loads, one worker slower than the thread. On 16 CPUs, 8 workers at
+ * full speed. */
+static void others_take_their_share(void **state)
+{
+    (void)state;
+    struct an_model m = {0};
+    struct an_worker_budget b;
+    double train = 0.625 + 0.1 * 0.375;
+    loop(&m, train, train + 0.3, 0.8);
+    assert_int_equal(an_worker_budget(&m, 2, &b), 1);
+    assert_int_equal(b.replayed, 1);
+    assert_true(b.process_others > 0.299 && b.process_others < 0.301);
+    assert_true(b.others > 0.799 && b.others < 0.801);
+    assert_true(b.speed > 0.799 && b.speed < 0.801);
+    assert_int_equal(an_worker_budget(&m, 16, &b), 1);
+    assert_int_equal(b.workers, 8);
+    assert_int_equal(b.replayed, 8);
+    assert_true(b.speed > 0.999);
+}
+
+/* Loads that wait on storage use no CPU: every worker at the thread's speed. Without CPU
+ * samples or batch loads there is no budget. */
+static void reads_need_no_cpu_and_no_samples_no_budget(void **state)
+{
+    (void)state;
+    struct an_model m = {0};
+    struct an_worker_budget b;
+    loop(&m, 0.02, 0.02, -1);
+    assert_int_equal(an_worker_budget(&m, 2, &b), 1);
+    assert_int_equal(b.replayed, 4);
+    assert_true(b.speed > 0.999);
+    m.cpu.known = 0;
+    assert_int_equal(an_worker_budget(&m, 2, &b), 0);
+    m.cpu.known = 1;
+    m.replay.loads = 0;
+    assert_int_equal(an_worker_budget(&m, 2, &b), 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(spinning_thread_leaves_one_cpu),
+        cmocka_unit_test(others_take_their_share),
+        cmocka_unit_test(reads_need_no_cpu_and_no_samples_no_budget),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,34 @@
+/*
+ * How many DataLoader workers the input_workers world starts, and how fast each loads, from
+ * what the CPU samples say the threads used (cpu_use.h) and what the replay took as batch
+ * loads. Workers that load on the CPU share the CPUs with the training thread's own work
+ * (spinning in its waits for the GPU, where CUDA spins), with the process's other threads
+ * and with other processes (those that run niced yield to them: not counted): the loads
+ * get the CPUs the rest leaves. A user starts 4 or 8 workers, not cpus - 1: the advice
+ * names the count a user would start, and the saving is what the CPUs left can load, as
+ * that many workers at the thread's speed (the last one slower).
+ */
+#ifndef GPUWATCH_ANALYZE_WORKER_BUDGET_H
+#define GPUWATCH_ANALYZE_WORKER_BUDGET_H
+
+struct an_model;
+
+struct an_worker_budget {
+    unsigned workers;        /* the count a user would start on this machine */
+    unsigned replayed;       /* the workers replayed: as many as the CPUs left can run */
+    double speed;            /* each one's share of the thread's loading speed, (0, 1] */
+    double load_share;       /* of the loop, the training thread's batch loads */
+    double load_cpu;         /* the share of a load the thread spent on a CPU */
+    double train_need;       /* CPUs the thread needs once it no longer loads */
+    double process_others;   /* CPUs the process's other threads use */
+    double others;           /* CPUs other processes use (0 when not recorded) */
+};
+
+/* 1 with *out filled when the samples and the replay say enough (CPU samples over the
+ * steady state, batch loads replayed); 0 otherwise (the replay's cpus - 1 stands). */
+int an_worker_budget(const struct an_model *m, unsigned cpus, struct an_worker_budget *out);
+/* Before any event: the replay's workers world starts b's workers at b's speed, and the
+ * model keeps b (an_model.budget) for the findings to name. -1 out of memory. */
+int an_model_set_workers(struct an_model *m, const struct an_worker_budget *b);
+
+#endif
