@@ -36,9 +36,9 @@ int gw_machine_busy_ns(uint64_t *ns)
             continue;
         if (masked && (cpu >= CPU_SETSIZE || !CPU_ISSET(cpu, &usable)))
             continue;
-        /* niced work (builds, indexers) yields the CPU to the program's: not counted */
-        (void)nice;
-        busy += (uint64_t)(user + system + irq + softirq + steal) * tick_ns;
+        /* niced work too: across sessions the scheduler shares between their groups
+         * (autogroups), whatever the nice value of a process inside */
+        busy += (uint64_t)(user + nice + system + irq + softirq + steal) * tick_ns;
         cpus++;
     }
     if (!cpus)

@@ -243,7 +243,7 @@ _Static_assert(sizeof(struct gw_chunk_header) == 32, "chunk header is 32 bytes")
  *                    this process (all threads), the child processes alive and theirs, the
  *                    CPU time those have used (DataLoader and compile workers, a
  *                    forkserver's children included), and how many of them used some since
- *                    the previous sample; then the busy time (niced work aside) of the CPUs the process may
+ *                    the previous sample; then the busy time of the CPUs the process may
  *                    run on, every process's, since the trace started (/proc/stat: what
  *                    others take from the CPUs its workers would use; absent where it
  *                    cannot be read); not written where the kernel does not list

@@ -10,9 +10,9 @@ static double clamp(double v, double lo, double hi)
     return v < lo ? lo : v > hi ? hi : v;
 }
 
-/* The count users write: 4 on a machine of one or two CPUs, else 8 (the DataLoader's own
- * warning caps the useful count at the CPUs; past 8 the gains are rarely measured). */
-static unsigned users_count(unsigned cpus)
+/* Loads that wait on storage or the network: the count users write, 4 on a machine of one
+ * or two CPUs, else 8 (they cost no CPU while they wait). */
+static unsigned waiting_loaders(unsigned cpus)
 {
     return cpus <= 2 ? 4 : 8;
 }
@@ -24,7 +24,6 @@ int an_worker_budget(const struct an_model *m, unsigned cpus, struct an_worker_b
     const struct an_replay *r = &m->replay;
     if (!cpus || !c->known || !r->done || !r->loads || !r->loop_ns || !r->load_ns)
         return 0;
-    out->workers = users_count(cpus);
     double load = clamp((double)r->load_ns / (double)r->loop_ns, 0, 0.95);
     /* the thread's CPU time is its loads' and the rest: a load spent waiting on storage or
      * the network needs no CPU in a worker either */
@@ -36,18 +35,28 @@ int an_worker_budget(const struct an_model *m, unsigned cpus, struct an_worker_b
     out->process_others = process > 0 ? process : 0;
     out->others = c->others_known ? c->others_cpus : 0;
     /* The CPUs left to the loads once the rest has what it uses now. The scheduler shares a
-     * CPU evenly, so more workers than that would take more of it, but from the training
-     * thread, whose launches and waits then start late by as much: the step gains nothing
-     * by it (dataloader_bound, 2 CPUs, spinning waits: 4 workers gained 1.2-1.6x what one
-     * did, not the 1.6x their share says). Loads that wait on storage need no CPU: with
-     * load_cpu small, every worker loads at the thread's speed. */
-    double left = (double)cpus - out->train_need - out->process_others - out->others;
-    double loading = out->load_cpu > 0.05 ? left / out->load_cpu : (double)out->workers;
+     * CPU evenly: workers beyond what those CPUs run take the rest from the training
+     * thread, whose launches and waits then start late, and the step gains nothing by it
+     * (2 CPUs, a thread spinning in its waits and an autograd thread: one worker gave back
+     * 116 ms, eight 43-93 ms). So the count named is what the CPUs left can run, each at
+     * the thread's speed, the last one slower. Loads that wait on storage need no CPU: then
+     * workers at the thread's speed, as many as users start. */
+    if (out->load_cpu <= 0.05) {
+        out->workers = out->replayed = waiting_loaders(cpus);
+        out->speed = 1;
+        return 1;
+    }
+    /* Other processes run in sessions of their own, and the scheduler splits each CPU they
+     * use evenly between their group and the program's (autogroups; nice values count
+     * only inside a group): once the workers want the CPUs too, the others keep half. */
+    double left = (double)cpus - out->train_need - out->process_others - out->others / 2;
+    double loading = left / out->load_cpu;
     if (loading < 0.1)
         loading = 0.1;
-    if (loading > out->workers)
-        loading = out->workers;
+    if (loading > cpus)
+        loading = cpus;
     out->replayed = (unsigned)loading + ((double)(unsigned)loading < loading);
+    out->workers = out->replayed;
     out->speed = loading / out->replayed;
     return 1;
 }

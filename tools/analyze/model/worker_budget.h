@@ -3,10 +3,9 @@
  * what the CPU samples say the threads used (cpu_use.h) and what the replay took as batch
  * loads. Workers that load on the CPU share the CPUs with the training thread's own work
  * (spinning in its waits for the GPU, where CUDA spins), with the process's other threads
- * and with other processes (those that run niced yield to them: not counted): the loads
- * get the CPUs the rest leaves. A user starts 4 or 8 workers, not cpus - 1: the advice
- * names the count a user would start, and the saving is what the CPUs left can load, as
- * that many workers at the thread's speed (the last one slower).
+ * and with other processes (half of what they use: the scheduler splits a CPU between
+ * sessions): the loads get the CPUs the rest leaves, and workers beyond what those run only slow the training
+ * thread down. The advice names that many workers, the saving is what they can load.
  */
 #ifndef GPUWATCH_ANALYZE_WORKER_BUDGET_H
 #define GPUWATCH_ANALYZE_WORKER_BUDGET_H
@@ -14,8 +13,8 @@
 struct an_model;
 
 struct an_worker_budget {
-    unsigned workers;        /* the count a user would start on this machine */
-    unsigned replayed;       /* the workers replayed: as many as the CPUs left can run */
+    unsigned workers;        /* the count to start: as many as the CPUs left can run */
+    unsigned replayed;       /* the workers replayed (the same) */
     double speed;            /* each one's share of the thread's loading speed, (0, 1] */
     double load_share;       /* of the loop, the training thread's batch loads */
     double load_cpu;         /* the share of a load the thread spent on a CPU */

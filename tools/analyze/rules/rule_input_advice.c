@@ -35,9 +35,10 @@ static void dataloader(char *out, size_t size, const char *lead, unsigned worker
         if (b->others >= 0.05)
             an_appendf(out, size, ", other processes %.1f", b->others);
         double loading = b->speed * b->replayed * (b->load_cpu > 0.05 ? b->load_cpu : 1);
-        an_appendf(out, size, ": the loads get %.1f CPU%s, as fast as %.1f of it loading, and "
-                   "the saving is theirs.", loading, loading >= 1.05 ? "s" : "",
-                   b->speed * b->replayed);
+        an_appendf(out, size, ": the loads get %.1f CPU%s, what %u worker%s can use; more "
+                   "would take their CPU from the training thread, and the saving is these "
+                   "ones'.", loading, loading >= 1.05 ? "s" : "", workers,
+                   workers == 1 ? "" : "s");
         if (b->speed * b->replayed < 0.95)
             an_appendf(out, size, " More CPUs, or cheaper batches, are what would give the "
                        "rest.");
