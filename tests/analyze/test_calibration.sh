@@ -30,8 +30,8 @@ run() {  # run LABEL MODE TAG EXAMPLE [ARGS...]: the JSON analysis in $WORK/LABE
 # the GPU's work once the host no longer waits). Contention ranked first is the machine's
 # (another process took a CPU), not the program's: said, and the ranking read below it.
 # FIX_ARGS may name several fixes a user would write, "A | B" (the worker counts users
-# start: 2, 4, 8, picked without the analyzer's advice): each is run, and the prediction is
-# checked against the one that gains most.
+# start: 1, 2, 4, 8, picked without the analyzer's advice): each is run, and the prediction
+# is checked against the one that gains most.
 # CALIBRATE_ONLY="LABEL ...": only those (while working on a class; CI runs them all)
 only() {
     [ -z "${CALIBRATE_ONLY:-}" ] || [[ " $CALIBRATE_ONLY " == *" $1 "* ]]
@@ -184,7 +184,7 @@ calibrate_pair() {  # calibrate_pair LABEL FIX_A FIX_B EXAMPLE [ARGS...] (random
 calibrate per_step_sync sync_bubble per_step_sync --fixed
 calibrate pageable_h2d pageable_h2d pageable_h2d --fixed
 calibrate dataloader_bound input_pipeline dataloader_bound \
-    "--fixed --workers 2 | --fixed --workers 4 | --fixed --workers 8"
+    "--fixed --workers 1 | --fixed --workers 2 | --fixed --workers 4 | --fixed --workers 8"
 # a 300 ms checkpoint write every 50 steps, made asynchronous: each write outlasts the
 # 100 ms of steps before the next save, so the fix gains those 100 ms a save, not the pause
 calibrate checkpoint_pauses pauses checkpoint_pauses --fixed
@@ -210,9 +210,18 @@ calibrate sync_two_streams sync_bubble random_loop --fix=no_sync --load-us 0 --k
 # "autograd" thread while the training thread waits (PyTorch's loss.backward()): each
 # thread's stretch during the other's launches is a wait for it, not a batch load
 calibrate input_backward_thread input_pipeline random_loop \
-    "--fix=input_workers --workers 2 | --fix=input_workers --workers 4 | --fix=input_workers --workers 8" --load-us 2000 \
+    "--fix=input_workers --workers 1 | --fix=input_workers --workers 2 | --fix=input_workers --workers 4 | --fix=input_workers --workers 8" \
+    --load-us 2000 \
     --kernels 20 --kernel-ns 100000 --copy-kb 0 --sync-every 1 --log-us 0 --streams 1 \
     --churn 0 --nvtx 1 --backward-thread 1
+# batch loading on the training thread of a loop that never syncs (it waits off the CPU
+# for an event two steps back), in ProfilerStep-like NVTX steps: once loading leaves it
+# the thread needs almost no CPU, and both CPUs load (issue 36 A1; test_examples.sh has
+# the same loop without NVTX)
+calibrate input_off_cpu input_pipeline random_loop \
+    "--fix=input_workers --workers 1 | --fix=input_workers --workers 2 | --fix=input_workers --workers 4 | --fix=input_workers --workers 8" \
+    --steps 60 --load-us 4000 --kernels 10 --kernel-ns 150000 --copy-kb 1024 --pageable 0 \
+    --sync-copy 0 --sync-every 0 --log-us 0 --streams 1 --churn 0 --nvtx 1
 # a scratch buffer allocated and freed each step (cudaFree waits for the device)
 calibrate alloc_churn fragmentation random_loop --fix=no_churn --load-us 600 --kernels 6 \
     --kernel-ns 300000 --copy-kb 0 --sync-every 0 --streams 1 --churn 1 --nvtx 1
@@ -222,8 +231,10 @@ calibrate item_and_churn changes_together random_loop "--fix=no_sync --fix=no_ch
     --load-us 0 --kernels 4 --kernel-ns 500000 --copy-kb 0 --sync-every 1 --log-us 1000 \
     --streams 1 --churn 1 --nvtx 1
 # Two wastes in one loop:
-# batch loading with a loss read every step, on a machine where one worker fits
-calibrate_pair input_and_sync input_workers no_sync random_loop --workers 2 --load-us 2500 --kernels 4 \
+# batch loading with a loss read every step, on a machine where one worker fits (the loop
+# spins in its waits: of 1, 2, 4 or 8 workers one gains most on 2 CPUs, the others take the
+# CPU from the loop)
+calibrate_pair input_and_sync input_workers no_sync random_loop --workers 1 --load-us 2500 --kernels 4 \
     --kernel-ns 500000 --copy-kb 0 --sync-every 1 --log-us 300 --streams 1 --churn 0 --nvtx 1
 # a loss read every step on a loop of 1500 short kernels (launch-bound where each launch
 # costs more than its kernel runs: with the timeline's per-launch cost, not without it).
@@ -240,7 +251,7 @@ calibrate_pair pageable_and_launch pinned_async cuda_graphs random_loop --load-u
     --streams 1 --churn 0
 # batch loading beside a blocking 12 MiB pageable upload that waits for the last step's
 # kernels (the loading hides behind them: workers gain nothing, pinning does)
-calibrate_pair input_and_pageable input_workers pinned_async random_loop --workers 2 --load-us 1500 \
+calibrate_pair input_and_pageable input_workers pinned_async random_loop --workers 1 --load-us 1500 \
     --kernels 4 --kernel-ns 400000 --copy-kb 12288 --pageable 1 --sync-copy 1 --sync-every 0 \
     --streams 1 --churn 0 --nvtx 1
 noise_report analyze_calibration
