@@ -338,21 +338,22 @@ static void run_closefrom(void)
     /* (left open, as programs do: the shim's flush at exit comes after) */
 }
 
-/* Spins on the CPU for ms milliseconds of wall time. */
+/* Spins until this thread has used ms milliseconds of CPU: on a busy machine it takes
+ * longer, and what the samples must see is the CPU time, whatever else runs. */
 static void spin_ms(unsigned ms)
 {
     struct timespec start, now;
-    clock_gettime(CLOCK_MONOTONIC, &start);
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &start);
     volatile uint64_t sink = 0;
     do {
         for (int i = 0; i < 100000; i++)
             sink += (uint64_t)i;
-        clock_gettime(CLOCK_MONOTONIC, &now);
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
     } while ((now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000 < ms);
 }
 
-/* DataLoader-like workers: one child spins 500 ms, another waits for a grandchild of its own
- * that spins as long (a forkserver's worker), while the traced thread launches a kernel every
+/* DataLoader-like workers: one child spins 500 ms of CPU, another waits for a grandchild of
+ * its own that spins as long (a forkserver's worker), while the traced thread launches a kernel every
  * 20 ms, 30 times, mostly asleep. */
 static void run_cpu_workers(void)
 {

@@ -91,6 +91,9 @@ struct an_rp_thread {
      * before are start-up (imports, building the model and the data set, a first compile),
      * no batch loads (whatif.c, an_wi_batch_load) */
     uint8_t looping;
+    /* its latest call that issued work was an upload to this stream (+ 1; 0: not one): a
+     * sync of that stream next is the upload's wait (replay.h, upload_wait) */
+    uint64_t upload_to;
     /* its latest call read the GPU's results and the worlds holding `held` took its wait
      * away: when each would have waited until (restored where a pause follows it) */
     int holding;
@@ -803,6 +806,8 @@ static void replay_call(struct an_replay_state *st, const struct an_ev *ev)
     st->after_kernel = t->after_kernel;
     t->after_kernel = an_wi_kernel_launch(ev);
     st->load = an_wi_batch_load(st, ev, st->alone);
+    st->upload_wait = ev->kind == AN_SYNC && t->upload_to &&
+                      (t->upload_to == ev->stream + 1 || (ev->flags & AN_F_ALL_STREAMS));
     if (st->load && !t->looping) {  /* start-up: the loop's first fetch is the latest */
         st->load = 0;
         if (!st->loads) {
@@ -876,10 +881,10 @@ static void replay_call(struct an_replay_state *st, const struct an_ev *ev)
         if (!waited && !st->drained_unknown && st->nowait_ns && ev->api < GW_API_ID_LIMIT &&
             (st->nowait_ns[ev->api] == UINT64_MAX || dur < st->nowait_ns[ev->api]))
             st->nowait_ns[ev->api] = dur;
-        int gathers = an_wi_gathers(ev);
+        int gathers = an_wi_gathers(st, ev);
         t->holding = 0;
         for (int w = 0; w < AN_WORLDS; w++) {
-            if (!c[w] || an_wi_waits(c[w], ev)) {
+            if (!c[w] || an_wi_waits(st, c[w], ev)) {
                 uint64_t mine = t->h[w] + (c[w] ? an_wi_cost(c[w], ev, before) : before);
                 t->h[w] = max64(mine, ready_sim[w] + after);
                 t->held[w] = t->h[w];
@@ -895,6 +900,8 @@ static void replay_call(struct an_replay_state *st, const struct an_ev *ev)
     }
     if (ev->kind == AN_LAUNCH && an_wi_issues(ev))
         t->launched_since_wait = t->launched_since_upload = 1;
+    if (an_wi_issues(ev))
+        t->upload_to = ev->kind == AN_COPY && ev->dir == GW_COPY_HTOD ? ev->stream + 1 : 0;
     if (ev == &mark && (ev->flags & AN_F_STEP_END))
         t->steps_ended++;
     if (ev->end > t->last_end)

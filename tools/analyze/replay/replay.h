@@ -109,6 +109,11 @@ struct an_replay_state {
     uint64_t *worker_free, *taken;
     size_t nworkers, ntaken;
     double worker_speed;         /* (0, 1]: CPUs shared with the loop and others (budget) */
+    /* the event replayed now syncs a stream its thread last uploaded to, nothing issued
+     * since: the upload's wait (x.cuda() without non_blocking=True does the copy, then
+     * syncs the stream), which pinned memory and non_blocking=True take away, not the
+     * no-sync world */
+    int upload_wait;
     uint64_t loads, load_ns, first_load_ts;
     /* where the workers start (iter(loader)): the latest stretch a batch load would be
      * before any thread's loop ran an iteration (start-up, no load: replay.c), the loop's

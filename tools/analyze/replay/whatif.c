@@ -62,15 +62,24 @@ int an_wi_waits_measured(const struct an_ev *ev)
 }
 
 /* A user's synchronization: what "take the sync out of the step" removes (cuMemFree's
- * wait is the allocator's, a blocking upload the copy advice's). */
-static int user_sync(const struct an_ev *ev)
+ * wait is the allocator's, a blocking upload the copy advice's, and so is a stream's sync
+ * right after an upload to it: PyTorch's x.cuda() without non_blocking=True, replay.h
+ * upload_wait). */
+static int user_sync(const struct an_replay_state *st, const struct an_ev *ev)
 {
+    if (st->upload_wait)
+        return 0;
     return ev->kind == AN_SYNC || (ev->kind == AN_COPY && ev->dir == GW_COPY_DTOH);
 }
 
-static int blocking_upload(const struct an_ev *ev)
+static int blocking_copy(const struct an_ev *ev)
 {
     return ev->kind == AN_COPY && ev->dir == GW_COPY_HTOD && (ev->flags & AN_F_BLOCKING);
+}
+
+static int blocking_upload(const struct an_replay_state *st, const struct an_ev *ev)
+{
+    return blocking_copy(ev) || st->upload_wait;
 }
 
 static int allocator_call(const struct an_ev *ev)
@@ -150,9 +159,9 @@ int an_wi_loop_pause(const struct an_replay_state *st, uint64_t gap, uint32_t it
     return gap >= st->th.pause_min_ns && iterations >= st->th.pause_every_min;
 }
 
-int an_wi_gathers(const struct an_ev *ev)
+int an_wi_gathers(const struct an_replay_state *st, const struct an_ev *ev)
 {
-    return an_wi_waits_measured(ev) && user_sync(ev);
+    return an_wi_waits_measured(ev) && user_sync(st, ev);
 }
 
 static uint64_t background_gap(struct an_replay_state *st, int world, uint64_t gap, uint64_t h)
@@ -185,7 +194,7 @@ static int launch_overhead(const struct an_replay_state *st, const struct an_ev 
 /* blocking uploads from pageable memory move faster once pinned */
 static int pageable_upload(const struct an_ev *ev)
 {
-    return blocking_upload(ev) && ev->host_kind == GW_HOST_PAGEABLE;
+    return blocking_copy(ev) && ev->host_kind == GW_HOST_PAGEABLE;
 }
 
 unsigned an_wi_touched(const struct an_replay_state *st, const struct an_ev *ev)
@@ -200,9 +209,9 @@ unsigned an_wi_touched(const struct an_replay_state *st, const struct an_ev *ev)
     if (allocator_call(ev))
         t |= AN_WI_BIT(AN_WI_NO_CHURN);
     if (an_wi_waits_measured(ev)) {
-        if (user_sync(ev))
+        if (user_sync(st, ev))
             t |= AN_WI_BIT(AN_WI_NO_SYNC);
-        if (blocking_upload(ev))
+        if (blocking_upload(st, ev))
             t |= AN_WI_BIT(AN_WI_PINNED_ASYNC);
     }
     if (pageable_upload(ev))
@@ -247,13 +256,13 @@ uint64_t an_wi_cost(unsigned changes, const struct an_ev *ev, uint64_t own_ns)
     return changes & costless(ev) ? 0 : own_ns;
 }
 
-int an_wi_waits(unsigned changes, const struct an_ev *ev)
+int an_wi_waits(const struct an_replay_state *st, unsigned changes, const struct an_ev *ev)
 {
     if (!an_wi_waits_measured(ev))
         return 0;
-    if ((changes & AN_WI_BIT(AN_WI_NO_SYNC)) && user_sync(ev))
+    if ((changes & AN_WI_BIT(AN_WI_NO_SYNC)) && user_sync(st, ev))
         return 0;
-    if ((changes & AN_WI_BIT(AN_WI_PINNED_ASYNC)) && blocking_upload(ev))
+    if ((changes & AN_WI_BIT(AN_WI_PINNED_ASYNC)) && blocking_upload(st, ev))
         return 0;
     if ((changes & AN_WI_BIT(AN_WI_NO_CHURN)) && allocator_call(ev))
         return 0;

@@ -30,7 +30,7 @@ int an_wi_batch_load(const struct an_replay_state *st, const struct an_ev *ev, u
 int an_wi_loop_pause(const struct an_replay_state *st, uint64_t gap, uint32_t iterations);
 /* A wait for the GPU that reads its results (a sync, a read-back): followed by a pause, the
  * pause used them (a checkpoint's state_dict), and the wait stays whatever the changes. */
-int an_wi_gathers(const struct an_ev *ev);
+int an_wi_gathers(const struct an_replay_state *st, const struct an_ev *ev);
 
 /* Calls that put an operation on a stream that CUPTI records (host functions, failed
  * calls and host-to-host copies put none). */
@@ -55,7 +55,7 @@ void an_wi_transform(struct an_replay_state *st, const unsigned *c, const struct
 /* The call's own host time with the changes, from what it took without waiting. */
 uint64_t an_wi_cost(unsigned changes, const struct an_ev *ev, uint64_t own_ns);
 /* Whether the call still waits for the GPU with the changes. */
-int an_wi_waits(unsigned changes, const struct an_ev *ev);
+int an_wi_waits(const struct an_replay_state *st, unsigned changes, const struct an_ev *ev);
 /* Whether the operation ev issues starts right after the previous one on its stream, with
  * no launch latency (kernels replayed from a graph). */
 int an_wi_back_to_back(unsigned changes, const struct an_ev *ev);
