@@ -254,6 +254,17 @@ calibrate_pair pageable_and_launch pinned_async cuda_graphs random_loop --load-u
 calibrate_pair input_and_pageable input_workers pinned_async random_loop --workers 1 --load-us 1500 \
     --kernels 4 --kernel-ns 400000 --copy-kb 12288 --pageable 1 --sync-copy 1 --sync-every 0 \
     --streams 1 --churn 0 --nvtx 1
+# an upload that waits for its stream (x.cuda() without non_blocking=True: the copy, then a
+# stream sync) beside a loss read every step: the read's fix keeps the upload's wait, the
+# upload's fix (pinned, non_blocking=True) takes it away (issue 36 B4): 8 MiB read every
+# step, one stream, NVTX steps (measured: no_sync gains 25 ms, pinning 73); 4 MiB, read every
+# other step, two streams, no NVTX (10 and 37 ms)
+calibrate_pair upload_and_sync no_sync pinned_async random_loop --load-us 0 --kernels 6 \
+    --kernel-ns 300000 --copy-kb 8192 --pageable 1 --sync-copy 1 --sync-every 1 --log-us 200 \
+    --streams 1 --churn 0 --nvtx 1
+calibrate_pair upload_and_sync_2 no_sync pinned_async random_loop --load-us 0 --kernels 8 \
+    --kernel-ns 200000 --copy-kb 4096 --pageable 1 --sync-copy 1 --sync-every 2 --log-us 400 \
+    --streams 2 --churn 0 --nvtx 0
 noise_report analyze_calibration
 [ "$failures" -eq 0 ] || { echo "test_calibration: $failures failed" >&2; exit 1; }
 echo "test_calibration: all checks passed"
