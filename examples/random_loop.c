@@ -349,7 +349,7 @@ int main(int argc, char **argv)
         }
         if (k.churn && !(fixes & FIX(FIX_CHURN)))
             EX_CK(&ex, cuMemAlloc(&scratch, 8u << 20));
-        if (k.copy_bytes) {
+        if (k.copy_bytes || k.load_ns) {  /* (a batch loaded is a batch uploaded: 4 KiB) */
             batch[0] = (unsigned char)s;
             EX_CK(&ex, cuMemcpyHtoDAsync(acts, batch, copy, ex.stream));
             /* x.cuda() without non_blocking=True: PyTorch waits for the stream */

@@ -193,6 +193,8 @@ static inline void synth_loop(struct synth *s, const struct loop *L)
         synth_idle(s, L->input_ns);
         for (unsigned c = 0; L->h2d_bytes && c < (L->h2d_copies ? L->h2d_copies : 1); c++)
             synth_h2d(s, L->h2d_bytes, L->h2d_ns, L->h2d_pageable);
+        if (L->input_ns && !L->h2d_bytes)  /* a batch loaded is a batch uploaded */
+            synth_h2d(s, 4096, 1 * US, 0);
         for (unsigned g = 0; g < L->graphs; g++)
             synth_graph_launch(s, L->launch_ns, L->graph_ns);
         for (unsigned k = 0; k < L->kernels; k++)

@@ -291,6 +291,57 @@ static void startup_stretches_gpu_records(void **state) { startup_stretches_no_b
 static void startup_pause_host_only(void **state) { startup_pause_outside_steady(state, 0); }
 static void startup_pause_gpu_records(void **state) { startup_pause_outside_steady(state, 1); }
 
+/* A batch reaches the GPU by an upload that waits on no read-back (issue 36 C9): host work
+ * after loss.item() in a loop that uploads nothing is no batch load; with a batch uploaded
+ * each step the same stretch may be one (without NVTX the two look alike); and the stretch
+ * between a 16 MiB read-back and the upload of its result (an optimizer step offloaded to
+ * the CPU) uses what was read: no batch load either. */
+static void readback_consumers_are_no_batch_loads(void **state)
+{
+    (void)state;
+    for (int uploads = 0; uploads < 2; uploads++) {
+        struct synth s = {.gpu_records = 1};
+        struct loop L = {.steps = 40, .kernels = 40, .kernel_ns = 50 * US, .launch_ns = 5 * US,
+                         .item = 1, .after_item_ns = 3 * MS, .h2d_bytes = uploads ? 65536 : 0,
+                         .h2d_ns = 5 * US};
+        synth_loop(&s, &L);
+        struct an_model *m;
+        struct an_findings out = {0};
+        const struct an_finding *f = run(&s, &m, &out, 8);
+        if (uploads)
+            assert_non_null(f);
+        else
+            assert_null(f);
+        an_findings_free(&out);
+        an_model_free(m);
+        synth_free(&s);
+    }
+    struct synth s = {.gpu_records = 1};
+    s.now = 1000 * MS;
+    synth_alloc(&s, 64ull << 20, 0);
+    for (int i = 0; i < 40; i++) {
+        for (int k = 0; k < 4; k++)
+            synth_launch(&s, 5 * US, 500 * US);
+        uint64_t issued = s.now;  /* the gradients, read back to pageable memory */
+        synth_gpu(&s, AN_GPU_COPY, issued, 2 * MS, GW_COPY_DTOH, GW_HOST_PAGEABLE, 16 << 20);
+        struct an_ev *e = synth_call(&s, AN_COPY, GW_API_cuMemcpyDtoH_v2, s.gpu_end - issued,
+                                     AN_F_BLOCKING | AN_F_DRAINS);
+        e->dir = GW_COPY_DTOH;
+        e->host_kind = GW_HOST_PAGEABLE;
+        e->bytes = 16 << 20;
+        synth_idle(&s, 4 * MS);  /* the optimizer step on the CPU */
+        synth_h2d(&s, 16 << 20, 2 * MS, 1);  /* the parameters, back */
+    }
+    synth_stream_sync(&s);
+    struct an_model *m;
+    struct an_findings out = {0};
+    assert_null(run(&s, &m, &out, 8));
+    assert_int_equal(m->replay.loads, 0);
+    an_findings_free(&out);
+    an_model_free(m);
+    synth_free(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -304,6 +355,7 @@ int main(void)
         cmocka_unit_test(startup_pause_gpu_records),
         cmocka_unit_test(startup_stretches_host_only),
         cmocka_unit_test(startup_stretches_gpu_records),
+        cmocka_unit_test(readback_consumers_are_no_batch_loads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

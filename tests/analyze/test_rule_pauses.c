@@ -13,15 +13,22 @@
 
 /* blocks of `steps` steps, each followed by a pause of pause_ns without a CUDA call (the
  * last one ends the trace: no call after it, so it is no idle interval) */
-static void loop_with_pauses(struct synth *s, unsigned blocks, unsigned steps,
-                             uint64_t input_ns, uint64_t pause_ns)
+static void loop_with_uploads(struct synth *s, unsigned blocks, unsigned steps,
+                              uint64_t input_ns, uint64_t pause_ns, uint64_t upload_bytes)
 {
     struct loop L = {.steps = steps, .input_ns = input_ns, .kernels = 3, .kernel_ns = 1 * MS,
-                     .launch_ns = 5 * US, .item = 1};
+                     .launch_ns = 5 * US, .item = 1, .h2d_bytes = upload_bytes,
+                     .h2d_ns = 1 * US};
     for (unsigned b = 0; b < blocks; b++) {
         synth_loop(s, &L);
         synth_idle(s, pause_ns);
     }
+}
+
+static void loop_with_pauses(struct synth *s, unsigned blocks, unsigned steps,
+                             uint64_t input_ns, uint64_t pause_ns)
+{
+    loop_with_uploads(s, blocks, steps, input_ns, pause_ns, 0);
 }
 
 static double fig(const struct an_finding *f, const char *name)
@@ -130,15 +137,15 @@ static void pauses_and_loader_wait(void **state)
     synth_free(&s);
 }
 
-/* pause_min_ns: 95 ms stretches are input wait, 110 ms ones pauses (the threshold's
- * bucket is 8 % wide); and min_share of the run. */
+/* pause_min_ns: 95 ms stretches are input wait (the loop uploads its batches), 110 ms ones
+ * pauses (the threshold's bucket is 8 % wide); and min_share of the run. */
 static void pause_thresholds(void **state)
 {
     (void)state;
     const uint64_t lengths[] = {95 * MS, 110 * MS};
     for (int i = 0; i < 2; i++) {
         struct synth s = {.gpu_records = 1};
-        loop_with_pauses(&s, 4, 100, 0, lengths[i]);
+        loop_with_uploads(&s, 4, 100, 0, lengths[i], 64 << 10);
         struct an_model *m = synth_model(&s, NULL, 1ull << 30, 0);
         struct an_findings out = {0};
         const struct an_finding *p = synth_rule(m, an_rule_pauses, &out, 8);

@@ -94,11 +94,19 @@ struct an_rp_thread {
     /* its latest call that issued work was an upload to this stream (+ 1; 0: not one): a
      * sync of that stream next is the upload's wait (replay.h, upload_wait) */
     uint64_t upload_to;
+    /* its latest call read a tensor back (a device-to-host copy of more than a scalar): the
+     * stretch after it uses what it read (an offloaded optimizer step, a metric), no batch
+     * load: a batch reaches the GPU by an upload that waits on no read-back */
+    uint8_t after_readback;
     /* its latest call read the GPU's results and the worlds holding `held` took its wait
      * away: when each would have waited until (restored where a pause follows it) */
     int holding;
     uint64_t held[AN_WORLDS];
 };
+
+/* A read-back of this much or less is a scalar (loss.item(), a metric): what follows it is
+ * the loop's next step; more is a tensor the host goes on to use. */
+#define AN_SCALAR_READ_BYTES 4096u
 
 /* More CPUs than any machine a trace comes from has (the largest have a few hundred). */
 #define AN_REPLAY_MAX_CPUS 4096u
@@ -805,7 +813,7 @@ static void replay_call(struct an_replay_state *st, const struct an_ev *ev)
     /* worlds making none of the changes that touch ev replay it as measured */
     st->after_kernel = t->after_kernel;
     t->after_kernel = an_wi_kernel_launch(ev);
-    st->load = an_wi_batch_load(st, ev, st->alone);
+    st->load = an_wi_batch_load(st, ev, st->alone) && !t->after_readback;
     st->upload_wait = ev->kind == AN_SYNC && t->upload_to &&
                       (t->upload_to == ev->stream + 1 || (ev->flags & AN_F_ALL_STREAMS));
     if (st->load && !t->looping) {  /* start-up: the loop's first fetch is the latest */
@@ -902,6 +910,9 @@ static void replay_call(struct an_replay_state *st, const struct an_ev *ev)
         t->launched_since_wait = t->launched_since_upload = 1;
     if (an_wi_issues(ev))
         t->upload_to = ev->kind == AN_COPY && ev->dir == GW_COPY_HTOD ? ev->stream + 1 : 0;
+    if (an_is_host(ev))  /* (a step's NVTX end between them changes nothing) */
+        t->after_readback = ev->kind == AN_COPY && ev->dir == GW_COPY_DTOH &&
+                            ev->bytes > AN_SCALAR_READ_BYTES && !(ev->flags & AN_F_ERROR);
     if (ev == &mark && (ev->flags & AN_F_STEP_END))
         t->steps_ended++;
     if (ev->end > t->last_end)
