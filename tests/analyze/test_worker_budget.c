@@ -83,12 +83,30 @@ static void reads_need_no_cpu_and_no_samples_no_budget(void **state)
     assert_int_equal(an_worker_budget(&m, 2, &b), 0);
 }
 
+/* The thread waits off the CPU while the process's own loader threads keep 1.9 of the 2
+ * CPUs busy (issue 36 A2): no count helps, the CPUs are the loading's already. */
+static void own_loaders_fill_the_cpus(void **state)
+{
+    (void)state;
+    struct an_model m = {0};
+    struct an_worker_budget b;
+    loop(&m, 0.02, 0.02 + 1.9, 0);
+    assert_int_equal(an_worker_budget(&m, 2, &b), 1);
+    assert_int_equal(b.workers, 0);
+    assert_int_equal(b.replayed, 1);
+    assert_true(b.speed < 0.03);
+    m.cpu.process_cpus = 0.02 + 0.5;  /* half a CPU: storage, and 4 workers help */
+    assert_int_equal(an_worker_budget(&m, 2, &b), 1);
+    assert_int_equal(b.workers, 4);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(spinning_thread_leaves_one_cpu),
         cmocka_unit_test(others_take_their_share),
         cmocka_unit_test(reads_need_no_cpu_and_no_samples_no_budget),
+        cmocka_unit_test(own_loaders_fill_the_cpus),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -41,15 +41,24 @@ int an_worker_budget(const struct an_model *m, unsigned cpus, struct an_worker_b
      * 116 ms, eight 43-93 ms). So the count named is what the CPUs left can run, each at
      * the thread's speed, the last one slower. Loads that wait on storage need no CPU: then
      * workers at the thread's speed, as many as users start. */
-    if (out->load_cpu <= 0.05) {
-        out->workers = out->replayed = waiting_loaders(cpus);
-        out->speed = 1;
-        return 1;
-    }
     /* Other processes run in sessions of their own, and the scheduler splits each CPU they
      * use evenly between their group and the program's (autogroups; nice values count
      * only inside a group): once the workers want the CPUs too, the others keep half. */
     double left = (double)cpus - out->train_need - out->process_others - out->others / 2;
+    if (out->load_cpu <= 0.05) {
+        /* The thread waited off the CPU. With CPUs to spare that is storage or the network;
+         * where the process's own threads and workers already keep them busy, it waited for
+         * them (loader threads of its own): more of them only share the same CPUs */
+        if (left - c->workers_cpus < 0.5) {
+            out->workers = 0;
+            out->replayed = 1;
+            out->speed = 0.02;
+            return 1;
+        }
+        out->workers = out->replayed = waiting_loaders(cpus);
+        out->speed = 1;
+        return 1;
+    }
     double loading = left / out->load_cpu;
     if (loading < 0.1)
         loading = 0.1;

@@ -13,7 +13,9 @@
 struct an_model;
 
 struct an_worker_budget {
-    unsigned workers;        /* the count to start: as many as the CPUs left can run */
+    unsigned workers;        /* the count to start: as many as the CPUs left can run; 0
+                                when the CPUs are full of the process's own loading (its
+                                loader threads or workers): more would not help */
     unsigned replayed;       /* the workers replayed (the same) */
     double speed;            /* each one's share of the thread's loading speed, (0, 1] */
     double load_share;       /* of the loop, the training thread's batch loads */

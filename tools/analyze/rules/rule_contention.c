@@ -3,9 +3,10 @@
  * read /proc's schedstat: preempted, not busy and not asleep) for min_share of the steady
  * state or more: more runnable threads than CPUs (DataLoader workers, intra-op threads,
  * other processes on the machine). Time off a CPU is then not the input pipeline's, and
- * more workers would make it worse. Saving (upper bound): that time, at most the GPU's idle
- * time (a preempted host costs nothing while the GPU has queued work); host-only, where
- * that idle is not proven, the preempted time.
+ * more workers would make it worse. Saving (upper bound): that time outside the thread's
+ * waits for the GPU (preempted in one it loses nothing), at most the GPU's idle time (a
+ * preempted host costs nothing while the GPU has queued work); host-only, where that idle
+ * is not proven, that time.
  */
 #include <stdio.h>
 
@@ -19,14 +20,18 @@ void an_rule_contention(const struct an_model *m, const struct an_rule_ctx *ctx,
     if (!c->known || !c->runq_known || !span || c->train_runq < m->th.min_share)
         return;
     double preempted = an_run_from_steady(m, c->train_runq * (double)span);
-    /* with GPU records, at most the GPU's idle time; host-only that idle is not proven
-     * where no sync waited, and the preempted time is the bound (said in the evidence) */
-    double saving = preempted;
+    /* a thread preempted while it spins in a wait for the GPU loses nothing: the GPU still
+     * has its work (a healthy loop, host-only, came out 15 % "contended"). schedstat does
+     * not say when the thread waited for a CPU: the share of it outside those waits.
+     * With GPU records, at most the GPU's idle time; host-only that idle is not proven
+     * where no sync waited, and this is the bound (said in the evidence) */
+    double outside = c->train_wait < 1 ? 1 - c->train_wait : 0;
+    double saving = preempted * outside;
     if (m->gpu_timeline) {
         double idle = 0;
         for (int cause = 0; cause < AN_CAUSE_COUNT; cause++)
             idle += (double)an_run_idle(m, (enum an_cause)cause);
-        saving = preempted < idle ? preempted : idle;
+        saving = saving < idle ? saving : idle;
     }
     if (an_whatif_share(m, (uint64_t)saving) < m->th.min_share)
         return;

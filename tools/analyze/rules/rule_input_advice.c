@@ -86,6 +86,18 @@ void an_input_cpu_advice(const struct an_model *m, const struct an_rule_ctx *ctx
         an_appendf(f->evidence, sizeof f->evidence, "; no worker process ran.");
     char *out = f->change;
     size_t size = sizeof f->change;
+    if (m->budgeted && m->budget.workers == 0) {
+        /* its own loader threads (or workers) already fill the CPUs: more share them */
+        an_appendf(out, size,
+                   "The process's own threads%s kept %.1f of the %u CPUs busy while the "
+                   "training thread waited for them: the loading already has the CPUs there "
+                   "are, and more loader threads or workers would only share them. Make each "
+                   "batch cheaper (cache the decoded/preprocessed samples, move the "
+                   "transforms to the GPU: NVIDIA DALI), or run on more CPUs.",
+                   ran ? " and workers" : "", m->budget.process_others + c->workers_cpus,
+                   ctx->cpus);
+        return;
+    }
     if (!ran && busy) {
         an_appendf(out, size,
                    "No DataLoader worker ran: the training thread prepared every batch itself "
