@@ -229,8 +229,7 @@ static unsigned costless(const struct an_ev *ev)
 }
 
 void an_wi_transform(struct an_replay_state *st, const unsigned *c, const struct an_ev *ev,
-                     uint64_t gap, uint64_t dur, const uint64_t *h, uint64_t *start,
-                     uint64_t *cost)
+                     uint64_t gap, uint64_t dur, uint64_t *start, uint64_t *cost)
 {
     int overhead = launch_overhead(st, ev, gap);
     uint64_t covered = gap > st->alone ? gap - st->alone : 0;
@@ -239,14 +238,14 @@ void an_wi_transform(struct an_replay_state *st, const unsigned *c, const struct
     for (int w = 0; w < AN_WORLDS; w++) {
         if (!c[w])
             continue;
-        uint64_t g = gap;
+        uint64_t h = start[w] - gap, g = gap;  /* (the thread's time before the stretch) */
         if (c[w] & no_gap)
             g = 0;
         else if ((c[w] & AN_WI_BIT(AN_WI_INPUT_WORKERS)) && st->load)
-            g = covered + worker_gap(st, w, st->alone, h[w]);
+            g = covered + worker_gap(st, w, st->alone, h);
         else if ((c[w] & AN_WI_BIT(AN_WI_BACKGROUND)) && st->pause)
-            g = covered + background_gap(st, w, st->alone, h[w]);
-        start[w] = h[w] + g;
+            g = covered + background_gap(st, w, st->alone, h);
+        start[w] = h + g;
         cost[w] = c[w] & no_cost ? 0 : dur;
     }
 }
