@@ -27,7 +27,8 @@ ex_timeline() {
 # ex_run OUT MODE EXAMPLE [ARGS...]: runs the example traced into OUT and writes the JSON
 # analysis to OUT.json. MODE: host (no CUPTI), cupti (the whole timeline), sampled (CUPTI
 # in windows of 10 ms every 30 ms, whatever the record rate: the default's shape on a
-# program that records fast, with gaps in every run).
+# program that records fast, with gaps in every run). The simulated driver's waits spin, as
+# CUDA's default scheduling does; EX_SPIN_WAIT=0: they sleep (cudaDeviceScheduleBlockingSync).
 ex_run() {
     local out=$1 mode=$2 name=$3 cupti=0
     shift 3
@@ -42,7 +43,7 @@ ex_run() {
     # data back). Its graph launches report no node records: a GPU's CUPTI stamps them off
     # the launching thread, the fake's would cost it ~140 ns a node (only --fix/--fixed runs
     # launch graphs, and only their wall time is read).
-    env "${TIMELINE[@]}" FAKECUDA_SPIN_WAIT=1 FAKECUDA_MOVE_BYTES=0 FAKECUDA_GRAPH_RECORDS=0 LD_LIBRARY_PATH="$FAKE" GPUWATCH_CUPTI="$cupti" LD_PRELOAD="$SHIM" \
+    env "${TIMELINE[@]}" FAKECUDA_SPIN_WAIT="${EX_SPIN_WAIT:-1}" FAKECUDA_MOVE_BYTES=0 FAKECUDA_GRAPH_RECORDS=0 LD_LIBRARY_PATH="$FAKE" GPUWATCH_CUPTI="$cupti" LD_PRELOAD="$SHIM" \
         GPUWATCH_OUTPUT="$out" "$BUILD/examples/example_$name" "$@" >"$out.log" 2>&1 ||
         fail "$name $* ($mode) did not run: $(tail -2 "$out.log")"
     "$GPUWATCH" analyze --json "$out" >"$out.json" 2>"$out.err" ||

@@ -265,6 +265,12 @@ calibrate_pair upload_and_sync no_sync pinned_async random_loop --load-us 0 --ke
 calibrate_pair upload_and_sync_2 no_sync pinned_async random_loop --load-us 0 --kernels 8 \
     --kernel-ns 200000 --copy-kb 4096 --pageable 1 --sync-copy 1 --sync-every 2 --log-us 400 \
     --streams 2 --churn 0 --nvtx 0
+# The same programs with the waits sleeping (cudaDeviceScheduleBlockingSync) instead of
+# spinning (CUDA's default): the training thread then needs no CPU while it waits, the
+# loads get both CPUs, and a sync's wake-up costs more (issue 36 G)
+EX_SPIN_WAIT=0 calibrate dataloader_bound_blocking input_pipeline dataloader_bound \
+    "--fixed --workers 1 | --fixed --workers 2 | --fixed --workers 4 | --fixed --workers 8"
+EX_SPIN_WAIT=0 calibrate per_step_sync_blocking sync_bubble per_step_sync --fixed
 noise_report analyze_calibration
 [ "$failures" -eq 0 ] || { echo "test_calibration: $failures failed" >&2; exit 1; }
 echo "test_calibration: all checks passed"

@@ -92,7 +92,7 @@ static void config_load_once(void)
     fc_cfg.d2d_gbps = env_gbps("FAKECUDA_D2D_GBPS", 500.0);
     fc_cfg.driver_version = (int)env_u64("FAKECUDA_DRIVER_VERSION", 13000, 2000, 99990);
     fc_cfg.verbose = (int)env_u64("FAKECUDA_VERBOSE", 0, 0, 1);
-    fc_cfg.spin_wait = (int)env_u64("FAKECUDA_SPIN_WAIT", 0, 0, 1);
+    fc_cfg.spin_wait = (int)env_u64("FAKECUDA_SPIN_WAIT", 1, 0, 1);
     fc_cfg.move_bytes = (int)env_u64("FAKECUDA_MOVE_BYTES", 1, 0, 1);
     fc_cfg.graph_records = (int)env_u64("FAKECUDA_GRAPH_RECORDS", 1, 0, 1);
     fc_cfg.probe_result = (CUresult)env_u64("FAKECUDA_PROBE_RESULT", CUDA_ERROR_NOT_FOUND, 0, 999);

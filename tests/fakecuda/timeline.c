@@ -27,7 +27,12 @@ void fc_sleep_until(int64_t t)
     fc_copy_engine_drain_downloads(t);  /* the host may read what the GPU wrote */
     if (t <= 0)
         return;
-    if (fc_cfg.spin_wait) {  /* CUDA's default scheduling: the waiting thread stays on a CPU */
+    /* CUDA's default scheduling spins: the waiting thread stays on a CPU; a context made
+     * with CU_CTX_SCHED_BLOCKING_SYNC (cudaDeviceScheduleBlockingSync) sleeps, as all do
+     * with FAKECUDA_SPIN_WAIT=0 */
+    const fc_ctx *ctx = fc_current_ctx();
+    int blocking = ctx && (ctx->flags & CU_CTX_SCHED_MASK) == CU_CTX_SCHED_BLOCKING_SYNC;
+    if (fc_cfg.spin_wait && !blocking) {
         while (fc_now() < t)
             ;
         return;

@@ -208,7 +208,10 @@ static void on_call(struct an_py_feed *p, const struct gw_event *ev, const struc
     c->weight[AN_LINES_INPUT] = gap;
     if ((a->flags & AN_F_DRAINS) && (a->kind == AN_SYNC || a->kind == AN_COPY))
         c->weight[AN_LINES_SYNC] = dur ? dur : 1;
-    if (a->kind == AN_COPY && a->host_kind == GW_HOST_PAGEABLE)
+    /* (a scalar read back, loss.item(), spends its time waiting for the GPU: the sync's
+     * line, not a pageable copy's to pin) */
+    if (a->kind == AN_COPY && a->host_kind == GW_HOST_PAGEABLE &&
+        (a->dir != GW_COPY_DTOH || a->bytes > 4096))
         c->weight[AN_LINES_PAGEABLE] = dur ? dur : 1;
     if (a->kind == AN_COPY && a->dir == GW_COPY_HTOD)
         c->weight[AN_LINES_COPY] = dur ? dur : 1;
