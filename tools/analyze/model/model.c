@@ -251,7 +251,7 @@ void an_model_feed_other(struct an_model *m, const struct an_ev *ev)
     }
     if (ev->kind == AN_CAPTURE)
         capture_edge(st, ev);
-    an_model_count_call(m);
+    an_model_count_call(m, ev->api);
     uint64_t dur = ev->end - ev->ts;
     an_replay_host(&st->replay, ev);
     an_drains_call(&st->drains, m, &st->hist, ev);

@@ -225,6 +225,8 @@ struct an_model {
     uint64_t gpu_windows, gpu_window_ns;  /* windows opened, and the time they covered */
     uint64_t gpu_window_busy_ns;         /* GPU busy time the records show (in the windows) */
     uint64_t host_calls;
+    uint64_t calls_by_api[GW_API_ID_LIMIT];  /* host_calls by entry point (api id; 0: ids
+                                                this build does not know) */
 
     struct an_totals total;      /* over the whole run */
     struct an_totals steady;     /* over the steady state (the whole run without steps) */

@@ -151,9 +151,10 @@ void an_model_prune(struct an_model *m);
 __attribute__((noinline)) void an_model_feed_other(struct an_model *m, const struct an_ev *ev);
 
 /* Counts one host call (not NVTX, not LOST), pruning the history every PRUNE_EVERY. */
-static inline void an_model_count_call(struct an_model *m)
+static inline void an_model_count_call(struct an_model *m, uint16_t api)
 {
     m->host_calls++;
+    m->calls_by_api[api < GW_API_ID_LIMIT ? api : 0]++;
     m->total.calls++;
     if ((m->host_calls & (PRUNE_EVERY - 1)) == 0)
         an_model_prune(m);
@@ -165,7 +166,7 @@ static inline void an_model_count_call(struct an_model *m)
 static inline void an_model_feed_launch(struct an_model *m, const struct an_ev *ev)
 {
     struct an_model_state *st = m->state;
-    an_model_count_call(m);
+    an_model_count_call(m, ev->api);
     uint64_t dur = ev->end - ev->ts;
     an_replay_host(&st->replay, ev);
     an_drains_launch(&st->drains, m, &st->hist, ev);

@@ -1,0 +1,228 @@
+/*
+ * gpuwatch serve [--listen HOST:PORT] [--gpu-price DOLLARS] [--print] [DIR]
+ *
+ * The run in DIR (default ./gpuwatch-traces) as Prometheus metrics at /metrics, while its
+ * processes write their traces and after: each scrape analyzes what the files hold so far
+ * with the analyzer of `gpuwatch analyze` (tools/analyze/) and writes its figures
+ * (tools/live/metrics.c), in the format the scraper asks for (text 0.0.4 or OpenMetrics).
+ * Listens on 127.0.0.1:9464 unless told otherwise; port 0 picks a free one (printed).
+ *
+ * Exit status: 0 stopped by SIGINT/SIGTERM (or --print done); 2 usage error, or the
+ * address could not be listened on (in use).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "analyze/analyze.h"
+#include "cli.h"
+#include "live/http_server.h"
+#include "live/metrics.h"
+
+#define DEFAULT_LISTEN "127.0.0.1:9464"
+#define REQUEST_TIMEOUT_MS 5000
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    stop = 1;
+}
+
+static void help(FILE *out)
+{
+    fprintf(out,
+            "usage: gpuwatch serve [OPTIONS] [DIR]\n"
+            "Serves the run whose traces are in DIR (default ./gpuwatch-traces) as\n"
+            "Prometheus metrics at http://HOST:PORT/metrics, while it runs and after;\n"
+            "each scrape analyzes what the traces hold so far, as gpuwatch analyze does.\n\n"
+            "  -l, --listen HOST:PORT   address to listen on (default " DEFAULT_LISTEN ");\n"
+            "                           port 0: any free port, printed on stderr\n"
+            "  -p, --gpu-price DOLLARS  price of one GPU-hour (or GPUWATCH_GPU_PRICE):\n"
+            "                           exports gpuwatch_cost_dollars_total\n"
+            "  -P, --print              write the metrics once to stdout and exit\n"
+            "  -o, --openmetrics        with --print: OpenMetrics text instead of 0.0.4\n"
+            "  -h, --help               this text\n"
+            "Exit status: 0 stopped by SIGINT or SIGTERM; 2 usage error or the address\n"
+            "cannot be listened on (in use).\n");
+}
+
+/* 1 when path is a trace file, or a directory holding one (analyzing one without says so on
+ * stderr: not at every scrape before the run has started). */
+static int has_traces(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return 0;
+    if (!S_ISDIR(st.st_mode))
+        return 1;
+    DIR *d = opendir(path);
+    if (!d)
+        return 0;
+    int found = 0;
+    for (struct dirent *e; !found && (e = readdir(d));) {
+        size_t n = strlen(e->d_name);
+        found = n > 4 && !strcmp(e->d_name + n - 4, ".gwt");
+    }
+    closedir(d);
+    return found;
+}
+
+/* The metrics of the run read so far, in a malloc'd buffer. */
+static char *render(const char *dir, const struct an_options *opt, int openmetrics,
+                    struct gw_counter_floor *floor, size_t *len)
+{
+    char *buf = NULL;
+    FILE *out = open_memstream(&buf, len);
+    if (!out)
+        return NULL;
+    if (has_traces(dir)) {
+        struct an_run run;
+        char *paths[] = {(char *)dir};
+        if (an_run_paths(&run, paths, 1, opt) == 0)
+            gw_metrics_write(out, &run, openmetrics, floor);
+        else
+            gw_metrics_write(out, NULL, openmetrics, floor);
+        an_run_free(&run);
+    } else {
+        gw_metrics_write(out, NULL, openmetrics, floor);
+    }
+    if (fclose(out) != 0) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}
+
+static void answer(int fd, const char *dir, const struct an_options *opt,
+                   struct gw_counter_floor *floor)
+{
+    struct gw_http_request req;
+    if (gw_http_read_request(fd, &req, REQUEST_TIMEOUT_MS) != 0) {
+        static const char bad[] = "bad request\n";
+        gw_http_respond(fd, 400, "text/plain; charset=utf-8", bad, sizeof bad - 1);
+        return;
+    }
+    int head = !strcmp(req.method, "HEAD");
+    if (strcmp(req.method, "GET") && !head) {
+        static const char no[] = "only GET\n";
+        gw_http_respond(fd, 405, "text/plain; charset=utf-8", no, sizeof no - 1);
+        return;
+    }
+    if (!strcmp(req.path, "/metrics")) {
+        int om = gw_http_wants_openmetrics(req.accept);
+        size_t len = 0;
+        char *body = render(dir, opt, om, floor, &len);
+        if (!body) {
+            static const char oom[] = "out of memory\n";
+            gw_http_respond(fd, 500, "text/plain; charset=utf-8", oom, sizeof oom - 1);
+            return;
+        }
+        gw_http_respond(fd, 200, om ? GW_CONTENT_TYPE_OPENMETRICS : GW_CONTENT_TYPE_TEXT, body,
+                        head ? 0 : len);
+        free(body);
+    } else if (!strcmp(req.path, "/")) {
+        static const char page[] = "<html><body><h1>gpuwatch serve</h1>"
+                                   "<p><a href=\"/metrics\">/metrics</a></p></body></html>\n";
+        gw_http_respond(fd, 200, "text/html; charset=utf-8", page, head ? 0 : sizeof page - 1);
+    } else {
+        static const char missing[] = "not found: try /metrics\n";
+        gw_http_respond(fd, 404, "text/plain; charset=utf-8", missing, sizeof missing - 1);
+    }
+}
+
+int gw_parse_gpu_price(const char *text, double *price)
+{
+    char *end;
+    double v = strtod(text, &end);
+    if (end == text || *end || !(v >= 0) || v > 1e6)
+        return -1;
+    *price = v;
+    return 0;
+}
+
+int gw_cmd_serve(int argc, char **argv)
+{
+    static const struct option options[] = {
+        {"listen", required_argument, NULL, 'l'},
+        {"gpu-price", required_argument, NULL, 'p'},
+        {"print", no_argument, NULL, 'P'},
+        {"openmetrics", no_argument, NULL, 'o'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *listen_at = DEFAULT_LISTEN;
+    int print = 0, openmetrics = 0, c;
+    struct an_options opt;
+    an_options_default(&opt);
+    const char *env_price = getenv("GPUWATCH_GPU_PRICE");
+    if (env_price && *env_price && gw_parse_gpu_price(env_price, &opt.gpu_price) != 0)
+        return gw_usage_error("serve", "GPUWATCH_GPU_PRICE expects dollars per GPU-hour, "
+                                       "got '%s'", env_price);
+    while ((c = getopt_long(argc, argv, "l:p:Poh", options, NULL)) != -1) {
+        switch (c) {
+        case 'l': listen_at = optarg; break;
+        case 'p':
+            if (gw_parse_gpu_price(optarg, &opt.gpu_price) != 0)
+                return gw_usage_error("serve", "--gpu-price expects dollars per GPU-hour, "
+                                               "got '%s'", optarg);
+            break;
+        case 'P': print = 1; break;
+        case 'o': openmetrics = 1; break;
+        case 'h': help(stdout); return GW_EXIT_OK;
+        default: return gw_usage_error("serve", "unknown option");
+        }
+    }
+    if (argc - optind > 1)
+        return gw_usage_error("serve", "expected one DIR at most");
+    const char *dir = optind < argc ? argv[optind] : "gpuwatch-traces";
+    struct gw_counter_floor floor = {0};
+    if (print) {
+        size_t len = 0;
+        char *body = render(dir, &opt, openmetrics, &floor, &len);
+        gw_counter_floor_free(&floor);
+        if (!body || fwrite(body, 1, len, stdout) != len || fflush(stdout) != 0) {
+            free(body);
+            fprintf(stderr, "gpuwatch serve: error writing the output\n");
+            return GW_EXIT_DAMAGE;
+        }
+        free(body);
+        return GW_EXIT_OK;
+    }
+    char err[512];
+    int fd = gw_http_listen(listen_at, err, sizeof err);
+    if (fd < 0) {
+        fprintf(stderr, "gpuwatch serve: %s\n", err);
+        return GW_EXIT_USAGE;
+    }
+    struct sigaction sa = {.sa_handler = on_signal};  /* no SA_RESTART: poll returns */
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    fprintf(stderr, "gpuwatch serve: listening on port %d: %s (%s)\n", gw_http_port(fd),
+            listen_at, dir);
+    while (!stop) {
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        int n = poll(&p, 1, 1000);
+        if (n <= 0)
+            continue;
+        int conn = accept4(fd, NULL, NULL, SOCK_CLOEXEC);
+        if (conn < 0)
+            continue;
+        answer(conn, dir, &opt, &floor);
+        shutdown(conn, SHUT_WR);
+        close(conn);
+    }
+    close(fd);
+    gw_counter_floor_free(&floor);
+    return GW_EXIT_OK;
+}
