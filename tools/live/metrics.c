@@ -81,10 +81,24 @@ static int active(const struct an_trace *t)
     return t->readable && t->model && t->active;
 }
 
+/* 1 when trace i is the first analyzed of its host, pid and rank: a copy of a trace, or a
+ * pid used again in the directory, would give two series one name and labels, which no
+ * scraper takes. The first is exported. */
+static int first_of_its_labels(const struct an_run *run, size_t i)
+{
+    const struct gw_file_header *h = &run->traces[i].hdr;
+    for (size_t k = 0; k < i; k++)
+        if (active(&run->traces[k]) && run->traces[k].hdr.pid == h->pid &&
+            run->traces[k].hdr.rank == h->rank && an_same_host(&run->traces[k], &run->traces[i]))
+            return 0;
+    return 1;
+}
+
 /* For each process analyzed: labels in lab. */
 #define EACH_PROCESS(run, t, lab)                                                       \
     for (size_t i_ = 0; i_ < (run)->ntraces; i_++)                                       \
-        for (const struct an_trace *t = &(run)->traces[i_]; t && active(t); t = NULL)    \
+        for (const struct an_trace *t = &(run)->traces[i_];                              \
+             t && active(t) && first_of_its_labels(run, i_); t = NULL)                    \
             for (int once_ = (process_labels(lab, sizeof lab, &t->hdr), 1); once_; once_ = 0)
 
 static void time_figures(struct writer *w, const struct an_run *run)
@@ -170,11 +184,13 @@ static void call_figures(struct writer *w, const struct an_run *run)
         sample(w, lab, NULL, (double)(t->rs.lost_events + t->rs.gpu_lost_events));
 }
 
-static const struct an_trace *trace_of_pid(const struct an_run *run, uint32_t pid)
+/* The trace exported for a finding: the first analyzed of its process's pid and rank. */
+static const struct an_trace *trace_of(const struct an_run *run, uint32_t pid, int32_t rank)
 {
     for (size_t i = 0; i < run->ntraces; i++)
-        if (active(&run->traces[i]) && run->traces[i].hdr.pid == pid)
-            return &run->traces[i];
+        if (active(&run->traces[i]) && run->traces[i].hdr.pid == pid &&
+            run->traces[i].hdr.rank == rank)
+            return first_of_its_labels(run, i) ? &run->traces[i] : NULL;
     return NULL;
 }
 
@@ -186,7 +202,7 @@ static void finding_figures(struct writer *w, const struct an_run *run)
            "(the what-if replay's figure).");
     for (size_t i = 0; i < run->findings.count; i++) {
         const struct an_finding *f = &run->findings.items[i];
-        const struct an_trace *t = trace_of_pid(run, f->pid);
+        const struct an_trace *t = trace_of(run, f->pid, f->rank);
         if (!t || f->risk)
             continue;
         process_labels(lab, sizeof lab, &t->hdr);
@@ -202,13 +218,22 @@ static void finding_figures(struct writer *w, const struct an_run *run)
     }
 }
 
-/* A file a process is creating (header not all written yet) is not damage. */
+/* A file a process is creating: shorter than a header, young, and what it holds so far
+ * the start of one (nothing, or a prefix of the magic). Not damage yet. */
 static int being_created(const struct an_trace *t)
 {
     struct stat st;
-    return !t->readable && stat(t->path, &st) == 0 &&
-           (size_t)st.st_size < sizeof(struct gw_file_header) &&
-           time(NULL) - st.st_mtime < GW_METRICS_YOUNG_S;
+    if (t->readable || stat(t->path, &st) != 0 ||
+        (size_t)st.st_size >= sizeof(struct gw_file_header) ||
+        time(NULL) - st.st_mtime >= GW_METRICS_YOUNG_S)
+        return 0;
+    char head[8] = {0};
+    FILE *f = fopen(t->path, "rb");
+    if (!f)
+        return 0;
+    size_t n = fread(head, 1, sizeof head, f);
+    fclose(f);
+    return !memcmp(head, GW_FILE_MAGIC, n);
 }
 
 static void error_figures(struct writer *w, const struct an_run *run)
