@@ -85,16 +85,17 @@ static char *render(const char *dir, const struct an_options *opt, int openmetri
     FILE *out = open_memstream(&buf, len);
     if (!out)
         return NULL;
-    if (has_traces(dir)) {
-        struct an_run run;
-        char *paths[] = {(char *)dir};
-        if (an_run_paths(&run, paths, 1, opt) == 0)
-            gw_metrics_write(out, &run, openmetrics, floor);
-        else
-            gw_metrics_write(out, NULL, openmetrics, floor);
+    struct an_run run;
+    char *paths[] = {(char *)dir};
+    int have = has_traces(dir);
+    if (have && an_run_paths(&run, paths, 1, opt) == 0) {
+        gw_metrics_write(out, &run, openmetrics, floor);
         an_run_free(&run);
     } else {
-        gw_metrics_write(out, NULL, openmetrics, floor);
+        if (have)
+            an_run_free(&run);
+        struct an_run none = {.opt = *opt};  /* no process yet: the families, no samples */
+        gw_metrics_write(out, &none, openmetrics, floor);
     }
     if (fclose(out) != 0) {
         free(buf);

@@ -129,6 +129,20 @@ if len(growing) < 2:
 sys.exit(1 if bad else 0)
 PY
 
+# every query of the shipped dashboard returns data from this Prometheus (Grafana's
+# $__rate_interval as 1m: the run's samples are all in the last minute)
+DASHBOARD=$(dirname "$0")/../../deploy/grafana/gpuwatch-dashboard.json
+python3 -c 'import json, sys
+for p in json.load(open(sys.argv[1]))["panels"]:
+    for t in p["targets"]:
+        print(p["title"] + "\t" + t["expr"].replace("$__rate_interval", "1m"))' "$DASHBOARD" >"$WORK/panels.txt"
+[ "$(wc -l <"$WORK/panels.txt")" -ge 11 ] || fail "dashboard queries: $(wc -l <"$WORK/panels.txt")"
+while IFS=$'\t' read -r title expr; do
+    n=$(prom_query "$expr" | wc -l)
+    [ "$n" -ge 1 ] || fail "dashboard panel '$title': no data for $expr"
+done <"$WORK/panels.txt"
+echo "  dashboard: $(wc -l <"$WORK/panels.txt") queries, each with data"
+
 curl -sf "http://127.0.0.1:$SERVE_PORT/metrics" >"$WORK/metrics.txt" || fail "no /metrics"
 promtool check metrics <"$WORK/metrics.txt" >"$WORK/promtool.out" 2>&1 ||
     fail "promtool check metrics: $(head -5 "$WORK/promtool.out")"
