@@ -10,7 +10,6 @@
  * Exit status: 0 stopped by SIGINT/SIGTERM (or --print done); 2 usage error, or the
  * address could not be listened on (in use).
  */
-#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <poll.h>
@@ -19,12 +18,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "analyze/analyze.h"
 #include "cli.h"
 #include "live/http_server.h"
+#include "live/live_run.h"
 #include "live/metrics.h"
 
 #define DEFAULT_LISTEN "127.0.0.1:9464"
@@ -56,27 +55,6 @@ static void help(FILE *out)
             "cannot be listened on (in use).\n");
 }
 
-/* 1 when path is a trace file, or a directory holding one (analyzing one without says so on
- * stderr: not at every scrape before the run has started). */
-static int has_traces(const char *path)
-{
-    struct stat st;
-    if (stat(path, &st) != 0)
-        return 0;
-    if (!S_ISDIR(st.st_mode))
-        return 1;
-    DIR *d = opendir(path);
-    if (!d)
-        return 0;
-    int found = 0;
-    for (struct dirent *e; !found && (e = readdir(d));) {
-        size_t n = strlen(e->d_name);
-        found = n > 4 && !strcmp(e->d_name + n - 4, ".gwt");
-    }
-    closedir(d);
-    return found;
-}
-
 /* The metrics of the run read so far, in a malloc'd buffer. */
 static char *render(const char *dir, const struct an_options *opt, int openmetrics,
                     struct gw_counter_floor *floor, size_t *len)
@@ -86,14 +64,10 @@ static char *render(const char *dir, const struct an_options *opt, int openmetri
     if (!out)
         return NULL;
     struct an_run run;
-    char *paths[] = {(char *)dir};
-    int have = has_traces(dir);
-    if (have && an_run_paths(&run, paths, 1, opt) == 0) {
+    if (gw_live_analyze(dir, opt, &run)) {
         gw_metrics_write(out, &run, openmetrics, floor);
         an_run_free(&run);
     } else {
-        if (have)
-            an_run_free(&run);
         struct an_run none = {.opt = *opt};  /* no process yet: the families, no samples */
         gw_metrics_write(out, &none, openmetrics, floor);
     }

@@ -6,6 +6,7 @@
  *   gpuwatch stats [--json] TRACE...
  *   gpuwatch analyze [--json] [--fail-if EXPR] TRACE|DIR...
  *   gpuwatch serve [--listen HOST:PORT] [DIR]
+ *   gpuwatch top [DIR]
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -35,6 +36,8 @@ static const struct command commands[] = {
      gw_cmd_diff},
     {"serve", "the run as Prometheus metrics at /metrics, while it runs and after",
      gw_cmd_serve},
+    {"top", "a live view of the processes tracing: busy, idle by cause, memory, findings",
+     gw_cmd_top},
 };
 
 static void usage(FILE *out)

@@ -1,0 +1,57 @@
+/* The run in a directory as it is now (live_run.h). */
+#include "live_run.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* 1 when path is a trace file, or a directory holding one: analyzing one without says so
+ * on stderr, which should not happen at every refresh before the run has started. */
+static int has_traces(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return 0;
+    if (!S_ISDIR(st.st_mode))
+        return 1;
+    DIR *d = opendir(path);
+    if (!d)
+        return 0;
+    int found = 0;
+    for (struct dirent *e; !found && (e = readdir(d));) {
+        size_t n = strlen(e->d_name);
+        found = n > 4 && !strcmp(e->d_name + n - 4, ".gwt");
+    }
+    closedir(d);
+    return found;
+}
+
+int gw_live_analyze(const char *dir, const struct an_options *opt, struct an_run *run)
+{
+    if (!has_traces(dir))
+        return 0;
+    char *paths[] = {(char *)dir};
+    if (an_run_paths(run, paths, 1, opt) != 0) {
+        an_run_free(run);
+        return 0;
+    }
+    return 1;
+}
+
+int gw_live_running(const struct an_trace *t)
+{
+    char rings[4096];
+    struct stat st;
+    snprintf(rings, sizeof rings, "%s.rings", t->path);
+    if (stat(rings, &st) != 0)
+        return 0;
+    char host[256] = "";
+    if (gethostname(host, sizeof host - 1) != 0 ||
+        strncmp(host, t->hdr.hostname, sizeof t->hdr.hostname) != 0)
+        return 1;  /* another host's process: its rings file is all we know */
+    return kill((pid_t)t->hdr.pid, 0) == 0 || errno == EPERM;
+}
