@@ -194,6 +194,25 @@ static const struct an_trace *trace_of(const struct an_run *run, uint32_t pid, i
     return NULL;
 }
 
+/* A sample of a phase: its name (and cause) as labels. */
+static void phase_sample(struct writer *w, const char *lab, const struct an_phase *p,
+                         const char *cause, double v)
+{
+    char extra[256];
+    FILE *m = fmemopen(extra, sizeof extra, "w");
+    if (!m)
+        return;
+    fputs(",phase=\"", m);
+    put_label_value(m, p->name[0] ? p->name : "(unnamed)", sizeof p->name);
+    fputc('"', m);
+    if (cause)
+        fprintf(m, ",cause=\"%s\"", cause);
+    fputc(0, m);
+    fclose(m);
+    extra[sizeof extra - 1] = 0;
+    sample(w, lab, extra, v);
+}
+
 static void finding_figures(struct writer *w, const struct an_run *run)
 {
     char lab[512], extra[96];
@@ -214,7 +233,22 @@ static void finding_figures(struct writer *w, const struct an_run *run)
                "What the process's GPU time cost so far: wall hours times the price of a "
                "GPU-hour.");
         EACH_PROCESS(run, t, lab)
-            sample(w, lab, NULL, (double)t->model->wall_ns / 3.6e12 * run->opt.gpu_price);
+            sample(w, lab, NULL, an_usd(run, (double)t->model->wall_ns));
+        family(w, "gpuwatch_phase_cost_dollars", 1,
+               "What each phase (top-level NVTX range, by name) cost so far.");
+        EACH_PROCESS(run, t, lab)
+            for (size_t k = 0; k < t->model->phases.count; k++)
+                phase_sample(w, lab, &t->model->phases.phase[k], NULL,
+                             an_usd(run, (double)t->model->phases.phase[k].ns));
+        family(w, "gpuwatch_phase_idle_cost_dollars", 1,
+               "What the GPU's idle time in each phase cost, by cause.");
+        EACH_PROCESS(run, t, lab)
+            for (size_t k = 0; k < t->model->phases.count; k++)
+                for (int c = 0; c < AN_CAUSE_COUNT; c++) {
+                    const struct an_phase *p = &t->model->phases.phase[k];
+                    phase_sample(w, lab, p, an_cause_name((enum an_cause)c),
+                                 an_usd(run, an_phase_idle_ns(t->model, p, (enum an_cause)c)));
+                }
     }
 }
 

@@ -36,6 +36,7 @@ struct an_model_state {
     uint64_t storm_last;         /* end of the storm's latest memory call */
 
     struct an_step_finder steps;
+    struct an_phase_state phases;  /* the open top-level NVTX range, the closed ones */
     struct an_cpu_samples cpu;
     struct an_timebins bins;     /* GPU-side figures by time, for the steady state */
     struct an_replay_state replay;  /* the what-if replay (replay.h) */
