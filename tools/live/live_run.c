@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -42,16 +43,31 @@ int gw_live_analyze(const char *dir, const struct an_options *opt, struct an_run
     return 1;
 }
 
+/* 1 while process pid of this host runs: it is there and not a zombie (its exit handlers,
+ * which finish its trace, have run once it is one). */
+static int alive_here(uint32_t pid)
+{
+    char path[64], stat_line[512];
+    snprintf(path, sizeof path, "/proc/%" PRIu32 "/stat", pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return kill((pid_t)pid, 0) == 0 || errno == EPERM;  /* (no /proc) */
+    size_t n = fread(stat_line, 1, sizeof stat_line - 1, f);
+    fclose(f);
+    stat_line[n] = 0;
+    const char *paren = strrchr(stat_line, ')');  /* "PID (COMM) STATE ..." */
+    return paren && paren[1] == ' ' && paren[2] != 'Z' && paren[2] != 'X';
+}
+
 int gw_live_running(const struct an_trace *t)
 {
+    char host[256] = "";
+    if (gethostname(host, sizeof host - 1) == 0 &&
+        !strncmp(host, t->hdr.hostname, sizeof t->hdr.hostname))
+        return alive_here(t->hdr.pid);
+    /* another host's process: its rings file, which a clean exit removes, is all we know */
     char rings[4096];
     struct stat st;
     snprintf(rings, sizeof rings, "%s.rings", t->path);
-    if (stat(rings, &st) != 0)
-        return 0;
-    char host[256] = "";
-    if (gethostname(host, sizeof host - 1) != 0 ||
-        strncmp(host, t->hdr.hostname, sizeof t->hdr.hostname) != 0)
-        return 1;  /* another host's process: its rings file is all we know */
-    return kill((pid_t)t->hdr.pid, 0) == 0 || errno == EPERM;
+    return stat(rings, &st) == 0;
 }

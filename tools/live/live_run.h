@@ -12,8 +12,8 @@
  * trace yet (nothing said on stderr; run needs no freeing then). */
 int gw_live_analyze(const char *dir, const struct an_options *opt, struct an_run *run);
 
-/* 1 while the process that writes trace t runs: its .rings file is there (a clean exit
- * removes it) and, on this host, its pid is alive. */
+/* 1 while the process that writes trace t runs: on this host, its pid is alive and not a
+ * zombie; on another, its .rings file is there (a clean exit removes it). */
 int gw_live_running(const struct an_trace *t);
 
 #endif
