@@ -78,6 +78,29 @@ static char *render(const char *dir, const struct an_options *opt, int openmetri
     return buf;
 }
 
+/* The last metrics written in each format, and the traces' fingerprint they were of: a
+ * run that has ended is not analyzed again at each scrape. */
+struct rendered {
+    uint64_t fingerprint;
+    char *body;
+    size_t len;
+};
+static struct rendered cache[2];
+
+static const char *metrics_of(const char *dir, const struct an_options *opt, int om,
+                              struct gw_counter_floor *floor, size_t *len)
+{
+    uint64_t fingerprint = gw_live_fingerprint(dir);
+    struct rendered *r = &cache[om];
+    if (!r->body || r->fingerprint != fingerprint) {
+        free(r->body);
+        r->body = render(dir, opt, om, floor, &r->len);
+        r->fingerprint = fingerprint;
+    }
+    *len = r->len;
+    return r->body;
+}
+
 static void answer(int fd, const char *dir, const struct an_options *opt,
                    struct gw_counter_floor *floor)
 {
@@ -96,7 +119,7 @@ static void answer(int fd, const char *dir, const struct an_options *opt,
     if (!strcmp(req.path, "/metrics")) {
         int om = gw_http_wants_openmetrics(req.accept);
         size_t len = 0;
-        char *body = render(dir, opt, om, floor, &len);
+        const char *body = metrics_of(dir, opt, om, floor, &len);
         if (!body) {
             static const char oom[] = "out of memory\n";
             gw_http_respond(fd, 500, "text/plain; charset=utf-8", oom, sizeof oom - 1);
@@ -104,7 +127,6 @@ static void answer(int fd, const char *dir, const struct an_options *opt,
         }
         gw_http_respond(fd, 200, om ? GW_CONTENT_TYPE_OPENMETRICS : GW_CONTENT_TYPE_TEXT, body,
                         head ? 0 : len);
-        free(body);
     } else if (!strcmp(req.path, "/")) {
         static const char page[] = "<html><body><h1>gpuwatch serve</h1>"
                                    "<p><a href=\"/metrics\">/metrics</a></p></body></html>\n";
@@ -198,6 +220,8 @@ int gw_cmd_serve(int argc, char **argv)
         close(conn);
     }
     close(fd);
+    for (int i = 0; i < 2; i++)
+        free(cache[i].body);
     gw_counter_floor_free(&floor);
     return GW_EXIT_OK;
 }
