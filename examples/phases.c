@@ -1,6 +1,6 @@
 /*
  * phases: a run in phases, each a top-level NVTX range as torch.cuda.nvtx.range_push("train")
- * makes: per epoch, "train" (each step loads its batch on the host for 3 ms, then 2 ms of
+ * makes: per epoch, "train" (each step loads its batch on the host for 4 ms, then 2 ms of
  * GPU work: the GPU waits for input), "eval" (GPU work only, the loss read each step) and
  * "checkpoint" (the weights copied back, then 30 ms of host-only writing). The cost of
  * each phase (`gpuwatch analyze --gpu-price`) is the test's subject (tests/analyze/
@@ -33,7 +33,7 @@ int main(int argc, char **argv)
     for (int epoch = 0; epoch < EPOCHS; epoch++) {
         nvtxRangePushA("train");
         for (long s = 0; s < steps; s++) {
-            ex_spin_ns(3000000);  /* the batch loaded on this thread */
+            ex_spin_ns(4000000);  /* the batch loaded on this thread */
             memset(batch, (int)(s & 0xff), 4096);
             EX_CK(&ex, cuMemcpyHtoDAsync(acts, batch, BATCH_BYTES, ex.stream));
             for (size_t k = 0; k < 3; k++)

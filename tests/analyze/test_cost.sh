@@ -90,7 +90,13 @@ check("train's top idle cause is the input pipeline",
       max(train["idle_ns"], key=train["idle_ns"].get) == "input_pipeline" and train["idle_usd"]["input_pipeline"] > 0)
 check("text has the Cost section", f"Cost at ${price:.2f} per GPU-hour" in text and f"  run           {a['run']['cost']['gpu_hours']:.6f} GPU-hours  ${a['run']['cost']['usd']:.4f}" in text)
 for f in a["findings"] + a["risks"]:
-    check(f"finding {f['id']} saving_usd", near(f["saving_usd"], f["gpu_hours_saved"] * price))
+    # (the findings' figures are written to 6 digits)
+    check(f"finding {f['id']} saving_usd", near(f["saving_usd"], f["gpu_hours_saved"] * price, 2e-5))
+for f in a["findings"]:
+    key = f'gpuwatch_finding_saving_dollars{{host="{a["traces"][0]["host"]}",pid="{p["pid"]}",rank="none",finding="{f["id"]}"}}'
+    check(f"{key} = {f['saving_usd']}", near(metrics.get(key, -1), f["saving_usd"], 2e-5))
+    check(f"report: finding {f['id']} ${f['saving_usd']:.4f}", f"of wall), ${f['saving_usd']:.4f} at ${price:.2f} per GPU-hour</div>" in html)
+check("findings to price", len(a["findings"]) >= 1)
 print(f"  run ${a['run']['cost']['usd']:.4f}; " + ", ".join(f"{ph['name']} ${ph['usd']:.4f} (idle ${sum(ph['idle_usd'].values()):.4f})" for ph in c["phases"]))
 sys.exit(1 if bad else 0)
 PY

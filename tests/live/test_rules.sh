@@ -28,7 +28,7 @@ done
 # the metric names gpuwatch serve exports (its families, written even with no process)
 "$BUILD/tools/gpuwatch" serve --print --gpu-price 1 "$WORK/none" |
     sed -n 's/^# TYPE \([a-z_]*\) .*/\1/p' | sort >"$WORK/served.txt"
-[ "$(wc -l <"$WORK/served.txt")" -eq 18 ] || fail "serve --print lists $(wc -l <"$WORK/served.txt") families"
+[ "$(wc -l <"$WORK/served.txt")" -eq 19 ] || fail "serve --print lists $(wc -l <"$WORK/served.txt") families"
 python3 - "$DASHBOARD" "$RULES" "$WORK/served.txt" <<'PY' || fail "the rules or the dashboard name metrics serve does not export"
 import json, re, sys
 dashboard, rules, served = sys.argv[1], sys.argv[2], set(open(sys.argv[3]).read().split())

@@ -116,8 +116,12 @@ static void findings(FILE *out, const struct an_run *run)
         if (!f->risk) {
             char buf[32];
             an_fmt_ns(buf, sizeof buf, (double)f->saving_ns);
-            fprintf(out, "<div><span class=\"k\">saves</span> %s%s (%.1f%% of wall)</div>\n",
+            fprintf(out, "<div><span class=\"k\">saves</span> %s%s (%.1f%% of wall)",
                     f->whatif ? "" : "up to ", buf, f->saving_share * 100);
+            if (run->opt.gpu_price > 0)
+                fprintf(out, ", $%.4f at $%.2f per GPU-hour",
+                        f->gpu_hours_saved * run->opt.gpu_price, run->opt.gpu_price);
+            fputs("</div>\n", out);
         }
         fputs("</div>\n", out);
     }

@@ -229,6 +229,18 @@ static void finding_figures(struct writer *w, const struct an_run *run)
         sample(w, lab, extra, f->saving_share);
     }
     if (run->opt.gpu_price > 0) {
+        family(w, "gpuwatch_finding_saving_dollars", 0,
+               "What each finding's change would have saved of the run so far, in dollars "
+               "(GPU-hours saved over the processes that show it times the price).");
+        for (size_t i = 0; i < run->findings.count; i++) {
+            const struct an_finding *f = &run->findings.items[i];
+            const struct an_trace *t = trace_of(run, f->pid, f->rank);
+            if (!t || f->risk)
+                continue;
+            process_labels(lab, sizeof lab, &t->hdr);
+            snprintf(extra, sizeof extra, ",finding=\"%s\"", f->id);
+            sample(w, lab, extra, f->gpu_hours_saved * run->opt.gpu_price);
+        }
         family(w, "gpuwatch_cost_dollars", 1,
                "What the process's GPU time cost so far: wall hours times the price of a "
                "GPU-hour.");
