@@ -41,6 +41,9 @@ prom_query 'gpuwatch_wall_seconds_total' >"$WORK/wall.txt"
 prom_query 'gpuwatch_cost_dollars_total' >"$WORK/cost.txt"
 prom_query 'gpuwatch_driver_calls_total{api="cuLaunchKernel"}' >"$WORK/launches.txt"
 prom_query 'gpuwatch_phase_cost_dollars_total' >"$WORK/phases.txt"
+# reading the files while they grow (and their .rings) is no damage, at any scrape
+errors=$(prom_query 'max_over_time(gpuwatch_trace_errors_total[10m])' | cut -d' ' -f2 | sort -u)
+[ "$errors" == 0 ] || fail "trace errors while the run was read: '$errors'"
 prom_query 'gpuwatch_finding_saving_ratio' >"$WORK/findings.txt"
 # every sample of the run's counters, in scrape order
 for name in wall_seconds gpu_busy_seconds gpu_idle_seconds copy_bytes driver_calls; do
