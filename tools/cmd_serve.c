@@ -2,9 +2,10 @@
  * gpuwatch serve [--listen HOST:PORT] [--gpu-price DOLLARS] [--print] [DIR]
  *
  * The run in DIR (default ./gpuwatch-traces) as Prometheus metrics at /metrics, while its
- * processes write their traces and after: each scrape analyzes what the files hold so far
- * with the analyzer of `gpuwatch analyze` (tools/analyze/) and writes its figures
- * (tools/live/metrics.c), in the format the scraper asks for (text 0.0.4 or OpenMetrics).
+ * processes write their traces and after: a thread analyzes what the files hold so far with
+ * the analyzer of `gpuwatch analyze` (tools/analyze/) whenever they changed, at most once a
+ * second (tools/live/metrics_cache.c), and a scrape gets the latest figures
+ * (tools/live/metrics.c) in the format it asks for (text 0.0.4 or OpenMetrics).
  * Listens on 127.0.0.1:9464 unless told otherwise; port 0 picks a free one (printed).
  *
  * Exit status: 0 stopped by SIGINT/SIGTERM (or --print done); 2 usage error, or the
@@ -25,9 +26,12 @@
 #include "live/http_server.h"
 #include "live/live_run.h"
 #include "live/metrics.h"
+#include "live/metrics_cache.h"
 
 #define DEFAULT_LISTEN "127.0.0.1:9464"
 #define REQUEST_TIMEOUT_MS 5000
+#define ANALYSIS_PERIOD_MS 1000     /* the traces analyzed again at most this often */
+#define FIRST_ANALYSIS_WAIT_MS 8000 /* a scrape before the first analysis waits this long */
 
 static volatile sig_atomic_t stop;
 
@@ -43,7 +47,8 @@ static void help(FILE *out)
             "usage: gpuwatch serve [OPTIONS] [DIR]\n"
             "Serves the run whose traces are in DIR (default ./gpuwatch-traces) as\n"
             "Prometheus metrics at http://HOST:PORT/metrics, while it runs and after;\n"
-            "each scrape analyzes what the traces hold so far, as gpuwatch analyze does.\n\n"
+            "the traces are analyzed as gpuwatch analyze does whenever they changed, at\n"
+            "most once a second; a scrape gets the latest figures.\n\n"
             "  -l, --listen HOST:PORT   address to listen on (default " DEFAULT_LISTEN ");\n"
             "                           port 0: any free port, printed on stderr\n"
             "  -p, --gpu-price DOLLARS  price of one GPU-hour (or GPUWATCH_GPU_PRICE):\n"
@@ -55,54 +60,7 @@ static void help(FILE *out)
             "cannot be listened on (in use).\n");
 }
 
-/* The metrics of the run read so far, in a malloc'd buffer. */
-static char *render(const char *dir, const struct an_options *opt, int openmetrics,
-                    struct gw_counter_floor *floor, size_t *len)
-{
-    char *buf = NULL;
-    FILE *out = open_memstream(&buf, len);
-    if (!out)
-        return NULL;
-    struct an_run run;
-    if (gw_live_analyze(dir, opt, &run)) {
-        gw_metrics_write(out, &run, openmetrics, floor);
-        an_run_free(&run);
-    } else {
-        struct an_run none = {.opt = *opt};  /* no process yet: the families, no samples */
-        gw_metrics_write(out, &none, openmetrics, floor);
-    }
-    if (fclose(out) != 0) {
-        free(buf);
-        return NULL;
-    }
-    return buf;
-}
-
-/* The last metrics written in each format, and the traces' fingerprint they were of: a
- * run that has ended is not analyzed again at each scrape. */
-struct rendered {
-    uint64_t fingerprint;
-    char *body;
-    size_t len;
-};
-static struct rendered cache[2];
-
-static const char *metrics_of(const char *dir, const struct an_options *opt, int om,
-                              struct gw_counter_floor *floor, size_t *len)
-{
-    uint64_t fingerprint = gw_live_fingerprint(dir);
-    struct rendered *r = &cache[om];
-    if (!r->body || r->fingerprint != fingerprint) {
-        free(r->body);
-        r->body = render(dir, opt, om, floor, &r->len);
-        r->fingerprint = fingerprint;
-    }
-    *len = r->len;
-    return r->body;
-}
-
-static void answer(int fd, const char *dir, const struct an_options *opt,
-                   struct gw_counter_floor *floor)
+static void answer(int fd, struct gw_metrics_cache *cache)
 {
     struct gw_http_request req;
     if (gw_http_read_request(fd, &req, REQUEST_TIMEOUT_MS) != 0) {
@@ -119,14 +77,15 @@ static void answer(int fd, const char *dir, const struct an_options *opt,
     if (!strcmp(req.path, "/metrics")) {
         int om = gw_http_wants_openmetrics(req.accept);
         size_t len = 0;
-        const char *body = metrics_of(dir, opt, om, floor, &len);
+        char *body = gw_metrics_cache_get(cache, om, &len, FIRST_ANALYSIS_WAIT_MS);
         if (!body) {
-            static const char oom[] = "out of memory\n";
-            gw_http_respond(fd, 500, "text/plain; charset=utf-8", oom, sizeof oom - 1);
+            static const char busy[] = "the first analysis of the traces is not done yet\n";
+            gw_http_respond(fd, 503, "text/plain; charset=utf-8", busy, sizeof busy - 1);
             return;
         }
         gw_http_respond(fd, 200, om ? GW_CONTENT_TYPE_OPENMETRICS : GW_CONTENT_TYPE_TEXT, body,
                         head ? 0 : len);
+        free(body);
     } else if (!strcmp(req.path, "/")) {
         static const char page[] = "<html><body><h1>gpuwatch serve</h1>"
                                    "<p><a href=\"/metrics\">/metrics</a></p></body></html>\n";
@@ -185,7 +144,7 @@ int gw_cmd_serve(int argc, char **argv)
     struct gw_counter_floor floor = {0};
     if (print) {
         size_t len = 0;
-        char *body = render(dir, &opt, openmetrics, &floor, &len);
+        char *body = gw_metrics_render(dir, &opt, openmetrics, &floor, &len);
         gw_counter_floor_free(&floor);
         if (!body || fwrite(body, 1, len, stdout) != len || fflush(stdout) != 0) {
             free(body);
@@ -205,6 +164,12 @@ int gw_cmd_serve(int argc, char **argv)
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
+    struct gw_metrics_cache *cache = gw_metrics_cache_start(dir, &opt, ANALYSIS_PERIOD_MS);
+    if (!cache) {
+        fprintf(stderr, "gpuwatch serve: cannot start the analysis thread\n");
+        close(fd);
+        return GW_EXIT_DAMAGE;
+    }
     fprintf(stderr, "gpuwatch serve: listening on port %d: %s (%s)\n", gw_http_port(fd),
             listen_at, dir);
     while (!stop) {
@@ -215,13 +180,11 @@ int gw_cmd_serve(int argc, char **argv)
         int conn = accept4(fd, NULL, NULL, SOCK_CLOEXEC);
         if (conn < 0)
             continue;
-        answer(conn, dir, &opt, &floor);
+        answer(conn, cache);
         shutdown(conn, SHUT_WR);
         close(conn);
     }
     close(fd);
-    for (int i = 0; i < 2; i++)
-        free(cache[i].body);
-    gw_counter_floor_free(&floor);
+    gw_metrics_cache_stop(cache);
     return GW_EXIT_OK;
 }

@@ -109,11 +109,3 @@ for r in d["data"]["result"]:
 
 # prom_target_up: 0 once Prometheus has scraped gpuwatch serve successfully.
 prom_target_up() { [ "$(prom_query 'up{job="gpuwatch"}' | cut -d' ' -f2)" == 1 ]; }
-
-# prom_scraped_after TIME: 0 once Prometheus holds a scrape of gpuwatch serve that began a
-# second after TIME (epoch seconds): one that read traces complete at TIME.
-prom_scraped_after() {
-    local t
-    t=$(prom_query 'timestamp(gpuwatch_wall_seconds_total)' | head -1 | cut -d' ' -f2)
-    [ -n "$t" ] && awk -v t="$t" -v e="$1" 'BEGIN { exit !(t > e + 1.2) }'
-}

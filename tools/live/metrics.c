@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "gpuwatch/trace_format.h"
+#include "live_run.h"
 #include "trace_reader.h"
 
 struct writer {
@@ -287,7 +288,7 @@ static void error_figures(struct writer *w, const struct an_run *run)
     char lab[512], extra[600];
     family(w, "gpuwatch_trace_errors", 1,
            "Trace files that could not be read (1) or the damage found in them (one per "
-           "report); what is intact is analyzed.");
+           "report, once the process has exited); what is intact is analyzed.");
     for (size_t i = 0; i < run->ntraces; i++) {
         const struct an_trace *t = &run->traces[i];
         if (being_created(t))
@@ -307,7 +308,13 @@ static void error_figures(struct writer *w, const struct an_run *run)
         fputc(0, m);
         fclose(m);
         extra[sizeof extra - 1] = 0;
-        sample(w, lab, extra, t->readable ? (double)t->rs.damage_reports : 1.0);
+        /* A file read while its process writes it can show a chunk missing that is on its
+         * way (the reader's "chunk lost" on a live trace): its damage counts once the
+         * process has exited. */
+        double errors = !t->readable ? 1.0
+                        : gw_live_running(t) ? 0.0
+                                             : (double)t->rs.damage_reports;
+        sample(w, lab, extra, errors);
     }
 }
 
