@@ -83,6 +83,7 @@ int gw_cmd_top(int argc, char **argv)
     };
     struct an_options opt;
     an_options_default(&opt);
+    opt.jobs = 1;  /* one file at a time, on one CPU: the traced program keeps the others */
     const char *env_price = getenv("GPUWATCH_GPU_PRICE");
     if (env_price && *env_price && gw_parse_gpu_price(env_price, &opt.gpu_price) != 0)
         return gw_usage_error("top", "GPUWATCH_GPU_PRICE expects dollars per GPU-hour, got "
