@@ -7,6 +7,13 @@ command -v cc >/dev/null || need+=(gcc)
 command -v pkg-config >/dev/null || need+=(pkg-config)
 # (chromium: tests/test_report.sh renders the HTML report headless)
 command -v chromium >/dev/null || command -v chromium-browser >/dev/null || need+=(chromium)
+# (prometheus, which brings promtool, curl and tmux: tests/live/ scrape gpuwatch serve with a
+# real Prometheus and drive gpuwatch top in a terminal; python3 reads the JSON answers)
+command -v prometheus >/dev/null && command -v promtool >/dev/null || need+=(prometheus)
+
+command -v curl >/dev/null || need+=(curl)
+command -v tmux >/dev/null || need+=(tmux)
+command -v python3 >/dev/null || need+=(python3)
 for pkg in libcmocka-dev libunwind-dev; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done

@@ -46,6 +46,10 @@ declare -A tests=(
     [tools/analyze/rules/rule_input_pipeline.c]='^(test_rule_input_pipeline|test_rule_contention|analyze_golden)$'
     [tools/analyze/rules/rule_changes_together.c]='^(test_rule_changes_together|analyze_test_whatif_thresholds|analyze_golden)$'
     [tools/analyze/model/totals.c]='^(analyze_test_model|analyze_test_properties|analyze_golden)$'
+    [tools/analyze/model/phases.c]='^(analyze_test_phases|analyze_cost)$'
+    [tools/live/http_server.c]='^(live_units|live_serve_input)$'
+    [tools/live/counter_floor.c]='^(live_units)$'
+    [tools/live/metrics.c]='^(live_serve_input|live_rules|analyze_cost)$'
 )
 files=("$@")
 [ ${#files[@]} -gt 0 ] || files=(libintercept/recorder.c libintercept/hooks_copy.c

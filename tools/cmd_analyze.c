@@ -32,7 +32,8 @@ static void help(FILE *out)
             "                           METRIC OP NUMBER[%%] or finding=ID / finding!=ID,\n"
             "                           e.g. 'gpu_util<0.6', 'finding=input_pipeline'\n"
             "                           metrics: %s\n"
-            "  -p, --gpu-price DOLLARS  price of one GPU-hour: savings in money too\n"
+            "  -p, --gpu-price DOLLARS  price of one GPU-hour (or GPUWATCH_GPU_PRICE): cost\n"
+            "                           of the run and savings in money too\n"
             "  -c, --cpus N             CPUs of the traced machine (default: those the trace\n"
             "                           records, or this machine's when it is the traced one)\n"
             "  -b, --brief              summary and findings only\n"
@@ -78,6 +79,10 @@ int gw_cmd_analyze(int argc, char **argv)
     int json = 0, brief = 0, c, rc = GW_EXIT_OK;
     double v;
     char err[512];
+    const char *env_price = getenv("GPUWATCH_GPU_PRICE");  /* the option overrides it */
+    if (env_price && *env_price && gw_parse_gpu_price(env_price, &opt.gpu_price) != 0)
+        return gw_usage_error("analyze", "GPUWATCH_GPU_PRICE expects dollars per GPU-hour, "
+                                         "got '%s'", env_price);
     while ((c = getopt_long(argc, argv, "jf:p:c:bw:J:h", options, NULL)) != -1) {
         switch (c) {
         case 'j': json = 1; break;
@@ -94,7 +99,7 @@ int gw_cmd_analyze(int argc, char **argv)
             expressions[nconditions++] = optarg;
             break;
         case 'p':
-            if (parse_positive(optarg, &opt.gpu_price) != 0) {
+            if (gw_parse_gpu_price(optarg, &opt.gpu_price) != 0) {
                 rc = gw_usage_error("analyze", "--gpu-price expects dollars per hour, got '%s'",
                                     optarg);
                 goto out;

@@ -1,5 +1,5 @@
 /*
- * gpuwatch report [-o FILE] TRACE|DIR...
+ * gpuwatch report [-o FILE] [--gpu-price DOLLARS] TRACE|DIR...
  *
  * The run analyzed, as one self-contained HTML page (tools/export/html_report.c): no
  * network, inline CSS and SVG, printable.
@@ -9,6 +9,7 @@
  */
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "analyze/analyze.h"
 #include "cli.h"
@@ -23,6 +24,8 @@ static void help(FILE *out)
             "them; per process the summary and plots (GPU idle by cause, device memory over\n"
             "time, the longest idle intervals). Self-contained: no network, no script.\n\n"
             "  -o, --output FILE     write there (default: report.html)\n"
+            "  -p, --gpu-price D     price of one GPU-hour (or GPUWATCH_GPU_PRICE): what each\n"
+            "                        process and phase cost, its idle time by cause\n"
             "  -h, --help            this text\n"
             "Exit status: 0; 1 a trace was unreadable or damaged (the rest is reported);\n"
             "2 usage error or the output cannot be written.\n");
@@ -32,15 +35,27 @@ int gw_cmd_report(int argc, char **argv)
 {
     static const struct option options[] = {
         {"output", required_argument, NULL, 'o'},
+        {"gpu-price", required_argument, NULL, 'p'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     const char *output = "report.html";
     int c;
-    while ((c = getopt_long(argc, argv, "o:h", options, NULL)) != -1) {
+    struct an_options opt;
+    an_options_default(&opt);
+    const char *env_price = getenv("GPUWATCH_GPU_PRICE");
+    if (env_price && *env_price && gw_parse_gpu_price(env_price, &opt.gpu_price) != 0)
+        return gw_usage_error("report", "GPUWATCH_GPU_PRICE expects dollars per GPU-hour, "
+                                        "got '%s'", env_price);
+    while ((c = getopt_long(argc, argv, "o:p:h", options, NULL)) != -1) {
         switch (c) {
         case 'o':
             output = optarg;
+            break;
+        case 'p':
+            if (gw_parse_gpu_price(optarg, &opt.gpu_price) != 0)
+                return gw_usage_error("report", "--gpu-price expects dollars per GPU-hour, "
+                                                "got '%s'", optarg);
             break;
         case 'h':
             help(stdout);
@@ -51,8 +66,6 @@ int gw_cmd_report(int argc, char **argv)
     }
     if (optind >= argc)
         return gw_usage_error("report", "no trace file or directory given");
-    struct an_options opt;
-    an_options_default(&opt);
     struct an_run run;
     if (an_run_paths(&run, argv + optind, argc - optind, &opt) != 0) {
         an_run_free(&run);

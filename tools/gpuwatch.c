@@ -5,6 +5,8 @@
  *   gpuwatch dump TRACE
  *   gpuwatch stats [--json] TRACE...
  *   gpuwatch analyze [--json] [--fail-if EXPR] TRACE|DIR...
+ *   gpuwatch serve [--listen HOST:PORT] [DIR]
+ *   gpuwatch top [DIR]
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -32,6 +34,10 @@ static const struct command commands[] = {
     {"report", "the analysis as one self-contained HTML page", gw_cmd_report},
     {"diff", "two runs before and after a change: what moved, predicted vs realized",
      gw_cmd_diff},
+    {"serve", "the run as Prometheus metrics at /metrics, while it runs and after",
+     gw_cmd_serve},
+    {"top", "a live view of the processes tracing: busy, idle by cause, memory, findings",
+     gw_cmd_top},
 };
 
 static void usage(FILE *out)

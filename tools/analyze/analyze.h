@@ -131,6 +131,23 @@ void an_run_free(struct an_run *run);
 void an_report_text(FILE *out, const struct an_run *run, int details);
 void an_report_json(FILE *out, const struct an_run *run);
 
+/* Cost (--gpu-price; report_cost.c): GPU-hours of a stretch of one process's wall time (one
+ * GPU each), and their price in dollars (0 without a price). */
+static inline double an_gpu_hours(double ns)
+{
+    return ns / 3.6e12;
+}
+static inline double an_usd(const struct an_run *run, double ns)
+{
+    return an_gpu_hours(ns) * run->opt.gpu_price;
+}
+/* The "Cost" section of the text report (nothing without a price): the run, each process
+ * (rank), each phase with its idle time's price by cause. */
+void an_report_cost_text(FILE *out, const struct an_run *run);
+/* JSON: the run's "cost" object, and a process's (docs/analyze-json.md). */
+void an_report_cost_json_run(FILE *out, const struct an_run *run);
+void an_report_cost_json_process(FILE *out, const struct an_run *run, const struct an_trace *t);
+
 /* --fail-if: parses EXPR (0, or -1 with a message in err), evaluates it (1 holds). */
 struct an_condition;
 int an_condition_parse(const char *expr, struct an_condition **out, char *err, size_t errlen);

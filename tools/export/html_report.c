@@ -116,8 +116,12 @@ static void findings(FILE *out, const struct an_run *run)
         if (!f->risk) {
             char buf[32];
             an_fmt_ns(buf, sizeof buf, (double)f->saving_ns);
-            fprintf(out, "<div><span class=\"k\">saves</span> %s%s (%.1f%% of wall)</div>\n",
+            fprintf(out, "<div><span class=\"k\">saves</span> %s%s (%.1f%% of wall)",
                     f->whatif ? "" : "up to ", buf, f->saving_share * 100);
+            if (run->opt.gpu_price > 0)
+                fprintf(out, ", $%.4f at $%.2f per GPU-hour",
+                        f->gpu_hours_saved * run->opt.gpu_price, run->opt.gpu_price);
+            fputs("</div>\n", out);
         }
         fputs("</div>\n", out);
     }
@@ -490,10 +494,39 @@ static void cpu_plot(FILE *out, const struct an_model *m)
             c->workers_cpus, c->workers, c->process_cpus);
 }
 
-static void process_section(FILE *out, const struct an_trace *t)
+/* What the process and each of its phases cost (--gpu-price), idle time by cause priced. */
+static void cost_table(FILE *out, const struct an_run *run, const struct an_model *m)
+{
+    if (!(run->opt.gpu_price > 0))
+        return;
+    fprintf(out, "<h3>Cost at $%.2f per GPU-hour</h3>\n<table>\n<tr><th>phase</th>"
+                 "<th>ranges</th><th>GPU-hours</th><th>dollars</th>",
+            run->opt.gpu_price);
+    for (int c = 0; c < AN_CAUSE_COUNT; c++)
+        fprintf(out, "<th>idle: %s</th>", an_cause_name((enum an_cause)c));
+    fprintf(out, "</tr>\n<tr><td>whole process</td><td></td><td>%.6f</td><td>$%.4f</td>",
+            an_gpu_hours((double)m->wall_ns), an_usd(run, (double)m->wall_ns));
+    for (int c = 0; c < AN_CAUSE_COUNT; c++)
+        fprintf(out, "<td>$%.4f</td>", an_usd(run, an_idle_ns(m, &m->total, (enum an_cause)c)));
+    fputs("</tr>\n", out);
+    for (size_t k = 0; k < m->phases.count; k++) {
+        const struct an_phase *p = &m->phases.phase[k];
+        fputs("<tr><td>", out);
+        text(out, p->name[0] ? p->name : "(unnamed)");
+        fprintf(out, "</td><td>%" PRIu64 "</td><td>%.6f</td><td>$%.4f</td>", p->count,
+                an_gpu_hours((double)p->ns), an_usd(run, (double)p->ns));
+        for (int c = 0; c < AN_CAUSE_COUNT; c++)
+            fprintf(out, "<td>$%.4f</td>", an_usd(run, an_phase_idle_ns(m, p, (enum an_cause)c)));
+        fputs("</tr>\n", out);
+    }
+    fputs("</table>\n", out);
+}
+
+static void process_section(FILE *out, const struct an_run *run, const struct an_trace *t)
 {
     fputs("<h2>Process</h2>\n", out);
     summary(out, t);
+    cost_table(out, run, t->model);
     idle_plot(out, t->model);
     over_time_plot(out, t->model);
     step_plot(out, t->model);
@@ -510,7 +543,7 @@ int gw_report_html(FILE *out, const struct an_run *run)
     findings(out, run);
     for (size_t i = 0; i < run->ntraces; i++)
         if (run->traces[i].readable && run->traces[i].active && run->traces[i].model)
-            process_section(out, &run->traces[i]);
+            process_section(out, run, &run->traces[i]);
     fputs("<p class=\"k\">Made by gpuwatch report; the figures and their definitions: "
           "docs/analyze.md.</p>\n</body></html>\n",
           out);

@@ -56,3 +56,10 @@ double an_comm_overlap_share(const struct an_model *m)
 {
     return m->comm_ns ? 1.0 - (double)m->comm_exposed_ns / (double)m->comm_ns : 0;
 }
+
+double an_phase_idle_ns(const struct an_model *m, const struct an_phase *p, enum an_cause c)
+{
+    if ((unsigned)c >= AN_CAUSE_COUNT)
+        return 0;
+    return m->gpu_timeline ? p->idle_gpu_ns[c] : p->idle_host_ns[c];
+}

@@ -46,6 +46,7 @@ struct an_model *an_model_new(const struct an_thresholds *th, const struct gw_fi
     }
     m->th = th ? *th : AN_THRESHOLDS_DEFAULT;
     an_history_init(&m->state->hist, m->th.host_gap_min_ns, HISTORY_MAX);
+    an_phases_init(&m->state->phases);
     /* (without a header GPU records may come) */
     int expect_gpu = !h || gpu_records_replayed(h, 0);
     an_replay_init(&m->state->replay, &m->th, expect_gpu,
@@ -246,12 +247,13 @@ void an_model_feed_other(struct an_model *m, const struct an_ev *ev)
     if (ev->kind >= AN_RANGE_PUSH) {
         if (ev->kind <= AN_RANGE_END)
             an_replay_host(&st->replay, ev);  /* a step's start and end part the stretches */
+        an_phases_range(&st->phases, &m->phases, ev);
         step_candidate(m, ev);
         return;
     }
     if (ev->kind == AN_CAPTURE)
         capture_edge(st, ev);
-    an_model_count_call(m);
+    an_model_count_call(m, ev->api);
     uint64_t dur = ev->end - ev->ts;
     an_replay_host(&st->replay, ev);
     an_drains_call(&st->drains, m, &st->hist, ev);
@@ -410,6 +412,8 @@ void an_model_finish(struct an_model *m)
     m->gpu_timeline = m->gpu_records > 0 && !m->gpu_cut_ns && !m->gpu_sampled;
     m->nlargest = st->nkeep[m->gpu_timeline];
     memcpy(m->largest, st->keep[m->gpu_timeline], sizeof m->largest);
+    an_phases_finish(&st->phases, &m->phases, m->last_ts, m->resolve, m->resolve_user);
+    an_phases_free(&st->phases);
     an_steps_choose(m, &st->steps);
     steady_from_bins(m);
     slices_from_bins(m);

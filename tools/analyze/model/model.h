@@ -21,6 +21,7 @@
 #include "gpuwatch/trace_format.h"
 #include "kernel_times.h"
 #include "mem_timeline.h"
+#include "phases.h"
 #include "py_lines.h"
 #include "replay.h"
 #include "thresholds.h"
@@ -226,6 +227,9 @@ struct an_model {
     uint64_t gpu_windows, gpu_window_ns;  /* windows opened, and the time they covered */
     uint64_t gpu_window_busy_ns;         /* GPU busy time the records show (in the windows) */
     uint64_t host_calls;
+    struct an_phases phases;     /* top-level NVTX ranges by name, idle inside (phases.h) */
+    uint64_t calls_by_api[GW_API_ID_LIMIT];  /* host_calls by entry point (api id; 0: ids
+                                                this build does not know) */
 
     struct an_totals total;      /* over the whole run */
     struct an_totals steady;     /* over the steady state (the whole run without steps) */
@@ -299,6 +303,8 @@ double an_comm_overlap_share(const struct an_model *m);
 /* qsort's comparison of two uint64_t, ascending (figures.c). */
 int an_cmp_u64(const void *a, const void *b);
 double an_idle_ns(const struct an_model *m, const struct an_totals *t, enum an_cause c);
+/* A phase's idle time by cause, of the timeline an_idle_ns reads. */
+double an_phase_idle_ns(const struct an_model *m, const struct an_phase *p, enum an_cause c);
 /* GPU busy over [start, end): exact with GPU records, else end - start minus proven idle
  * (an upper bound). */
 uint64_t an_busy_ns(const struct an_model *m, const struct an_totals *t, uint64_t span);

@@ -36,6 +36,7 @@ struct an_model_state {
     uint64_t storm_last;         /* end of the storm's latest memory call */
 
     struct an_step_finder steps;
+    struct an_phase_state phases;  /* the open top-level NVTX range, the closed ones */
     struct an_cpu_samples cpu;
     struct an_timebins bins;     /* GPU-side figures by time, for the steady state */
     struct an_replay_state replay;  /* the what-if replay (replay.h) */
@@ -151,9 +152,10 @@ void an_model_prune(struct an_model *m);
 __attribute__((noinline)) void an_model_feed_other(struct an_model *m, const struct an_ev *ev);
 
 /* Counts one host call (not NVTX, not LOST), pruning the history every PRUNE_EVERY. */
-static inline void an_model_count_call(struct an_model *m)
+static inline void an_model_count_call(struct an_model *m, uint16_t api)
 {
     m->host_calls++;
+    m->calls_by_api[api < GW_API_ID_LIMIT ? api : 0]++;
     m->total.calls++;
     if ((m->host_calls & (PRUNE_EVERY - 1)) == 0)
         an_model_prune(m);
@@ -165,7 +167,7 @@ static inline void an_model_count_call(struct an_model *m)
 static inline void an_model_feed_launch(struct an_model *m, const struct an_ev *ev)
 {
     struct an_model_state *st = m->state;
-    an_model_count_call(m);
+    an_model_count_call(m, ev->api);
     uint64_t dur = ev->end - ev->ts;
     an_replay_host(&st->replay, ev);
     an_drains_launch(&st->drains, m, &st->hist, ev);

@@ -25,6 +25,7 @@ void an_totals_add_idle(struct an_model *m, int gpu, uint64_t start, uint64_t en
     if (split->ns[AN_CAUSE_INPUT])
         an_pauses_add(&m->input_lengths[gpu ? 1 : 0], start, split->ns[AN_CAUSE_INPUT],
                       m->th.pause_min_ns);
+    an_phases_idle(&m->state->phases, &m->phases, gpu, start, end, split->ns);
     int main_cause = 0;
     for (int c = 0; c < AN_CAUSE_COUNT; c++) {
         idle[c] += split->ns[c];

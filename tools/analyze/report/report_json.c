@@ -251,7 +251,7 @@ static void replay(FILE *out, const struct an_model *m)
     fputs("}}", out);
 }
 
-static void process(FILE *out, const struct an_trace *t)
+static void process(FILE *out, const struct an_run *run, const struct an_trace *t)
 {
     const struct an_model *m = t->model;
     const struct gw_file_header *h = &t->hdr;
@@ -307,6 +307,8 @@ static void process(FILE *out, const struct an_trace *t)
     memory(out, m);
     fputs(",\n   ", out);
     held_over_time(out, m);
+    fputs(",\n   ", out);
+    an_report_cost_json_process(out, run, t);
     fputc('}', out);
 }
 
@@ -515,6 +517,8 @@ void an_report_json(FILE *out, const struct an_run *run)
                 c->skew_p90_ns, c->skew_max_ns, c->hosts, c->residual_ns);
     else
         fputs(", \"collectives\": null", out);
+    fputs(", ", out);
+    an_report_cost_json_run(out, run);
     fputs("},\n\"traces\": [", out);
     for (size_t i = 0; i < run->ntraces; i++) {
         fputs(i ? ",\n" : "\n", out);
@@ -526,7 +530,7 @@ void an_report_json(FILE *out, const struct an_run *run)
         if (!run->traces[i].model || !run->traces[i].active)
             continue;
         fputs(first ? "\n" : ",\n", out);
-        process(out, &run->traces[i]);
+        process(out, run, &run->traces[i]);
         first = 0;
     }
     /* risks first and apart (the ranking puts them first), then the time findings */

@@ -458,6 +458,7 @@ void an_report_text(FILE *out, const struct an_run *run, int details)
     summary(out, run);
     processes(out, run);
     findings(out, run);
+    an_report_cost_text(out, run);
     if (details)
         an_report_details(out, run);
 }
