@@ -22,6 +22,7 @@ fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 
 line_of() { grep -n "# LINE:$1\$" "$script" | cut -d: -f1; }
 sync_line=$(line_of sync) h2d_line=$(line_of h2d) leak_line=$(line_of leak) oom_line=$(line_of oom)
+loop_line=$(line_of loop)
 
 # The interpreters to try: the one on PATH and the system's, each once, by real path.
 interpreters=()
@@ -121,6 +122,15 @@ for python in "${interpreters[@]}"; do
         if run "$tag-$gil-input" "$python" --gil $gil --steps 30 --load-ms 4 --leak 1 \
             --batch-bytes 65536; then
             check "$tag-$gil-input" input_pipeline "$(want "$h2d_line")"
+            # the batch's fetch: the header of the loop around the line (read from the source)
+            if [ $named = 1 ]; then
+                got=$(python3 -c 'import json, sys
+f = [f for f in json.load(open(sys.argv[1]))["findings"] if f["id"] == "input_pipeline"]
+print(f[0]["python_lines"]["lines"][0].get("loop_line", "none") if f and "python_lines" in f[0] else "none")' \
+                    "$work/$tag-$gil-input.json")
+                [ "$got" = "$loop_line" ] ||
+                    fail "$tag-$gil-input: input_pipeline's loop line $got, expected $loop_line"
+            fi
             [ $named = 1 ] && check "$tag-$gil-input" leak "line:$leak_line"
         fi
         if run "$tag-$gil-oom" "$python" --gil $gil --steps 30 --batch-bytes 4096 --oom 1; then

@@ -76,6 +76,13 @@ def load_batch(seconds):
     time.sleep(seconds)  # the host prepares the next batch, no driver calls
 
 
+def batches(args):
+    """A DataLoader with num_workers=0: each batch is built when the loop asks for it."""
+    for _ in range(args.steps):
+        load_batch(args.load_ms / 1000.0)
+        yield
+
+
 def train(args):
     drv = Driver(args.gil == "hold")
     loss_ptr = drv.alloc(4)
@@ -84,8 +91,7 @@ def train(args):
     out = ctypes.c_float()
     kept = []
     native = ctypes.CDLL(args.native_helper) if args.native_reads else None
-    for step in range(args.steps):
-        load_batch(args.load_ms / 1000.0)
+    for step, _ in enumerate(batches(args)):  # LINE:loop
         # what batch.cuda(non_blocking=True) does from unpinned memory: the host stages it
         drv.check(drv.lib.cuMemcpyHtoDAsync_v2(dbatch, batch, ctypes.c_size_t(args.batch_bytes), drv.stream))  # LINE:h2d
         forward_backward(drv)

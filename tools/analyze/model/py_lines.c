@@ -6,6 +6,7 @@
  * leaves the window without one counts as made without Python frames.
  */
 #include "py_lines.h"
+#include "py_source.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -118,9 +119,13 @@ void an_py_cat_sentences(const struct an_py_cat *c, enum an_line_cat cat,
     double all = (double)c->with_stack + (double)c->without;
     for (size_t i = 0; i < c->ntop; i++) {
         const struct an_py_line *l = &c->top[i];
-        snprintf(text, sizeof text, "%s:%llu in %s: %.0f%% %s (%llu call%s)", l->file,
-                 (unsigned long long)l->line, l->function, percent(l->weight, all),
-                 an_line_cat_what(cat), (unsigned long long)l->calls, l->calls == 1 ? "" : "s");
+        int n = snprintf(text, sizeof text, "%s:%llu in %s: %.0f%% %s (%llu call%s)", l->file,
+                         (unsigned long long)l->line, l->function, percent(l->weight, all),
+                         an_line_cat_what(cat), (unsigned long long)l->calls,
+                         l->calls == 1 ? "" : "s");
+        if (l->loop_line && n > 0 && (size_t)n < sizeof text)
+            snprintf(text + n, sizeof text - (size_t)n, "; the batch comes from the loop at "
+                     "line %llu: %s", (unsigned long long)l->loop_line, l->loop);
         say(user, "line", text);
     }
     if (c->without) {
@@ -373,6 +378,11 @@ static void sum_lines(struct an_py_feed *p, const struct gw_reader *r, enum an_l
         const struct gw_pystack *st = gw_reader_pystack(r, groups[best].heaviest_stack);
         if (st)
             stack_text(r, st, line->stack, sizeof line->stack);
+        /* the stretch before the loop body's first call: the loop fetched the batch */
+        if (cat == AN_LINES_INPUT &&
+            !an_py_loop_header(line->file, line->line, &line->loop_line, line->loop,
+                               sizeof line->loop))
+            line->loop_line = 0;
         groups[best].weight = 0;
     }
     free(groups);

@@ -41,6 +41,10 @@ struct an_py_line {
     /* the whole stack of its heaviest site, innermost first: "file:line function" per
      * frame, separated by newlines */
     char stack[AN_PY_STACK_TEXT];
+    /* input lines: the header of the loop around it, where the batch was fetched (`for
+     * batch in loader:`), read from the source (py_source.h); 0 when not found */
+    uint64_t loop_line;
+    char loop[160];
 };
 
 /* Where native stacks say calls were made (the program's frames nearest the driver). */

@@ -352,6 +352,10 @@ static void python_lines(FILE *out, const struct an_finding *f)
         field_str(out, "file", l->file, strlen(l->file));
         fprintf(out, ", \"line\": %" PRIu64 ", ", l->line);
         field_str(out, "function", l->function, strlen(l->function));
+        if (l->loop_line) {  /* input: the loop's header, where the batch was fetched */
+            fprintf(out, ", \"loop_line\": %" PRIu64 ", ", l->loop_line);
+            field_str(out, "loop", l->loop, strlen(l->loop));
+        }
         fprintf(out, ", \"weight\": %" PRIu64 ", \"calls\": %" PRIu64 ", \"stack\": [",
                 l->weight, l->calls);
         const char *frame = l->stack;
