@@ -24,6 +24,8 @@ struct recent_call {
     uint64_t weight[AN_LINES_CATS];   /* 0: not in that category */
     uint64_t ptr;                     /* allocations: the pointer (a leak's line) */
     int used, named, native_named;
+    uint64_t py_stack, native_stack;  /* the stacks it was named with (a pause after it
+                                         weighs on it later) */
 };
 
 struct thread_calls {
@@ -80,6 +82,7 @@ const char *an_line_cat_name(enum an_line_cat cat)
 {
     static const char *const names[AN_LINES_CATS] = {
         "none", "sync", "pageable", "copy", "input", "alloc", "oom", "leak", "launch",
+        "pause",
     };
     return cat < AN_LINES_CATS ? names[cat] : "none";
 }
@@ -96,6 +99,8 @@ const char *an_line_cat_what(enum an_line_cat cat)
     case AN_LINES_OOM: return "of the failed allocations";
     case AN_LINES_LEAK: return "of the bytes still held at the end";
     case AN_LINES_LAUNCH: return "of the sampled launches";
+    case AN_LINES_PAUSE: return "of the pauses start after this line (the last call before "
+                                "each)";
     default: return "";
     }
 }
@@ -202,6 +207,15 @@ static void on_call(struct an_py_feed *p, const struct gw_event *ev, const struc
     uint64_t gap = t->have_last && !a->after_hole && a->ts > t->last_end ? a->ts - t->last_end : 0;
     t->have_last = 1;
     t->last_end = a->end;
+    /* a pause starts after the thread's previous call (a checkpoint's last read-back) */
+    struct recent_call *prev = t->next ? &t->recent[(t->next - 1) % PY_RECENT] : NULL;
+    if (gap >= AN_PY_PAUSE_NS && prev && prev->used) {
+        prev->weight[AN_LINES_PAUSE] += gap;
+        if (prev->named)
+            add_site(p, prev->py_stack, 0, AN_LINES_PAUSE, gap);
+        if (prev->native_named)
+            add_site(p, prev->native_stack, 1, AN_LINES_PAUSE, gap);
+    }
     if (a->kind == AN_FREE && a->ptr)
         gw_map_put(&p->live_bytes, a->ptr, 0);
     struct recent_call *c = &t->recent[t->next++ % PY_RECENT];
@@ -233,6 +247,7 @@ static void on_call(struct an_py_feed *p, const struct gw_event *ev, const struc
     /* an allocation's native stack is in its own record */
     if ((a->kind == AN_ALLOC || a->kind == AN_HOST_ALLOC) && a->key) {
         c->native_named = 1;
+        c->native_stack = a->key;
         for (int cat = 1; cat < AN_LINES_CATS; cat++)
             if (c->weight[cat] && cat != AN_LINES_INPUT)
                 add_site(p, a->key, 1, cat, c->weight[cat]);
@@ -252,6 +267,7 @@ static void on_site(struct an_py_feed *p, const struct gw_event *ev, int native)
         if (!c->used || *named || c->call_id < first || c->call_id > last)
             continue;
         *named = 1;
+        *(native ? &c->native_stack : &c->py_stack) = stack;
         for (int cat = 1; cat < AN_LINES_CATS; cat++)
             if (c->weight[cat])
                 add_site(p, stack, native, cat, c->weight[cat]);

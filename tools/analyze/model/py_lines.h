@@ -25,10 +25,15 @@ enum an_line_cat {
     AN_LINES_OOM,        /* failed allocations: calls */
     AN_LINES_LEAK,       /* allocations still held at the end: bytes */
     AN_LINES_LAUNCH,     /* launches (the shim samples them): calls */
+    AN_LINES_PAUSE,      /* calls before the host's stretches of AN_PY_PAUSE_NS or more
+                            without calls (a checkpoint's save, an evaluation starting):
+                            ns of the stretch */
     AN_LINES_CATS,
 };
 
 #define AN_KEEP_LINES 3
+/* A stretch this long is a pause of the loop (thresholds.h pause_min_ns's default) */
+#define AN_PY_PAUSE_NS 100000000ull
 #define AN_PY_STACK_TEXT 1024
 
 /* One line of the user's code and what it accounts for. */
