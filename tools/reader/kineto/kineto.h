@@ -47,6 +47,8 @@ struct kin_rec {
 /* What the GPU side says of a correlation (filled as records are read, read at output). */
 struct kin_join {
     uint64_t stream, bytes, event;
+    uint64_t shape;         /* a kernel's launch shape (its name) */
+    uint64_t call_stream;   /* the stream the call names (gpuwatch's export), 0 none */
     uint8_t copy_kind, src_kind, dst_kind, has_copy;
 };
 
@@ -120,6 +122,7 @@ struct kineto {
     struct gw_map devices;
     struct gw_map call_seq;     /* tid -> next call number */
     struct gw_map joins;        /* correlation -> index in join */
+    struct gw_map stream_alias; /* a call's stream (gpuwatch's own id) -> the GPU's */
     struct kin_join *join;
     size_t njoin, join_cap;
 

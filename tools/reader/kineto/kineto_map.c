@@ -79,8 +79,14 @@ static void map_call(struct gw_reader *r, struct kineto *k, const struct kin_eve
     case GW_FAM_HOSTMEM: shape.u.hostmem.bytes = e->bytes; break;
     default: break;
     }
-    if (e->has_gw_stream)
-        define_stream(r, k, e->gw_stream);
+    if (e->has_gw_stream && e->gw_stream && e->correlation) {
+        struct kin_join *j = kin_join_of(k, e->correlation, 1);
+        if (j) {
+            j->call_stream = e->gw_stream;
+            if (j->stream)
+                gw_map_put(&k->stream_alias, j->call_stream, j->stream);
+        }
+    }
     memcpy(rec.u, &shape.u, sizeof rec.u);
     add(k, &rec);
     if (e->correlation) {
@@ -112,14 +118,19 @@ static void map_gpu(struct gw_reader *r, struct kineto *k, const struct kin_even
     struct gw_event g = {0};
     define_stream(r, k, e->stream);
     struct kin_join *j = e->correlation ? kin_join_of(k, e->correlation, 1) : NULL;
-    if (j)
+    if (j) {
         j->stream = e->stream;
+        if (j->call_stream)
+            gw_map_put(&k->stream_alias, j->call_stream, j->stream);
+    }
     if (e->cat == KIN_CAT_KERNEL) {
         rec.kind = GW_EV_GPU_KERNEL;
         g.u.gpu_kernel.correlation_id = e->correlation;
         g.u.gpu_kernel.device = e->device;
         g.u.gpu_kernel.stream_id = e->stream;
         g.u.gpu_kernel.shape_id = kernel_shape(r, k, e);
+        if (j)
+            j->shape = g.u.gpu_kernel.shape_id;
     } else if (e->cat == KIN_CAT_MEMCPY) {
         unsigned kind, src, dst;
         kin_copy_kinds(e->name, &kind, &src, &dst);
@@ -239,6 +250,25 @@ void kin_map_event(struct gw_reader *r, struct kineto *k)
     }
 }
 
+/* A stream a call names by gpuwatch's own id (its export) as the GPU records' id for it. */
+static void alias_one(const struct kineto *k, uint64_t *stream)
+{
+    const uint64_t *gpu = *stream ? gw_map_get(&k->stream_alias, *stream) : NULL;
+    if (gpu)
+        *stream = *gpu;
+}
+
+static void alias_streams(const struct kineto *k, struct gw_event *ev)
+{
+    switch (ev->family) {
+    case GW_FAM_LAUNCH: alias_one(k, &ev->u.launch.stream_id); break;
+    case GW_FAM_COPY: alias_one(k, &ev->u.copy.stream_id); break;
+    case GW_FAM_SET: alias_one(k, &ev->u.set.stream_id); break;
+    case GW_FAM_SYNC: alias_one(k, &ev->u.sync.stream_id); break;
+    default: break;
+    }
+}
+
 /* A record into the event the reader hands out; a call gets what its GPU side showed. */
 void kin_fill_event(struct gw_reader *r, struct kineto *k, const struct kin_rec *rec,
                     struct gw_event *ev)
@@ -260,6 +290,7 @@ void kin_fill_event(struct gw_reader *r, struct kineto *k, const struct kin_rec 
     ev->api_id = rec->api_id;
     ev->family = gw_api_family(rec->api_id);
     ev->call_id = rec->call_id;
+    alias_streams(k, ev);
     const struct kin_join *j = rec->corr ? kin_join_of(k, rec->corr, 0) : NULL;
     if (!j)
         return;
@@ -267,6 +298,7 @@ void kin_fill_event(struct gw_reader *r, struct kineto *k, const struct kin_rec 
     case GW_FAM_LAUNCH:
         if (!ev->u.launch.stream_id)
             ev->u.launch.stream_id = j->stream;
+        ev->u.launch.shape_id = j->shape;  /* what names the kernel: its GPU record's */
         break;
     case GW_FAM_COPY:
         if (!ev->u.copy.stream_id)

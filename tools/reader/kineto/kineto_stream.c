@@ -184,6 +184,7 @@ static void load(struct gw_reader *r, struct kineto *k)
     k->events = 0;
     gw_map_clear(&k->call_seq);
     gw_map_clear(&k->joins);
+    gw_map_clear(&k->stream_alias);
     k->njoin = 0;
     kin_sort_free(&k->sort);
     if (parse(r, k, 0) != 0 || k->failed)
@@ -297,6 +298,7 @@ void gw_kineto_close(struct gw_reader *r)
     gw_map_free(&k->devices);
     gw_map_free(&k->call_seq);
     gw_map_free(&k->joins);
+    gw_map_free(&k->stream_alias);
     free(k->join);
     free(k->ev.name);
     free(k->path);
