@@ -7,7 +7,7 @@ command -v cc >/dev/null || need+=(gcc)
 command -v pkg-config >/dev/null || need+=(pkg-config)
 # (chromium: tests/test_report.sh renders the HTML report headless)
 command -v chromium >/dev/null || command -v chromium-browser >/dev/null || need+=(chromium)
-for pkg in libcmocka-dev libunwind-dev; do
+for pkg in libcmocka-dev libunwind-dev libyajl-dev zlib1g-dev; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 if [ ${#need[@]} -gt 0 ]; then

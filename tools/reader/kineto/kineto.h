@@ -80,8 +80,8 @@ struct kin_event {
     int has_ts;
     uint64_t id;            /* "id" of b/e */
     /* args */
-    uint64_t correlation, device, stream, bytes, wait_stream, wait_corr, gw_stream;
-    int has_device, has_stream, has_gw_stream, has_bytes;
+    uint64_t correlation, device, stream, bytes, wait_stream, wait_corr, gw_stream, address;
+    int has_device, has_stream, has_gw_stream, has_bytes, has_address;
     char direction[16], host_memory[16];
 };
 

@@ -14,7 +14,7 @@ enum kin_key {
     KEY_OTHER, KEY_PH, KEY_CAT, KEY_NAME, KEY_PID, KEY_TID, KEY_TS, KEY_DUR, KEY_ID, KEY_ARGS,
     /* args */
     KEY_CORRELATION, KEY_DEVICE, KEY_STREAM, KEY_BYTES, KEY_WAIT_STREAM, KEY_WAIT_CORR,
-    KEY_GW_STREAM, KEY_DIRECTION, KEY_HOST_MEMORY,
+    KEY_GW_STREAM, KEY_DIRECTION, KEY_HOST_MEMORY, KEY_ADDRESS,
     /* deviceProperties, distributedInfo */
     KEY_DEV_ID, KEY_DEV_NAME, KEY_DEV_MEM, KEY_RANK, KEY_WORLD,
 };
@@ -81,6 +81,7 @@ static int on_number(void *ctx, const char *s, size_t len)
         case KEY_WAIT_STREAM: e->wait_stream = v; break;
         case KEY_WAIT_CORR: e->wait_corr = v; break;
         case KEY_GW_STREAM: e->gw_stream = v; e->has_gw_stream = 1; break;
+        case KEY_ADDRESS: e->address = v; e->has_address = 1; break;
         default: break;
         }
     } else if (k->section == SEC_DEVICES && k->depth == 3) {
@@ -205,7 +206,7 @@ static int on_key(void *ctx, const unsigned char *s, size_t len)
             {"wait_on_stream", KEY_WAIT_STREAM},
             {"wait_on_cuda_event_record_corr_id", KEY_WAIT_CORR},
             {"gpuwatch_stream", KEY_GW_STREAM}, {"direction", KEY_DIRECTION},
-            {"host_memory", KEY_HOST_MEMORY},
+            {"host_memory", KEY_HOST_MEMORY}, {"address", KEY_ADDRESS},
         };
         k->arg_key = KEY_OTHER;
         for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)

@@ -74,8 +74,10 @@ static void map_call(struct gw_reader *r, struct kineto *k, const struct kin_eve
     case GW_FAM_SYNC: shape.u.sync.stream_id = e->gw_stream; break;
     case GW_FAM_ALLOC:
         shape.u.alloc.bytes = e->bytes;
-        shape.u.alloc.ptr = rec.call_id | UINT64_C(1) << 63;  /* Kineto has no address */
+        /* Kineto has no address: one of its own, so no two blocks share one */
+        shape.u.alloc.ptr = e->has_address ? e->address : rec.call_id | UINT64_C(1) << 63;
         break;
+    case GW_FAM_FREE: shape.u.memfree.ptr = e->address; break;
     case GW_FAM_HOSTMEM: shape.u.hostmem.bytes = e->bytes; break;
     default: break;
     }
