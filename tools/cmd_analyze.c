@@ -6,7 +6,8 @@
  * docs/analyze-json.md.
  *
  * Exit status: 0 analyzed (a trace that ended abruptly, as a killed run's does, included);
- * 1 a trace could not be read or was damaged (what was intact is analyzed); 2 usage error;
+ * 1 a trace could not be read or was damaged (what was intact is analyzed); 2 usage error,
+ * or a file that is no trace (JSON that is not a PyTorch profiler trace);
  * 3 a --fail-if condition holds (takes precedence over 1).
  */
 #include <getopt.h>
@@ -43,7 +44,8 @@ static void help(FILE *out)
             "Exit status: 0 (a trace that ends inside a chunk, as a killed run's does, is\n"
             "said on stderr: \"ended abruptly at offset N\"); 1 a trace was unreadable,\n"
             "damaged or had a second trace appended (the rest is analyzed);\n"
-            "2 usage error; 3 a --fail-if condition holds.\n",
+            "2 usage error, or JSON that is not a PyTorch profiler trace; 3 a --fail-if\n"
+            "condition holds.\n",
             an_condition_metrics());
 }
 
@@ -146,7 +148,9 @@ int gw_cmd_analyze(int argc, char **argv)
         for (size_t k = 0; k < t->ndamage; k++)
             fprintf(stderr, "gpuwatch analyze: %s\n", t->damage[k].message);
         if (!t->readable || t->rs.damage_reports)
-            rc = GW_EXIT_DAMAGE;
+            rc = rc == GW_EXIT_USAGE ? rc : GW_EXIT_DAMAGE;
+        if (!t->readable && gw_reader_error_not_trace(t->error))
+            rc = GW_EXIT_USAGE;  /* not a trace at all (a JSON file of something else) */
     }
     if (json)
         an_report_json(stdout, &run);

@@ -138,8 +138,6 @@ int gw_kineto_next(struct gw_reader *r, struct gw_event *ev);
 void gw_kineto_rewind(struct gw_reader *r);
 void gw_kineto_load_defs(struct gw_reader *r);
 void gw_kineto_close(struct gw_reader *r);
-/* 1 when the open failed because the file is JSON but not a Kineto trace */
-int gw_kineto_not_kineto(const char *err);
 
 /* kineto_events.c: yajl's callbacks, ctx = the reader */
 extern const void *gw_kineto_callbacks;

@@ -32,7 +32,7 @@ int gw_kineto_sniff(int fd)
     return 0;
 }
 
-int gw_kineto_not_kineto(const char *err)
+int gw_reader_error_not_trace(const char *err)
 {
     return err && strstr(err, NOT_KINETO) != NULL;
 }
@@ -82,7 +82,17 @@ static int parse(struct gw_reader *r, struct kineto *k, int header_only)
             break;
         }
         if (n == 0) {
-            if (yajl_complete_parse(y) != yajl_status_ok) {
+            int code = Z_OK;
+            const char *why = k->gzip ? gzerror(k->gz, &code) : NULL;
+            if (why && why[0] == '<' && strstr(why, ">: "))  /* zlib's "<fd:5>: " */
+                why = strstr(why, ">: ") + 3;
+            if (code != Z_OK) {  /* a gzip member cut short */
+                where(k, NULL, at, sizeof at);
+                snprintf(k->error, sizeof k->error,
+                         "%s: %s: expected more gzip data, found %s", k->path, at,
+                         why && *why ? why : "the end of the file");
+                rc = -1;
+            } else if (yajl_complete_parse(y) != yajl_status_ok) {
                 where(k, NULL, at, sizeof at);
                 snprintf(k->error, sizeof k->error,
                          "%s: %s: expected the rest of the JSON, found the end of the file",
