@@ -1,6 +1,8 @@
 """Compares two `gpuwatch analyze --json` reports of one run: the .gwt's and the Kineto
 export's read back. Same finding ids, each saving within 5 % of the .gwt's (or 1 % of the
 wall), GPU idle by cause within 5 % of each cause (or 1 % of the wall).
+Findings that rest on CPU samples (contention), which a Kineto trace never holds, are left
+out of the .gwt's list: a busy test machine preempts the example now and then.
 usage: kineto_compare.py GWT_REPORT KINETO_REPORT -> prints 'ok ...' or the differences."""
 import json
 import sys
@@ -15,6 +17,9 @@ def close(a, b):
     return abs(a - b) <= max(0.05 * abs(a), slack)
 
 
+NOT_IN_KINETO = {"contention"}
+for report in (gwt, kin):
+    report["findings"] = [f for f in report["findings"] if f["id"] not in NOT_IN_KINETO]
 ids = lambda r: sorted(f["id"] for f in r["findings"])
 if ids(gwt) != ids(kin):
     problems.append("findings %s, read back %s" % (ids(gwt), ids(kin)))

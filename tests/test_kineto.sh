@@ -99,5 +99,28 @@ if ! grep -qE '^  ranks +2 lined up on 10 collectives' "$work/ranks.txt" ||
 else
     echo "ok: sampled_rank-0/1: two ranks, 10 collectives lined up"
 fi
+# what the trace lacks: said once, and beside the findings that rest on it
+"$gpuwatch" analyze --json "$work/ranks" >"$work/ranks.json"
+lacks=$(python3 - "$work/ranks.txt" "$work/ranks.json" <<'PY'
+import json, sys
+text = open(sys.argv[1]).read()
+report = json.load(open(sys.argv[2]))
+problems = []
+if "Source: a PyTorch profiler (Kineto) trace" not in text or "no CPU samples" not in text:
+    problems.append("no Source line saying what the trace lacks")
+conf = {f["id"]: f.get("confidence") for f in report["findings"]}
+if conf.get("input_pipeline") != "lowered" or "caveat:   confidence lowered" not in text:
+    problems.append("input_pipeline (resting on the window and no CPU samples) not lowered: %r" % conf)
+if conf.get("exposed_communication") != "measured":
+    problems.append("exposed_communication (kernels only) not measured: %r" % conf)
+print("; ".join(problems) if problems else "ok")
+PY
+)
+if [ "$lacks" = ok ]; then
+    echo "ok: sampled_rank-0/1: the report says what the trace lacks; confidence lowered where it matters"
+else
+    echo "FAIL: sampled_rank-0/1: $lacks"; failures=$((failures + 1))
+fi
+checked=$((checked + 1))
 echo "$((checked + 1 - failures)) passed, $failures failed"
 [ "$failures" -eq 0 ]

@@ -130,6 +130,12 @@ void an_run_free(struct an_run *run);
 
 void an_report_text(FILE *out, const struct an_run *run, int details);
 void an_report_json(FILE *out, const struct an_run *run);
+/* report_source.c: what a PyTorch profiler (Kineto) trace lacks. 1 when a trace of the run
+ * is one; the caveat of a finding of that rule (NULL when it rests on nothing the trace
+ * lacks, or the run has no such trace); the report's sentence that says so. */
+int an_run_from_profiler(const struct an_run *run);
+const char *an_profiler_caveat(const struct an_run *run, const char *rule);
+const char *an_profiler_source(void);
 
 /* --fail-if: parses EXPR (0, or -1 with a message in err), evaluates it (1 holds). */
 struct an_condition;

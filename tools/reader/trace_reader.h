@@ -33,6 +33,10 @@
 /* The newest format version this reader understands. */
 #define GW_READER_VERSION GW_FORMAT_VERSION
 
+/* The magic of the header gw_reader_header gives for a PyTorch profiler (Kineto) trace,
+ * which has none of its own (8 bytes with the NUL). */
+#define GW_READER_KINETO_MAGIC "KINETO\0"
+
 /* Raw payload words kept per call event; later words (from newer writers) are ignored. */
 #define GW_EVENT_MAX_WORDS 8
 

@@ -132,7 +132,7 @@ static void make_header(struct gw_reader *r, const struct kineto *k)
 {
     struct gw_file_header *h = &r->hdr;
     memset(h, 0, sizeof *h);
-    memcpy(h->magic, "KINETO\0", 8);
+    memcpy(h->magic, GW_READER_KINETO_MAGIC, 8);
     h->version = GW_FORMAT_VERSION;
     h->min_reader_version = 1;
     h->header_size = GW_FILE_HEADER_SIZE;
