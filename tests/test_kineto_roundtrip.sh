@@ -15,12 +15,19 @@ trap 'rm -rf "$work"' EXIT
 failures=0 passed=0
 for example in "$@"; do
     name=$(basename "$example")
-    GPUWATCH_CUPTI="$cupti" GPUWATCH_OUTPUT="$work/$name" LD_LIBRARY_PATH="$fake_dir" \
-        LD_PRELOAD="$preload" "$example" --steps 20 >/dev/null 2>&1 || {
-        echo "FAIL: $name: the example failed"; failures=$((failures + 1)); continue; }
+    # A run preempted on a busy machine gets a contention finding, and the savings it
+    # shifts, from CPU samples a Kineto trace cannot hold: such a run is made again (3 tries).
+    for try in 1 2 3; do
+        rm -rf "${work:?}/$name"
+        GPUWATCH_CUPTI="$cupti" GPUWATCH_OUTPUT="$work/$name" LD_LIBRARY_PATH="$fake_dir" \
+            LD_PRELOAD="$preload" "$example" --steps 20 >/dev/null 2>&1 || {
+            echo "FAIL: $name: the example failed"; failures=$((failures + 1)); continue 2; }
+        "$gpuwatch" analyze --json "$work/$name" >"$work/$name.gwt.report" || true
+        grep -q '"id": "contention"' "$work/$name.gwt.report" || break
+        echo "note: $name: run $try was preempted (contention found), running it again"
+    done
     "$gpuwatch" export --format kineto -o "$work/$name.json" "$work/$name"
     gzip -c "$work/$name.json" >"$work/$name.json.gz"
-    "$gpuwatch" analyze --json "$work/$name" >"$work/$name.gwt.report" || true
     for copy in "$name.json" "$name.json.gz"; do
         "$gpuwatch" analyze --json "$work/$copy" >"$work/$copy.report" || true
         verdict=$(python3 "$here/kineto_compare.py" "$work/$name.gwt.report" "$work/$copy.report")
