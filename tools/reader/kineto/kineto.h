@@ -11,7 +11,7 @@
  *   kineto_sort.c    records into time order: sorted runs of KIN_WINDOW, spilled to an
  *                    anonymous temporary file past the first, merged on the way out
  *
- * Memory: KIN_WINDOW records (about 7 MB) + one read buffer per spilled run + the strings
+ * Memory: KIN_WINDOW records (about 8 MB) + one read buffer per spilled run + the strings
  * (distinct names) + 40 bytes per correlated call or GPU record (the join of a call to the
  * stream, bytes and kinds its GPU work shows, which Kineto never puts on the call).
  */
@@ -40,7 +40,8 @@ struct kin_rec {
     uint32_t tid;
     uint16_t kind;          /* enum gw_event_kind */
     uint16_t api_id;
-    uint32_t order;         /* ties: pops before pushes, then file order */
+    uint32_t order;         /* ties: pops before pushes, then tie, then file order */
+    uint64_t tie;           /* ranges: the inner one pops first and pushes last */
     uint32_t seq;
 };
 

@@ -189,7 +189,7 @@ static void map_sync(struct kineto *k, const struct kin_event *e)
 }
 
 static void range(struct gw_reader *r, struct kineto *k, const struct kin_event *e,
-                  int kind, uint64_t ts, uint64_t range_id)
+                  int kind, uint64_t ts, uint64_t range_id, uint64_t dur)
 {
     const char *name = e->name ? e->name : "";
     size_t len = e->name_len;
@@ -202,9 +202,9 @@ static void range(struct gw_reader *r, struct kineto *k, const struct kin_event 
     n.u.nvtx.name_id = len ? kin_string(r, k, name, len) : 0;
     n.u.nvtx.range_id = range_id;
     memcpy(rec.u, &n.u, sizeof rec.u);
-    /* a longer range pushed at the same time is the outer one: push it first */
-    if (rec.order == ORDER_PUSH)
-        rec.order = ORDER_PUSH;
+    /* at one time, ranges nest by length: the longer (outer) one is pushed first and
+     * popped last */
+    rec.tie = rec.order == ORDER_PUSH ? UINT64_MAX - dur : dur;
     add(k, &rec);
 }
 
@@ -234,18 +234,20 @@ void kin_map_event(struct gw_reader *r, struct kineto *k)
             return;
         if (e->cat == KIN_CAT_CPU_OP && strncmp(e->name, "ProfilerStep#", 13) != 0)
             return;
-        range(r, k, e, GW_EV_RANGE_PUSH, e->ts, 0);
-        range(r, k, e, GW_EV_RANGE_POP, e->ts + e->dur, 0);
+        if (!e->dur)  /* (an empty range would pop before it is pushed) */
+            return;
+        range(r, k, e, GW_EV_RANGE_PUSH, e->ts, 0, e->dur);
+        range(r, k, e, GW_EV_RANGE_POP, e->ts + e->dur, 0, e->dur);
         return;
     case KIN_CAT_NVTX:
         if (e->ph == 'B')
-            range(r, k, e, GW_EV_RANGE_PUSH, e->ts, 0);
+            range(r, k, e, GW_EV_RANGE_PUSH, e->ts, 0, 0);
         else if (e->ph == 'E')
-            range(r, k, e, GW_EV_RANGE_POP, e->ts, 0);
+            range(r, k, e, GW_EV_RANGE_POP, e->ts, 0, 0);
         else if (e->ph == 'b')
-            range(r, k, e, GW_EV_RANGE_START, e->ts, e->id);
+            range(r, k, e, GW_EV_RANGE_START, e->ts, e->id, 0);
         else if (e->ph == 'e')
-            range(r, k, e, GW_EV_RANGE_END, e->ts, e->id);
+            range(r, k, e, GW_EV_RANGE_END, e->ts, e->id, 0);
         return;
     default:
         return;

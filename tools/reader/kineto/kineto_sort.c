@@ -9,7 +9,7 @@
 
 #include "kineto.h"
 
-#define KIN_WINDOW (1u << 16)       /* records sorted in memory: 64 Ki x 88 bytes */
+#define KIN_WINDOW (1u << 16)       /* records sorted in memory: 64 Ki x 120 bytes, 8 MB */
 #define KIN_READ_AHEAD 256          /* records of each run read at once while merging */
 
 struct kin_cursor {
@@ -24,6 +24,8 @@ static int rec_before(const struct kin_rec *a, const struct kin_rec *b)
         return a->ts < b->ts;
     if (a->order != b->order)
         return a->order < b->order;
+    if (a->tie != b->tie)
+        return a->tie < b->tie;
     return a->seq < b->seq;
 }
 
