@@ -5,6 +5,8 @@
 # GPU records' intervals within 0.5 %, every runtime launch, copy and memset reads as a call,
 # and analyze runs and prints its summary; the two sampled ranks analyzed together line up
 # their collectives. The counts and unions are computed here, from the JSON, by Python.
+# A trace of 40 copies of one rank's events (bench/kineto_big.py) is past one sort window:
+# its runs spilled and merged give every record, in time order.
 # usage: test_kineto.sh GPUWATCH KINETO_DIR
 set -euo pipefail
 gpuwatch=$1 dir=$2
@@ -121,6 +123,19 @@ if [ "$lacks" = ok ]; then
 else
     echo "FAIL: sampled_rank-0/1: $lacks"; failures=$((failures + 1))
 fi
+checked=$((checked + 1))
+# past one sort window (64 Ki records): runs spilled to a temporary file and merged
+here=$(cd "$(dirname "$0")" && pwd)
+python3 "$here/../bench/kineto_big.py" "$dir/sampled_rank-0.json.gz" "$work/big.json" 70 >/dev/null
+copies=$(python3 -c 'import json,sys; print(sum(1 for e in json.load(open(sys.argv[1]))["traceEvents"] if e.get("cat") == "kernel"))' "$work/big.json")
+"$gpuwatch" dump "$work/big.json" | awk -v want="$copies" '
+    /^#/ || $1 == "-" { next }
+    { if (seen && $1 + 0 < last) back++; last = $1 + 0; seen = 1 }
+    $3 == "gpu_kernel" { kernels++ }
+    END { if (back || kernels != want || kernels < 65536 / 3) {
+              printf "FAIL: spilled runs: %d kernels of %d, %d times back in time\n", kernels, want, back; exit 1 }
+          printf "ok: spilled runs merged: %d kernels, in time order\n", kernels }' ||
+    failures=$((failures + 1))
 checked=$((checked + 1))
 echo "$((checked + 1 - failures)) passed, $failures failed"
 [ "$failures" -eq 0 ]

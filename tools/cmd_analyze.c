@@ -40,6 +40,9 @@ static void help(FILE *out)
             "  -w, --window-ms N        reorder window for out-of-order chunks (default 2000)\n"
             "  -J, --jobs N             files read at once, one thread each (default: one per\n"
             "                           CPU); the result is the same for any N\n"
+            "      --without-cpu-samples  analyze as if the traces had no CPU samples, as a\n"
+            "                           PyTorch profiler trace has none (to hold a .gwt\n"
+            "                           against its --format kineto export)\n"
             "  -h, --help               this text\n"
             "Exit status: 0 (a trace that ends inside a chunk, as a killed run's does, is\n"
             "said on stderr: \"ended abruptly at offset N\"); 1 a trace was unreadable,\n"
@@ -69,6 +72,7 @@ int gw_cmd_analyze(int argc, char **argv)
         {"brief", no_argument, NULL, 'b'},
         {"window-ms", required_argument, NULL, 'w'},
         {"jobs", required_argument, NULL, 'J'},
+        {"without-cpu-samples", no_argument, NULL, 'S'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -126,6 +130,7 @@ int gw_cmd_analyze(int argc, char **argv)
             }
             opt.jobs = (unsigned)v;
             break;
+        case 'S': opt.without_cpu_samples = 1; break;
         case 'h': help(stdout); goto out;
         default: rc = gw_usage_error("analyze", "unknown option"); goto out;
         }

@@ -72,6 +72,9 @@ struct an_options {
     unsigned jobs;               /* files analyzed at once, one thread each (0: one per
                                     CPU of this machine, up to AN_MAX_JOBS); memory grows
                                     with it */
+    int without_cpu_samples;     /* analyze as if the traces had no CPU samples, as a
+                                    PyTorch profiler trace has none (--without-cpu-samples:
+                                    a .gwt against its Kineto export) */
 };
 #define AN_MAX_JOBS 64
 

@@ -179,6 +179,9 @@ static void analyze_trace(const struct an_options *opt, struct an_trace *t)
     struct an_py_feed *py = NULL;  /* from the first Python stack on (py_lines.h) */
     struct gw_event ev;
     while (gw_reader_next(r, &ev) > 0) {
+        if (opt->without_cpu_samples &&
+            (ev.kind == GW_EV_CPU_THREAD || ev.kind == GW_EV_CPU_PROC))
+            continue;
         /* converted straight into the reorder window where it can be */
         struct an_ev *a = an_feeder_slot(&feeder);
         if (!an_event_convert(&ev, r, a)) {
