@@ -14,7 +14,7 @@ command -v prometheus >/dev/null && command -v promtool >/dev/null || need+=(pro
 command -v curl >/dev/null || need+=(curl)
 command -v tmux >/dev/null || need+=(tmux)
 command -v python3 >/dev/null || need+=(python3)
-for pkg in libcmocka-dev libunwind-dev; do
+for pkg in libcmocka-dev libunwind-dev libyajl-dev zlib1g-dev; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 if [ ${#need[@]} -gt 0 ]; then

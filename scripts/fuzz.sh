@@ -13,8 +13,8 @@ cd "$(dirname "$0")/.."
 secs=${1:-10}
 out="${BUILD_DIR:-build}/fuzz"
 mkdir -p "$out"
-reader_src=(tools/reader/trace_*.c tools/reader/gw_map.c)
-analyze_src=(tools/analyze/*/[a-z]*.c tools/reader/[a-z]*.c)  # (each stage a folder)
+reader_src=(tools/reader/trace_*.c tools/reader/gw_map.c tools/reader/kineto/*.c)
+analyze_src=(tools/analyze/*/[a-z]*.c tools/reader/[a-z]*.c tools/reader/kineto/*.c)  # (each stage a folder)
 common=(-g -O1 -std=c11 -D_GNU_SOURCE -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION -Iinclude
         -Itools/reader -Itools/analyze -Itests/analyze)
 for stage in tools/analyze/*/; do common+=("-I${stage%/}"); done
@@ -29,9 +29,10 @@ build() {  # build NAME HARNESS SOURCES...
     shift 2
     if [ "$libfuzzer" -eq 1 ]; then
         clang "${common[@]}" -fsanitize=fuzzer,address,undefined "$harness" "$@" -lm \
-            -o "$out/$name"
+            $(pkg-config --libs yajl zlib) -o "$out/$name"
     else
-        cc "${common[@]}" "$harness" tests/fuzz/replay_main.c "$@" -lm -o "$out/$name"
+        cc "${common[@]}" "$harness" tests/fuzz/replay_main.c "$@" -lm $(pkg-config --libs yajl zlib) \
+            -o "$out/$name"
     fi
 }
 build fuzz_reader tests/fuzz/fuzz_reader.c "${reader_src[@]}"
@@ -56,7 +57,7 @@ for name in fuzz_reader fuzz_analyze fuzz_model; do
             "$out/$name.log" | grep -o '[0-9]*$') executions in ${secs} s, no crash"
     else
         seeds=()
-        [ "$name" != fuzz_model ] && seeds=(tests/fuzz/seeds/*.gwt)
+        [ "$name" != fuzz_model ] && seeds=(tests/fuzz/seeds/*.gwt tests/fuzz/seeds/*.json tests/fuzz/seeds/*.json.gz)
         echo "fuzz.sh: $name (no libFuzzer: plain driver): $("$out/$name" --random 2000 "${seeds[@]}")"
     fi
 done

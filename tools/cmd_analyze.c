@@ -6,7 +6,8 @@
  * docs/analyze-json.md.
  *
  * Exit status: 0 analyzed (a trace that ended abruptly, as a killed run's does, included);
- * 1 a trace could not be read or was damaged (what was intact is analyzed); 2 usage error;
+ * 1 a trace could not be read or was damaged (what was intact is analyzed); 2 usage error,
+ * or a file that is no trace (JSON that is not a PyTorch profiler trace);
  * 3 a --fail-if condition holds (takes precedence over 1).
  */
 #include <getopt.h>
@@ -40,11 +41,15 @@ static void help(FILE *out)
             "  -w, --window-ms N        reorder window for out-of-order chunks (default 2000)\n"
             "  -J, --jobs N             files read at once, one thread each (default: one per\n"
             "                           CPU); the result is the same for any N\n"
+            "      --without-cpu-samples  analyze as if the traces had no CPU samples, as a\n"
+            "                           PyTorch profiler trace has none (to hold a .gwt\n"
+            "                           against its --format kineto export)\n"
             "  -h, --help               this text\n"
             "Exit status: 0 (a trace that ends inside a chunk, as a killed run's does, is\n"
             "said on stderr: \"ended abruptly at offset N\"); 1 a trace was unreadable,\n"
             "damaged or had a second trace appended (the rest is analyzed);\n"
-            "2 usage error; 3 a --fail-if condition holds.\n",
+            "2 usage error, or JSON that is not a PyTorch profiler trace; 3 a --fail-if\n"
+            "condition holds.\n",
             an_condition_metrics());
 }
 
@@ -68,6 +73,7 @@ int gw_cmd_analyze(int argc, char **argv)
         {"brief", no_argument, NULL, 'b'},
         {"window-ms", required_argument, NULL, 'w'},
         {"jobs", required_argument, NULL, 'J'},
+        {"without-cpu-samples", no_argument, NULL, 'S'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -129,6 +135,7 @@ int gw_cmd_analyze(int argc, char **argv)
             }
             opt.jobs = (unsigned)v;
             break;
+        case 'S': opt.without_cpu_samples = 1; break;
         case 'h': help(stdout); goto out;
         default: rc = gw_usage_error("analyze", "unknown option"); goto out;
         }
@@ -151,7 +158,9 @@ int gw_cmd_analyze(int argc, char **argv)
         for (size_t k = 0; k < t->ndamage; k++)
             fprintf(stderr, "gpuwatch analyze: %s\n", t->damage[k].message);
         if (!t->readable || t->rs.damage_reports)
-            rc = GW_EXIT_DAMAGE;
+            rc = rc == GW_EXIT_USAGE ? rc : GW_EXIT_DAMAGE;
+        if (!t->readable && gw_reader_error_not_trace(t->error))
+            rc = GW_EXIT_USAGE;  /* not a trace at all (a JSON file of something else) */
     }
     if (json)
         an_report_json(stdout, &run);

@@ -164,7 +164,7 @@ int gw_cmd_dump(int argc, char **argv)
     struct dump d = {0};
     if (gw_reader_open(argv[optind], &d.r, err, sizeof err) != 0) {
         fprintf(stderr, "gpuwatch dump: %s\n", err);
-        return GW_EXIT_DAMAGE;
+        return gw_reader_error_not_trace(err) ? GW_EXIT_USAGE : GW_EXIT_DAMAGE;
     }
     static char outbuf[1 << 16];
     setvbuf(stdout, outbuf, _IOFBF, sizeof outbuf);

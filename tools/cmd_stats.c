@@ -414,7 +414,9 @@ int gw_cmd_stats(int argc, char **argv)
             return GW_EXIT_DAMAGE;
         }
         if (!st.traces[i].readable || st.traces[i].rs.damage_reports)
-            rc = GW_EXIT_DAMAGE;
+            rc = rc == GW_EXIT_USAGE ? rc : GW_EXIT_DAMAGE;
+        if (!st.traces[i].readable && gw_reader_error_not_trace(st.traces[i].error))
+            rc = GW_EXIT_USAGE;  /* a JSON file that is not a trace */
     }
     gw_stats_sort(&st);
     if (json)

@@ -72,6 +72,9 @@ struct an_options {
     unsigned jobs;               /* files analyzed at once, one thread each (0: one per
                                     CPU of this machine, up to AN_MAX_JOBS); memory grows
                                     with it */
+    int without_cpu_samples;     /* analyze as if the traces had no CPU samples, as a
+                                    PyTorch profiler trace has none (--without-cpu-samples:
+                                    a .gwt against its Kineto export) */
 };
 #define AN_MAX_JOBS 64
 
@@ -130,6 +133,12 @@ void an_run_free(struct an_run *run);
 
 void an_report_text(FILE *out, const struct an_run *run, int details);
 void an_report_json(FILE *out, const struct an_run *run);
+/* report_source.c: what a PyTorch profiler (Kineto) trace lacks. 1 when a trace of the run
+ * is one; the caveat of a finding of that rule (NULL when it rests on nothing the trace
+ * lacks, or the run has no such trace); the report's sentence that says so. */
+int an_run_from_profiler(const struct an_run *run);
+const char *an_profiler_caveat(const struct an_run *run, const char *rule);
+const char *an_profiler_source(void);
 
 /* Cost (--gpu-price; report_cost.c): GPU-hours of a stretch of one process's wall time (one
  * GPU each), and their price in dollars (0 without a price). */

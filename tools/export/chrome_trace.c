@@ -371,6 +371,12 @@ static void call_args(struct export *x, const struct gw_event *ev,
     case GW_FAM_ALLOC:
         GW_JSON_KEY(j, "bytes");
         gw_json_u64(j, ev->u.alloc.bytes);
+        GW_JSON_KEY(j, "address");  /* (read back: the free of the same block pairs with it) */
+        gw_json_u64(j, ev->u.alloc.ptr);
+        break;
+    case GW_FAM_FREE:
+        GW_JSON_KEY(j, "address");
+        gw_json_u64(j, ev->u.memfree.ptr);
         break;
     case GW_FAM_HOSTMEM:
         GW_JSON_KEY(j, "bytes");

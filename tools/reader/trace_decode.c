@@ -4,6 +4,7 @@
  * and a damage report for a record shorter than its type requires.
  */
 #include "trace_reader_internal.h"
+#include "kineto/kineto.h"
 
 #include <inttypes.h>
 #include <string.h>
@@ -889,6 +890,8 @@ static __attribute__((noinline)) int next_kernel(struct gw_reader *r, size_t at,
  * first and calls nothing, so that it saves no registers; the rest is reader_next_slow. */
 int gw_reader_next(struct gw_reader *r, struct gw_event *ev)
 {
+    if (__builtin_expect(r->kineto != NULL, 0))
+        return gw_kineto_next(r, ev);
     if (r->in_chunk) {
         size_t at = r->rec_off;
         size_t len = r->ch.payload_len;

@@ -5,6 +5,7 @@
  */
 #include "trace_reader.h"
 #include "trace_reader_internal.h"
+#include "kineto/kineto.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -104,6 +105,14 @@ int gw_reader_open_fd(int fd, const char *name, struct gw_reader **out, char *er
         gw_reader_close(r);
         return -1;
     }
+    if (gw_kineto_sniff(r->fd)) {  /* recognised by content: gzip, or JSON */
+        if (gw_kineto_open(r, name, err, errlen) != 0) {
+            gw_reader_close(r);
+            return -1;
+        }
+        *out = r;
+        return 0;
+    }
     if (r->file_size < sizeof r->hdr) {
         fail(err, errlen, "%s: offset 0: expected a %u-byte header, file has %" PRIu64 " bytes",
              name, GW_FILE_HEADER_SIZE, r->file_size);
@@ -141,6 +150,7 @@ int gw_reader_open(const char *path, struct gw_reader **out, char *err, size_t e
 
 void gw_reader_rewind(struct gw_reader *r)
 {
+    gw_kineto_rewind(r);
     r->pos = r->data_start;
     r->in_chunk = 0;
     r->has_pending = 0;  /* (a linked GPU record's event not yet handed over) */
@@ -157,6 +167,10 @@ void gw_reader_rewind(struct gw_reader *r)
 
 void gw_reader_load_defs(struct gw_reader *r)
 {
+    if (r->kineto) {
+        gw_kineto_load_defs(r);
+        return;
+    }
     struct gw_event ev;
     r->defs_only = 1;
     r->quiet = 1;
@@ -172,6 +186,7 @@ void gw_reader_close(struct gw_reader *r)
 {
     if (!r)
         return;
+    gw_kineto_close(r);
     if (r->fd >= 0)
         close(r->fd);
     gw_salvage_close(r);

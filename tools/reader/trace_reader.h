@@ -33,6 +33,10 @@
 /* The newest format version this reader understands. */
 #define GW_READER_VERSION GW_FORMAT_VERSION
 
+/* The magic of the header gw_reader_header gives for a PyTorch profiler (Kineto) trace,
+ * which has none of its own (8 bytes with the NUL). */
+#define GW_READER_KINETO_MAGIC "KINETO\0"
+
 /* Raw payload words kept per call event; later words (from newer writers) are ignored. */
 #define GW_EVENT_MAX_WORDS 8
 
@@ -281,6 +285,9 @@ int gw_reader_open(const char *path, struct gw_reader **out, char *err, size_t e
 int gw_reader_open_fd(int fd, const char *name, struct gw_reader **out, char *err,
                       size_t errlen);
 void gw_reader_close(struct gw_reader *reader);
+/* 1 when err is gw_reader_open's for a JSON file that is not a PyTorch profiler (Kineto)
+ * trace: not a trace at all, which the commands answer with exit 2 rather than 1. */
+int gw_reader_error_not_trace(const char *err);
 
 const struct gw_file_header *gw_reader_header(const struct gw_reader *reader);
 const char *gw_reader_name(const struct gw_reader *reader);

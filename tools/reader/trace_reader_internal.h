@@ -21,8 +21,11 @@ struct gw_stack_table {
     struct gw_map ids;          /* id -> index in entries */
 };
 
+struct kineto;
+
 struct gw_reader {
     int fd;
+    struct kineto *kineto;      /* a PyTorch profiler trace (kineto/kineto.h), else NULL */
     char *name;                 /* used in every message */
     uint64_t file_size;         /* at open */
     struct gw_file_header hdr;

@@ -388,6 +388,16 @@ static void finding(FILE *out, const struct an_run *run, size_t i, size_t number
     str(out, f->evidence);
     fputs(", \"change\": ", out);
     str(out, f->change);
+    /* (a PyTorch profiler trace's findings only: what it lacks, report_source.c) */
+    const char *caveat = an_profiler_caveat(run, f->id);
+    if (an_run_from_profiler(run)) {
+        fputs(", \"confidence\": ", out);
+        str(out, caveat ? "lowered" : "measured");
+    }
+    if (caveat) {
+        fputs(", \"confidence_why\": ", out);
+        str(out, caveat);
+    }
     fprintf(out, ", \"risk\": %s, ", f->risk ? "true" : "false");
     if (f->risk) {
         fputs("\"strikes_s\": ", out);

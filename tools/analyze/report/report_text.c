@@ -65,6 +65,10 @@ static void header_line(FILE *out, const struct an_run *run)
     if (readable < run->ntraces)
         fprintf(out, "  %zu trace%s could not be read (see below)\n", run->ntraces - readable,
                 run->ntraces - readable == 1 ? "" : "s");
+    if (an_run_from_profiler(run)) {
+        fputs("Source: ", out);
+        wrap(out, an_profiler_source(), 8, 8);
+    }
     if (!m)
         return;
     if (run->gpu_timeline) {
@@ -287,6 +291,13 @@ static void finding(FILE *out, const struct an_run *run, const struct an_finding
     fprintf(out, "    change:   ");
     wrap(out, f->change, 14, 14);
     python_lines(out, f);
+    const char *caveat = an_profiler_caveat(run, f->id);
+    if (caveat) {
+        char why[512];
+        snprintf(why, sizeof why, "confidence lowered: %s", caveat);
+        fputs("    caveat:   ", out);
+        wrap(out, why, 14, 14);
+    }
     if (f->risk) {
         strikes_line(out, f);
     } else {

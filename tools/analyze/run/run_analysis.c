@@ -61,7 +61,15 @@ static int add_path(struct an_run *run, size_t *cap, const char *path)
     return 0;
 }
 
-/* Every *.gwt directly in dir, sorted by name. */
+/* A trace by its name in a directory: ours, or a PyTorch profiler (Kineto) trace, which
+ * the reader recognises by content. */
+static int is_trace_name(const char *name)
+{
+    return ends_with(name, GW_TRACE_SUFFIX) || ends_with(name, ".json") ||
+           ends_with(name, ".json.gz");
+}
+
+/* Every *.gwt, *.json and *.json.gz directly in dir, sorted by name. */
 static int add_dir(struct an_run *run, size_t *cap, const char *dir)
 {
     DIR *d = opendir(dir);
@@ -73,7 +81,7 @@ static int add_dir(struct an_run *run, size_t *cap, const char *dir)
     size_t n = 0, ncap = 0;
     struct dirent *e;
     while ((e = readdir(d)) != NULL) {
-        if (e->d_name[0] == '.' || !ends_with(e->d_name, GW_TRACE_SUFFIX))
+        if (e->d_name[0] == '.' || !is_trace_name(e->d_name))
             continue;
         if (n == ncap) {
             ncap = ncap ? ncap * 2 : 16;
@@ -99,8 +107,8 @@ static int add_dir(struct an_run *run, size_t *cap, const char *dir)
     }
     free(names);
     if (!n)
-        fprintf(stderr, "gpuwatch analyze: %s: no %s files in this directory\n", dir,
-                GW_TRACE_SUFFIX);
+        fprintf(stderr, "gpuwatch analyze: %s: no %s, .json or .json.gz files in this "
+                "directory\n", dir, GW_TRACE_SUFFIX);
     return rc;
 }
 
@@ -174,6 +182,9 @@ static void analyze_pass(const struct an_options *opt, struct an_trace *t,
     struct an_py_feed *py = NULL;  /* from the first Python stack on (py_lines.h) */
     struct gw_event ev;
     while (gw_reader_next(r, &ev) > 0) {
+        if (opt->without_cpu_samples &&
+            (ev.kind == GW_EV_CPU_THREAD || ev.kind == GW_EV_CPU_PROC))
+            continue;
         /* converted straight into the reorder window where it can be */
         struct an_ev *a = an_feeder_slot(&feeder);
         if (!an_event_convert(&ev, r, a)) {
