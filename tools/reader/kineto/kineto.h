@@ -132,8 +132,11 @@ struct kineto {
     uint64_t unknown_calls, events;
 };
 
-/* kineto_stream.c */
+/* kineto_sniff.c (always built) */
 int gw_kineto_sniff(int fd);    /* 1: gzip or JSON (first non-space byte '{') */
+#define GW_KINETO_NOT_TRACE "is JSON but not a Kineto trace"
+
+/* kineto_stream.c (kineto_absent.c where yajl or zlib is missing: open refuses) */
 int gw_kineto_open(struct gw_reader *r, const char *path, char *err, size_t errlen);
 int gw_kineto_next(struct gw_reader *r, struct gw_event *ev);
 void gw_kineto_rewind(struct gw_reader *r);

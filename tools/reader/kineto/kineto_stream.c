@@ -16,26 +16,6 @@
 #include "../trace_reader_internal.h"
 
 #define KIN_READ_BYTES (256u << 10)
-#define NOT_KINETO "is JSON but not a Kineto trace"
-
-int gw_kineto_sniff(int fd)
-{
-    unsigned char head[64];
-    ssize_t n = pread(fd, head, sizeof head, 0);
-    if (n >= 2 && head[0] == 0x1f && head[1] == 0x8b)
-        return 1;
-    for (ssize_t i = 0; i < n; i++) {
-        if (head[i] == ' ' || head[i] == '\n' || head[i] == '\r' || head[i] == '\t')
-            continue;
-        return head[i] == '{' || head[i] == '[';
-    }
-    return 0;
-}
-
-int gw_reader_error_not_trace(const char *err)
-{
-    return err && strstr(err, NOT_KINETO) != NULL;
-}
 
 /* Where the parse is, for messages: the compressed offset, and the JSON's own. */
 static void where(struct kineto *k, yajl_handle y, char *out, size_t cap)
@@ -177,7 +157,7 @@ int gw_kineto_open(struct gw_reader *r, const char *path, char *err, size_t errl
     if (!k->is_kineto) {
         snprintf(err, errlen, "%s: offset 0: %s: expected a top-level object holding "
                  "\"traceEvents\" (a PyTorch profiler trace) or a gpuwatch trace",
-                 path, NOT_KINETO);
+                 path, GW_KINETO_NOT_TRACE);
         return -1;
     }
     make_header(r, k);
