@@ -61,11 +61,24 @@ int an_wi_waits_measured(const struct an_ev *ev)
     return (ev->flags & (AN_F_DRAINS | AN_F_BLOCKING)) != 0;
 }
 
+/* A download of this many bytes or more is data the host goes on to use (an offloaded
+ * optimizer's gradients, a state_dict), not a scalar read to log: dropping .item() does not
+ * remove it, pinning it does make it faster (thresholds.h's h2d_min_bytes default: the
+ * copy rules' line between a batch and a scalar). */
+#define BULK_DOWNLOAD_BYTES (64u * 1024)
+
+static int bulk_download(const struct an_ev *ev)
+{
+    return ev->kind == AN_COPY && ev->dir == GW_COPY_DTOH && ev->bytes >= BULK_DOWNLOAD_BYTES;
+}
+
 /* A user's synchronization: what "take the sync out of the step" removes (cuMemFree's
- * wait is the allocator's, a blocking upload the copy advice's). */
+ * wait is the allocator's, a blocking upload the copy advice's, a bulk download's the host
+ * needs whatever the sync advice does). */
 static int user_sync(const struct an_ev *ev)
 {
-    return ev->kind == AN_SYNC || (ev->kind == AN_COPY && ev->dir == GW_COPY_DTOH);
+    return ev->kind == AN_SYNC ||
+           (ev->kind == AN_COPY && ev->dir == GW_COPY_DTOH && !bulk_download(ev));
 }
 
 static int blocking_upload(const struct an_ev *ev)
@@ -186,6 +199,16 @@ static int pageable_upload(const struct an_ev *ev)
     return blocking_upload(ev) && ev->host_kind == GW_HOST_PAGEABLE;
 }
 
+/* Bulk downloads to pageable memory move faster once pinned too (the driver stages them
+ * through its own pinned buffer and copies again); the host still waits for them, as it
+ * reads what they bring (the fix users write, pinned + non_blocking + an event, waits for
+ * the event before using the data), so only the copy's time changes. */
+static int pageable_download(const struct an_ev *ev)
+{
+    return bulk_download(ev) && ev->host_kind == GW_HOST_PAGEABLE &&
+           (ev->flags & AN_F_BLOCKING);
+}
+
 unsigned an_wi_touched(const struct an_replay_state *st, const struct an_ev *ev)
 {
     unsigned t = 0;
@@ -203,7 +226,7 @@ unsigned an_wi_touched(const struct an_replay_state *st, const struct an_ev *ev)
         if (blocking_upload(ev))
             t |= AN_WI_BIT(AN_WI_PINNED_ASYNC);
     }
-    if (pageable_upload(ev))
+    if (pageable_upload(ev) || pageable_download(ev))
         t |= AN_WI_BIT(AN_WI_PINNED_ASYNC);
     return t;
 }
@@ -271,7 +294,13 @@ int an_wi_back_to_back(unsigned changes, const struct an_ev *ev)
 uint64_t an_wi_op_ns(const struct an_replay_state *st, unsigned changes,
                      const struct an_ev *ev, uint64_t dur_ns)
 {
-    if (!(changes & AN_WI_BIT(AN_WI_PINNED_ASYNC)) || !pageable_upload(ev))
+    if (!(changes & AN_WI_BIT(AN_WI_PINNED_ASYNC)))
+        return dur_ns;
+    /* a download: the pinned upload bandwidth is the other direction's, so the middle of
+     * what pinning gives */
+    if (pageable_download(ev))
+        return dur_ns / PINNED_SPEEDUP;
+    if (!pageable_upload(ev))
         return dur_ns;
     /* from pinned memory the copy runs at the best pinned bandwidth the run showed; with
      * none shown, at PINNED_SPEEDUP x what the pageable one moved */
