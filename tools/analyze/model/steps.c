@@ -498,6 +498,26 @@ static const struct an_step_key *choose_kernel(const struct an_model *m,
     return best ? best : finest;
 }
 
+/* An upload that comes small_copies_per_step times or more, evenly, between two
+ * occurrences of the kernel tier's marker is a per-item copy (a dict of tensors moved one
+ * by one, 500 4 KiB copies an iteration), not a step boundary: 14 999 "steps" of 0.1 ms
+ * were found at every such copy. The coarser kernel pattern is the step then, as the
+ * coarsest regular pattern is for uploads and kernels (better()); fewer uploads than that
+ * per kernel pattern (a batch of a few tensors, gradient accumulation) keep the upload. */
+static const struct an_step_key *per_item_uploads(const struct an_model *m,
+                                                  const struct an_step_finder *f,
+                                                  const struct an_step_key *upload,
+                                                  uint64_t span, uint64_t *buf, double *reg)
+{
+    double kernel_reg = 0;
+    const struct an_step_key *k = choose_kernel(m, f, span, buf, &kernel_reg);
+    if (!k || (double)upload->count < (double)m->th.small_copies_per_step * (double)k->count ||
+        !nests(m, k, upload, buf))
+        return upload;
+    *reg = kernel_reg;
+    return k;
+}
+
 void an_steps_choose(struct an_model *m, struct an_step_finder *f)
 {
     memset(&m->steps, 0, sizeof m->steps);
@@ -525,6 +545,8 @@ void an_steps_choose(struct an_model *m, struct an_step_finder *f)
             }
         }
     }
+    if (best && best->tier == AN_TIER_H2D)
+        best = per_item_uploads(m, f, best, span, buf, &best_reg);
     if (!best)
         best = choose_kernel(m, f, span, buf, &best_reg);
     if (!best) {
