@@ -1,6 +1,6 @@
 /*
- * per_sample_copies: planted waste = each sample of the batch uploaded on its own. 96
- * samples of 2 KiB, in pageable memory, each copied with cuMemcpyHtoDAsync (blocking: the
+ * per_sample_copies: planted waste = each sample of the batch uploaded on its own. 256
+ * samples of 16 KiB, in pageable memory, each copied with cuMemcpyHtoDAsync (blocking: the
  * driver stages pageable memory) and normalized by a small kernel right after; the step's
  * forward and backward follow and the loss is read back (.item()) at its end.
  * --fixed: what a user writes: the samples collated into one pinned buffer, one
@@ -11,10 +11,10 @@
 
 #include "common.h"
 
-#define SAMPLES 96
-#define SAMPLE_BYTES 2048u
+#define SAMPLES 256
+#define SAMPLE_BYTES (16u << 10)
 
-static const char *const kernels[] = {"normalize_10us", "forward_1ms", "backward_2ms"};
+static const char *const kernels[] = {"normalize_2us", "forward_1ms", "backward_1ms"};
 
 int main(int argc, char **argv)
 {

@@ -7,6 +7,8 @@
 # must be the planted one; with two wastes in one loop, the one whose fix gains most. Every
 # order and ratio allows for the noise the interleaved runs show (noise.sh, issue 34).
 #   test_calibration.sh BUILD_DIR
+# CALIBRATE_ONLY="name1 name2" runs only the classes of those labels (a class being
+# developed); unset, all of them.
 set -u
 BUILD=${1:?usage: test_calibration.sh BUILD_DIR}
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/test_calibration.XXXXXX")
@@ -29,7 +31,11 @@ run() {  # run LABEL MODE TAG EXAMPLE [ARGS...]: the JSON analysis in $WORK/LABE
 # predictions that close are not ordered; dataloader_bound's sync is one, its load overlaps
 # the GPU's work once the host no longer waits). Contention ranked first is the machine's
 # (another process took a CPU), not the program's: said, and the ranking read below it.
+# chosen NAME: whether CALIBRATE_ONLY (unset: every class) names this class
+chosen() { [ -z "${CALIBRATE_ONLY:-}" ] || [[ " $CALIBRATE_ONLY " == *" $1 "* ]]; }
+
 calibrate() {  # calibrate LABEL EXPECTED_ID EXAMPLE FIX_ARGS [ARGS...] (FIX_ARGS: one or more words)
+    chosen "$1" || return 0
     local name=$1 want=$2 example=$3 fix=$4 mode i
     shift 4
     local skip=contention
@@ -84,6 +90,7 @@ calibrate() {  # calibrate LABEL EXPECTED_ID EXAMPLE FIX_ARGS [ARGS...] (FIX_ARG
 # issued its launches slower waited less, and predicts less) within +-20 %, widened by
 # the noise of that fix's gain.
 calibrate_pair() {  # calibrate_pair LABEL FIX_A FIX_B EXAMPLE [ARGS...] (random_loop's --fix)
+    chosen "$1" || return 0
     local name=$1 a=$2 b=$3 example=$4 mode i
     shift 4
     for mode in host cupti; do
@@ -216,6 +223,15 @@ calibrate_pair pageable_and_launch pinned_async cuda_graphs random_loop --load-u
 calibrate_pair input_and_pageable input_workers pinned_async random_loop --load-us 1500 \
     --kernels 4 --kernel-ns 400000 --copy-kb 12288 --pageable 1 --sync-copy 1 --sync-every 0 \
     --streams 1 --churn 0 --nvtx 1
+# Copies (issue 36 C7, C8): 500 small blocking uploads an iteration, no steps marked (one
+# pinned staging buffer and one async copy fix it); each of 96 samples uploaded on its own
+# beside its own kernel, .item() a step (collated into one pinned buffer);
+calibrate small_copies small_copies small_copies --fixed
+calibrate per_sample_copies small_copies per_sample_copies --fixed
+# an optimizer step offloaded to the CPU through pageable memory, 16 MiB down and up (pinned
+# and async both ways); a 64 MiB state read back into pageable memory every 10 steps
+calibrate offload_optimizer pageable_h2d offload_optimizer --fixed
+calibrate state_download pageable_h2d state_download --fixed
 noise_report analyze_calibration
 [ "$failures" -eq 0 ] || { echo "test_calibration: $failures failed" >&2; exit 1; }
 echo "test_calibration: all checks passed"
