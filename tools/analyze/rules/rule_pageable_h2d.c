@@ -17,7 +17,8 @@
 
 #include "rules.h"
 
-/* Bulk downloads into pageable memory: how many blocked, their bytes and host time. */
+/* Bulk downloads into pageable memory: how many blocked, their bytes and host time (ns 0
+ * when scalar reads, .item(), blocked among them: their time is not told apart). */
 struct downloads {
     uint64_t calls, bytes, ns;
 };
@@ -25,7 +26,8 @@ struct downloads {
 static struct downloads pageable_downloads(const struct an_model *m)
 {
     const struct an_xfer *x = &m->xfer[GW_COPY_DTOH][GW_HOST_PAGEABLE];
-    struct downloads d = {x->blocking, x->blocking_bytes, x->blocking_ns};
+    uint64_t scalar = x->small < x->blocking ? x->small : x->blocking;
+    struct downloads d = {x->blocking - scalar, x->blocking_bytes, scalar ? 0 : x->blocking_ns};
     if (!d.calls || d.bytes / d.calls < m->th.h2d_min_bytes)
         d.calls = d.bytes = d.ns = 0;
     return d;
@@ -69,14 +71,18 @@ static void upload_evidence(const struct an_model *m, struct an_finding *f)
 
 static void download_evidence(struct an_finding *f, const struct downloads *d)
 {
-    char bytes[32], avg[32], wait[32];
+    char bytes[32], avg[32], wait[32] = "";
     an_fmt_bytes(bytes, sizeof bytes, (double)d->bytes);
     an_fmt_bytes(avg, sizeof avg, (double)d->bytes / (double)d->calls);
-    an_fmt_ns(wait, sizeof wait, (double)d->ns);
+    if (d->ns) {
+        snprintf(wait, sizeof wait, " for ");
+        an_fmt_ns(wait + 5, sizeof wait - 5, (double)d->ns);
+        an_appendf(wait, sizeof wait, " in all");
+    }
     an_appendf(f->evidence, sizeof f->evidence,
                "%s%llu device-to-host copies into pageable memory (%s, %s each on average) "
-               "blocked the host for %s in all (the driver stages them through its own pinned "
-               "buffer, then copies again).", f->evidence[0] ? " " : "",
+               "blocked the host%s (the driver stages them through its own pinned buffer, "
+               "then copies again).", f->evidence[0] ? " " : "",
                (unsigned long long)d->calls, bytes, avg, wait);
 }
 
