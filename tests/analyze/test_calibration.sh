@@ -7,6 +7,8 @@
 # must be the planted one; with two wastes in one loop, the one whose fix gains most. Every
 # order and ratio allows for the noise the interleaved runs show (noise.sh, issue 34).
 #   test_calibration.sh BUILD_DIR
+# CALIBRATE_ONLY="name1 name2" runs only the classes of those labels (a class being
+# developed); unset, all of them.
 set -u
 BUILD=${1:?usage: test_calibration.sh BUILD_DIR}
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/test_calibration.XXXXXX")
@@ -32,13 +34,11 @@ run() {  # run LABEL MODE TAG EXAMPLE [ARGS...]: the JSON analysis in $WORK/LABE
 # FIX_ARGS may name several fixes a user would write, "A | B" (the worker counts users
 # start: 1, 2, 4, 8, picked without the analyzer's advice): each is run, and the prediction
 # is checked against the one that gains most.
-# CALIBRATE_ONLY="LABEL ...": only those (while working on a class; CI runs them all)
-only() {
-    [ -z "${CALIBRATE_ONLY:-}" ] || [[ " $CALIBRATE_ONLY " == *" $1 "* ]]
-}
+# chosen NAME: whether CALIBRATE_ONLY (unset: every class) names this class
+chosen() { [ -z "${CALIBRATE_ONLY:-}" ] || [[ " $CALIBRATE_ONLY " == *" $1 "* ]]; }
 
 calibrate() {  # calibrate LABEL EXPECTED_ID EXAMPLE FIX_ARGS [ARGS...] (FIX_ARGS: one or more words)
-    only "$1" || return 0
+    chosen "$1" || return 0
     local name=$1 want=$2 example=$3 fix=$4 mode i k
     shift 4
     local skip=contention alts
@@ -98,6 +98,27 @@ calibrate() {  # calibrate LABEL EXPECTED_ID EXAMPLE FIX_ARGS [ARGS...] (FIX_ARG
     done
 }
 
+# A loop whose copies are not worth fixing: none of the copy findings in any mode, 3 runs
+# each (another finding, such as a sync bubble that the machine's preemption makes, is said).
+quiet() {  # quiet LABEL EXAMPLE [ARGS...]
+    chosen "$1" || return 0
+    local name=$1 example=$2 mode i id others
+    shift 2
+    for mode in host cupti sampled; do
+        others=""
+        for i in 1 2 3; do
+            local j="$WORK/$name-$mode-planted$i.json"
+            run "$name" "$mode" "planted$i" "$example" "$@"
+            for id in small_copies pageable_h2d; do
+                [ -z "$(ex_finding "$j" "$id")" ] || fail "$name ($mode): $id found (run $i)"
+            done
+            id=$(ex_top "$j" contention | cut -d' ' -f1)
+            others+="${id:-none} "
+        done
+        echo "  $name ($mode): no copy finding in 3 runs (top finding: $others)"
+    done
+}
+
 # Two wastes in one program: each fix applied alone, and both, 7 runs each way interleaved
 # (two gains to tell apart, each noisier than one; contention first is the machine's, as
 # above). Each planted run's top finding names a
@@ -108,7 +129,7 @@ calibrate() {  # calibrate LABEL EXPECTED_ID EXAMPLE FIX_ARGS [ARGS...] (FIX_ARG
 # issued its launches slower waited less, and predicts less) within +-20 %, widened by
 # the noise of that fix's gain.
 calibrate_pair() {  # calibrate_pair LABEL FIX_A FIX_B EXAMPLE [ARGS...] (random_loop's --fix)
-    only "$1" || return 0
+    chosen "$1" || return 0
     local name=$1 a=$2 b=$3 example=$4 mode i
     shift 4
     for mode in host cupti; do
@@ -254,6 +275,17 @@ calibrate_pair pageable_and_launch pinned_async cuda_graphs random_loop --load-u
 calibrate_pair input_and_pageable input_workers pinned_async random_loop --workers 1 --load-us 1500 \
     --kernels 4 --kernel-ns 400000 --copy-kb 12288 --pageable 1 --sync-copy 1 --sync-every 0 \
     --streams 1 --churn 0 --nvtx 1
+# Copies (issue 36 C7, C8): 500 small blocking uploads an iteration, no steps marked (one
+# pinned staging buffer and one async copy fix it); each of 96 samples uploaded on its own
+# beside its own kernel, .item() a step (collated into one pinned buffer);
+calibrate small_copies small_copies small_copies --fixed
+calibrate per_sample_copies small_copies per_sample_copies --fixed
+# an optimizer step offloaded to the CPU through pageable memory, 16 MiB down and up (pinned
+# and async both ways); a 64 MiB state read back into pageable memory every 10 steps
+calibrate offload_optimizer pageable_h2d offload_optimizer --fixed
+calibrate state_download pageable_h2d state_download --fixed
+# 48 small uploads beside 10 ms of kernels a step: nothing worth gathering, no copy finding
+quiet metadata_copies metadata_copies
 # an upload that waits for its stream (x.cuda() without non_blocking=True: the copy, then a
 # stream sync) beside a loss read every step: the read's fix keeps the upload's wait, the
 # upload's fix (pinned, non_blocking=True) takes it away (issue 36 B4): 8 MiB read every

@@ -46,8 +46,45 @@ static void cases(void **state)
     }
 }
 
+/* Another process holds 700 MiB (68 %) of a 1 GiB device and this one peaks at 240 MiB: the
+ * device is near capacity (91 %), and the co-tenant is the cause: shared_gpu leads the risks
+ * and the near-capacity advice names the others before mixed precision. */
+static void co_tenant_comes_first(void **state)
+{
+    (void)state;
+    static const struct { uint64_t others, held; const char *advice; } c[] = {
+        {700ull << 20, 240ull << 20, "Most of it is other processes' (700.0 MiB, see shared_gpu)"},
+        /* this process holds the larger part: its own advice, the co-tenant still first */
+        {300ull << 20, 660ull << 20, "Make room before a larger input"},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        struct synth s = {0};
+        synth_alloc(&s, c[i].held, 0);
+        struct loop L = {.steps = 10, .kernels = 3, .kernel_ns = 1 * MS, .launch_ns = 5 * US,
+                         .item = 1};
+        synth_loop(&s, &L);
+        struct an_model *m = synth_model(&s, NULL, 1ull << 30, c[i].others);
+        synth_free(&s);
+        struct an_findings out = {0};
+        /* in the order rules.def runs them: memory_headroom first */
+        assert_non_null(synth_rule(m, an_rule_memory_headroom, &out, 8));
+        assert_non_null(synth_rule(m, an_rule_shared_gpu, &out, 8));
+        an_findings_rank(&out);
+        assert_int_equal(out.count, 2);
+        assert_string_equal(out.items[0].id, "shared_gpu");
+        assert_int_equal(out.items[0].outside, 1);
+        assert_string_equal(out.items[1].id, "memory_headroom");
+        assert_int_equal(out.items[1].outside, 0);
+        assert_true(out.items[1].risk);
+        assert_memory_equal(out.items[1].change, c[i].advice, strlen(c[i].advice));
+        an_findings_free(&out);
+        an_model_free(m);
+    }
+}
+
 int main(void)
 {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(cases)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(cases),
+                                       cmocka_unit_test(co_tenant_comes_first)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -89,6 +89,7 @@ struct an_thresholds {
     double mem_high_share;        /* peak at or above this share: near capacity */
     double mem_low_util;          /* larger batch only when GPU utilization is below this */
     double mem_batch_target;      /* a larger batch may fill the device up to this share */
+    uint64_t mem_batch_min_bytes; /* ... judged only from a step footprint of this or more */
     double others_min_share;      /* memory held by others at start, share of capacity */
     uint64_t others_min_bytes;    /* ... and at least this much */
     uint64_t retry_window_ns;     /* frees and a retried alloc within this after an OOM */
@@ -136,6 +137,7 @@ struct an_thresholds {
         .mem_high_share = 0.9,                                                            \
         .mem_low_util = 0.8,                                                              \
         .mem_batch_target = 0.85,                                                         \
+        .mem_batch_min_bytes = 64ull << 20,                                               \
         .others_min_share = 0.05,                                                         \
         .others_min_bytes = 256ull << 20,                                                 \
         .retry_window_ns = 100000000,                                                     \

@@ -498,6 +498,32 @@ static const struct an_step_key *choose_kernel(const struct an_model *m,
     return best ? best : finest;
 }
 
+/* An upload that comes small_copies_per_step times or more, evenly, between two
+ * occurrences of a kernel launched min_steps + 1 times or more is a per-item copy (a dict
+ * of tensors moved one by one, 500 4 KiB copies an iteration), not a step boundary: 14 999
+ * "steps" of 0.1 ms were found at every such copy. The kernel tier's marker is the step
+ * then, as the coarsest regular pattern is for uploads and kernels (better()), or, when no
+ * kernel repeats evenly enough (a loaded machine), there are no steps: better none than one
+ * at every copy. Fewer uploads than that per kernel (a batch of a few tensors, gradient
+ * accumulation) keep the upload. */
+static const struct an_step_key *per_item_uploads(const struct an_model *m,
+                                                  const struct an_step_finder *f,
+                                                  const struct an_step_key *upload,
+                                                  uint64_t span, uint64_t *buf, double *reg)
+{
+    int per_item = 0;
+    for (size_t i = 0; i < f->nkeys && !per_item; i++) {
+        const struct an_step_key *k = &f->keys[i];
+        per_item = k->tier == AN_TIER_KERNEL && k->count >= (uint64_t)m->th.min_steps + 1 &&
+                   (double)upload->count >=
+                       (double)m->th.small_copies_per_step * (double)k->count &&
+                   nests(m, k, upload, buf);
+    }
+    if (!per_item)
+        return upload;
+    return choose_kernel(m, f, span, buf, reg);  /* (NULL: no steps) */
+}
+
 void an_steps_choose(struct an_model *m, struct an_step_finder *f)
 {
     memset(&m->steps, 0, sizeof m->steps);
@@ -525,6 +551,8 @@ void an_steps_choose(struct an_model *m, struct an_step_finder *f)
             }
         }
     }
+    if (best && best->tier == AN_TIER_H2D)
+        best = per_item_uploads(m, f, best, span, buf, &best_reg);
     if (!best)
         best = choose_kernel(m, f, span, buf, &best_reg);
     if (!best) {

@@ -628,7 +628,12 @@ static void issue(struct an_replay_state *st, const struct an_ev *ev, const uint
     struct an_rp_stream *s = stream_of(st, ev->stream);
     if (!s)
         return;
-    if (!st->expect_gpu && ev->kind == AN_COPY && !(ev->flags & AN_F_DRAINS) && waits) {
+    /* (a bulk download into pageable memory too: its wait and its move are told apart the
+     * same way, so that pinning it has a move to shorten; whatif.c, pageable_download) */
+    if (!st->expect_gpu && ev->kind == AN_COPY && waits &&
+        (!(ev->flags & AN_F_DRAINS) ||
+         (ev->dir == GW_COPY_DTOH && ev->host_kind == GW_HOST_PAGEABLE &&
+          ev->bytes >= (64u << 10)))) {
         struct an_rp_op op = {.call = *ev, .seq = s->issued++, .issued_meas = ev->ts,
                               .touched = touched};
         memcpy(op.sim, start_sim, sizeof op.sim);

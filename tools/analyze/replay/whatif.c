@@ -61,15 +61,27 @@ int an_wi_waits_measured(const struct an_ev *ev)
     return (ev->flags & (AN_F_DRAINS | AN_F_BLOCKING)) != 0;
 }
 
+/* A download of this many bytes or more is data the host goes on to use (an offloaded
+ * optimizer's gradients, a state_dict), not a scalar read to log: dropping .item() does not
+ * remove it, pinning it does make it faster (thresholds.h's h2d_min_bytes default: the
+ * copy rules' line between a batch and a scalar). */
+#define BULK_DOWNLOAD_BYTES (64u * 1024)
+
+static int bulk_download(const struct an_ev *ev)
+{
+    return ev->kind == AN_COPY && ev->dir == GW_COPY_DTOH && ev->bytes >= BULK_DOWNLOAD_BYTES;
+}
+
 /* A user's synchronization: what "take the sync out of the step" removes (cuMemFree's
  * wait is the allocator's, a blocking upload the copy advice's, and so is a stream's sync
  * right after an upload to it: PyTorch's x.cuda() without non_blocking=True, replay.h
- * upload_wait). */
+ * upload_wait; a bulk download's the host needs whatever the sync advice does). */
 static int user_sync(const struct an_replay_state *st, const struct an_ev *ev)
 {
     if (st->upload_wait)
         return 0;
-    return ev->kind == AN_SYNC || (ev->kind == AN_COPY && ev->dir == GW_COPY_DTOH);
+    return ev->kind == AN_SYNC ||
+           (ev->kind == AN_COPY && ev->dir == GW_COPY_DTOH && !bulk_download(ev));
 }
 
 static int blocking_copy(const struct an_ev *ev)
@@ -197,6 +209,38 @@ static int pageable_upload(const struct an_ev *ev)
     return blocking_copy(ev) && ev->host_kind == GW_HOST_PAGEABLE;
 }
 
+/* Bulk downloads to pageable memory move faster once pinned too (the driver stages them
+ * through its own pinned buffer and copies again); the host still waits for them, as it
+ * reads what they bring (the fix users write, pinned + non_blocking + an event, waits for
+ * the event before using the data), so only the copy's time changes. */
+static int pageable_download(const struct an_ev *ev)
+{
+    return bulk_download(ev) && ev->host_kind == GW_HOST_PAGEABLE &&
+           (ev->flags & AN_F_BLOCKING);
+}
+
+/* A blocking upload under BULK_DOWNLOAD_BYTES (the copy rules' line between a batch and a
+ * scalar, either way): one of a step's many small copies (a dict of tensors moved one by
+ * one, metadata, per-sample copies). pinned_async coalesces them, as the fix users write
+ * does (small_copies' advice: gather them on the host into one pinned staging buffer, copy
+ * it once with cuMemcpyHtoDAsync): each costs the host only its bytes' memcpy into the
+ * buffer, no longer waits, and moves on the GPU right after the one before it at pinned
+ * speed, with no copy's fixed cost or launch latency between them. Needs no steps: each
+ * copy changes where it stands. */
+static int small_upload(const struct an_ev *ev)
+{
+    return blocking_copy(ev) && ev->bytes < BULK_DOWNLOAD_BYTES;
+}
+
+/* what the host's memcpy into a pinned staging buffer moves per second (a conservative
+ * single-core figure: 4 GB/s, a microsecond per 4 KiB) */
+#define STAGING_BPS 4e9
+
+static uint64_t staging_ns(const struct an_ev *ev)
+{
+    return (uint64_t)((double)ev->bytes * 1e9 / STAGING_BPS);
+}
+
 unsigned an_wi_touched(const struct an_replay_state *st, const struct an_ev *ev)
 {
     unsigned t = 0;
@@ -214,7 +258,7 @@ unsigned an_wi_touched(const struct an_replay_state *st, const struct an_ev *ev)
         if (blocking_upload(st, ev))
             t |= AN_WI_BIT(AN_WI_PINNED_ASYNC);
     }
-    if (pageable_upload(ev))
+    if (pageable_upload(ev) || pageable_download(ev))
         t |= AN_WI_BIT(AN_WI_PINNED_ASYNC);
     return t;
 }
@@ -235,6 +279,8 @@ void an_wi_transform(struct an_replay_state *st, const unsigned *c, const struct
     uint64_t covered = gap > st->alone ? gap - st->alone : 0;
     /* (the per-event tests once: which changes take the stretch away, or the call's cost) */
     unsigned no_gap = overhead ? AN_WI_BIT(AN_WI_GRAPHS) : 0, no_cost = costless(ev);
+    int small = small_upload(ev);
+    uint64_t staging = small ? staging_ns(ev) : 0;
     for (int w = 0; w < AN_WORLDS; w++) {
         if (!c[w])
             continue;
@@ -247,11 +293,15 @@ void an_wi_transform(struct an_replay_state *st, const unsigned *c, const struct
             g = covered + background_gap(st, w, st->alone, h);
         start[w] = h + g;
         cost[w] = c[w] & no_cost ? 0 : dur;
+        if ((c[w] & AN_WI_BIT(AN_WI_PINNED_ASYNC)) && small && staging < cost[w])
+            cost[w] = staging;
     }
 }
 
 uint64_t an_wi_cost(unsigned changes, const struct an_ev *ev, uint64_t own_ns)
 {
+    if ((changes & AN_WI_BIT(AN_WI_PINNED_ASYNC)) && small_upload(ev))
+        return staging_ns(ev) < own_ns ? staging_ns(ev) : own_ns;
     return changes & costless(ev) ? 0 : own_ns;
 }
 
@@ -270,7 +320,8 @@ int an_wi_waits(const struct an_replay_state *st, unsigned changes, const struct
 
 int an_wi_back_to_back(unsigned changes, const struct an_ev *ev)
 {
-    return (changes & AN_WI_BIT(AN_WI_GRAPHS)) && kernel_launch(ev);
+    return ((changes & AN_WI_BIT(AN_WI_GRAPHS)) && kernel_launch(ev)) ||
+           ((changes & AN_WI_BIT(AN_WI_PINNED_ASYNC)) && small_upload(ev));
 }
 
 /* Pinned host memory moves 2-4x what pageable memory does (the driver no longer copies
@@ -281,7 +332,18 @@ int an_wi_back_to_back(unsigned changes, const struct an_ev *ev)
 uint64_t an_wi_op_ns(const struct an_replay_state *st, unsigned changes,
                      const struct an_ev *ev, uint64_t dur_ns)
 {
-    if (!(changes & AN_WI_BIT(AN_WI_PINNED_ASYNC)) || !pageable_upload(ev))
+    if (!(changes & AN_WI_BIT(AN_WI_PINNED_ASYNC)))
+        return dur_ns;
+    /* a download: the pinned upload bandwidth is the other direction's, so the middle of
+     * what pinning gives */
+    if (pageable_download(ev))
+        return dur_ns / PINNED_SPEEDUP;
+    if (small_upload(ev) && st->best_pinned_bw) {
+        /* coalesced: its bytes within the one copy, at the pinned bandwidth seen */
+        double moved = (double)ev->bytes * 1e9 / (double)st->best_pinned_bw;
+        return moved < (double)dur_ns ? (uint64_t)moved : dur_ns;
+    }
+    if (!pageable_upload(ev))
         return dur_ns;
     /* from pinned memory the copy runs at the best pinned bandwidth the run showed; with
      * none shown, at PINNED_SPEEDUP x what the pageable one moved */

@@ -72,6 +72,8 @@ static int by_saving(const void *a, const void *b)
             return x->strikes_s < 0 ? 1 : -1;
         return x->strikes_s < y->strikes_s ? -1 : 1;
     }
+    if (x->risk && x->outside != y->outside)
+        return y->outside - x->outside;
     if (x->saving_ns != y->saving_ns)
         return x->saving_ns < y->saving_ns ? 1 : -1;
     return strcmp(x->id, y->id);

@@ -33,6 +33,10 @@ struct an_finding {
     int risk;                /* 1: a risk (out of memory), not a time saving */
     double strikes_s;        /* risks: seconds until it strikes at the run's rate; 0: it
                                 struck already (allocations failed); < 0: unknown */
+    /* risks: 1 when its cause lies outside the process (another process's memory): it
+     * leads the risks of the same urgency, as the cause comes before what it makes worse
+     * (a device near capacity because a co-tenant holds most of it) */
+    int outside;
     int whatif;              /* the change its saving was replayed for (enum an_whatif; 0
                                 when the saving is not a replay's) */
     /* the changes (a mask of 1 << enum an_whatif) whose own findings rank before it, what
@@ -96,7 +100,8 @@ void an_finding_remove(struct an_findings *list, const char *id);
 /* The other finding that removes the same wait as f (same_wait), or NULL. */
 const struct an_finding *an_finding_same_wait(const struct an_findings *list,
                                               const struct an_finding *f);
-/* Risks first (soonest first: struck, then by strikes_s, unknown last), then savings
+/* Risks first (soonest first: struck, then by strikes_s, unknown last; at the same
+ * urgency those from outside the process first), then savings
  * (largest first; within 2 % of each other, by id); ties by id. */
 void an_findings_rank(struct an_findings *list);
 void an_findings_free(struct an_findings *list);

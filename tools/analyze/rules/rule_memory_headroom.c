@@ -7,7 +7,16 @@
  *    step adds on top of what is held between steps. Saving (upper bound): that idle time
  *    x (1 - 1/k) for a batch k (at most 4) times larger. Idle waiting for input or copies
  *    is not spread: a larger batch takes longer to load and copy.
- *  - High (>= mem_high_share): the run is near capacity; a risk, no time saving.
+ *    No claim from a footprint under mem_batch_min_bytes (64 MiB): below that the memory a
+ *    step adds is not a batch's activations that grow with the batch but what any step
+ *    holds whatever its batch (cuBLAS workspaces, the caching allocator's 2 MiB blocks and
+ *    20 MiB segments, a few staging buffers), so room / footprint (869x on a loop holding
+ *    1 MiB) says nothing about how large a batch fits, and the per-step cost is then the
+ *    sync's or the launches' own, which their findings remove outright. What fits is said
+ *    only up to the 4x the saving takes ("4x or more"), never as a ratio past it.
+ *  - High (>= mem_high_share): the run is near capacity; a risk, no time saving. When
+ *    other processes hold more of it than this one, they are named first (shared_gpu,
+ *    which leads the risks): this process's precision is not what filled the device.
  */
 #include <stdio.h>
 
@@ -28,7 +37,14 @@ static void near_capacity(const struct an_model *m, struct an_findings *out, dou
                "This process peaked at %s at %.3f s; with %s held by others at start that is "
                "%.0f%% of the %s device.", peak, an_rel_s(m, m->mem.peak_ts), others,
                share * 100, cap);
-    snprintf(f->change, sizeof f->change,
+    if (m->mem.others_at_start > m->mem.peak_total)
+        snprintf(f->change, sizeof f->change,
+                 "Most of it is other processes' (%s, see shared_gpu): give this run a GPU of "
+                 "its own or cap the others first; then, to make room in this process, mixed "
+                 "precision (torch.autocast(\"cuda\", dtype=torch.bfloat16)) or gradient "
+                 "checkpointing (torch.utils.checkpoint).", others);
+    else
+        snprintf(f->change, sizeof f->change,
              "Make room before a larger input or another process tips it over: mixed precision "
              "(torch.autocast(\"cuda\", dtype=torch.bfloat16)), gradient checkpointing "
              "(torch.utils.checkpoint), or gradient accumulation over smaller micro-batches.");
@@ -77,6 +93,8 @@ void an_rule_memory_headroom(const struct an_model *m, const struct an_rule_ctx 
         transient = (double)mem->peak_total;
     double room = m->th.mem_batch_target * (double)mem->capacity -
                   (double)mem->others_at_start - baseline;
+    if (transient < (double)m->th.mem_batch_min_bytes)
+        return;
     double k = room / transient;
     if (k < 1.5)
         return;
@@ -93,10 +111,15 @@ void an_rule_memory_headroom(const struct an_model *m, const struct an_rule_ctx 
     an_fmt_bytes(peak, sizeof peak, (double)mem->peak_total);
     an_fmt_bytes(cap, sizeof cap, (double)mem->capacity);
     an_fmt_bytes(step, sizeof step, transient);
-    snprintf(f->title, sizeof f->title,
-             "Memory to spare while the GPU is underused: a %.1fx larger batch fits", k);
-    char factor[64];
-    snprintf(factor, sizeof factor, k <= 4 ? "about %.1fx" : "2-4x (%.0fx would fit)", k);
+    if (k <= 4)
+        snprintf(f->title, sizeof f->title,
+                 "Memory to spare while the GPU is underused: a %.1fx larger batch fits", k);
+    else
+        snprintf(f->title, sizeof f->title,
+                 "Memory to spare while the GPU is underused: a 4x larger batch fits");
+    char factor[64] = "2-4x";
+    if (k <= 4)
+        snprintf(factor, sizeof factor, "about %.1fx", k);
     an_appendf(f->evidence, sizeof f->evidence,
                "Peak device memory %s (%.0f%% of %s with other processes' share), of which "
                "about %s comes and goes with each step; GPU utilization in the steady state "
@@ -110,5 +133,5 @@ void an_rule_memory_headroom(const struct an_model *m, const struct an_rule_ctx 
     f->first_ts = f->last_ts = mem->peak_ts;
     an_finding_fig(f, "peak_share", share);
     an_finding_fig(f, "peak_bytes", (double)mem->peak_total);
-    an_finding_fig(f, "batch_factor", k);
+    an_finding_fig(f, "batch_factor", larger);
 }

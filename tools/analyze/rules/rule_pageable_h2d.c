@@ -6,35 +6,42 @@
  * Saving: the replay with those copies from pinned memory and asynchronous (replay.h,
  * AN_WI_PINNED_ASYNC): the host no longer waits for them, and each moves at the best
  * pinned bandwidth the run showed (3x its own without one).
+ * Downloads count too (issue 36, C8): device-to-host copies of h2d_min_bytes or more into
+ * pageable memory (an offloaded optimizer's gradients, a state_dict copied to the CPU)
+ * block the host while the driver stages them. Their host still waits once pinned (it reads
+ * what they bring), but the copy moves at pinned speed; the same world replays both
+ * directions, so the advice names each direction blocked with its memory kind and size.
+ * Scalar reads (.item(), under h2d_min_bytes) are sync_bubble's.
  */
 #include <stdio.h>
 
 #include "rules.h"
 
-void an_rule_pageable_h2d(const struct an_model *m, const struct an_rule_ctx *ctx,
-                          struct an_findings *out)
+/* Bulk downloads into pageable memory: how many blocked, their bytes and host time (ns 0
+ * when scalar reads, .item(), blocked among them: their time is not told apart). */
+struct downloads {
+    uint64_t calls, bytes, ns;
+};
+
+static struct downloads pageable_downloads(const struct an_model *m)
 {
-    (void)ctx;
-    double share = an_steady_share(m, AN_CAUSE_H2D);
+    const struct an_xfer *x = &m->xfer[GW_COPY_DTOH][GW_HOST_PAGEABLE];
+    uint64_t scalar = x->small < x->blocking ? x->small : x->blocking;
+    struct downloads d = {x->blocking - scalar, x->blocking_bytes, scalar ? 0 : x->blocking_ns};
+    if (!d.calls || d.bytes / d.calls < m->th.h2d_min_bytes)
+        d.calls = d.bytes = d.ns = 0;
+    return d;
+}
+
+static void upload_evidence(const struct an_model *m, struct an_finding *f)
+{
     const struct an_xfer *pageable = &m->xfer[GW_COPY_HTOD][GW_HOST_PAGEABLE];
     const struct an_xfer *pinned = &m->xfer[GW_COPY_HTOD][GW_HOST_PINNED];
     uint64_t blocked = m->total.h2d_blocked_calls;
-    if (!an_whatif_worth(m, AN_WI_PINNED_ASYNC) || !blocked ||
-        m->total.h2d_blocked_bytes / blocked < m->th.h2d_min_bytes)
-        return;
-    struct an_finding *f = an_finding_add(out, "pageable_h2d");
-    if (!f)
-        return;
-    char phrase[128], bytes[32], avg[32], wait[32], per_step[32];
-    an_steady_phrase(m, phrase, sizeof phrase);
+    char bytes[32], avg[32], wait[32];
     an_fmt_bytes(bytes, sizeof bytes, (double)m->total.h2d_blocked_bytes);
     an_fmt_bytes(avg, sizeof avg, (double)m->total.h2d_blocked_bytes / (double)blocked);
     an_fmt_ns(wait, sizeof wait, (double)m->total.h2d_blocked_ns);
-    double steady_idle = an_idle_ns(m, &m->steady, AN_CAUSE_H2D);
-    an_fmt_ns(per_step, sizeof per_step, an_per_step(m, steady_idle));
-    snprintf(f->title, sizeof f->title,
-             "Host-to-device copies block the host and stall the GPU (pageable or "
-             "synchronous copies)");
     an_appendf(f->evidence, sizeof f->evidence,
                "%llu host-to-device copies (%s, %s each on average) blocked the host for %s "
                "in all (%llu from pageable memory, %llu through synchronous entry points).",
@@ -52,20 +59,81 @@ void an_rule_pageable_h2d(const struct an_model *m, const struct an_rule_ctx *ct
             an_appendf(f->evidence, sizeof f->evidence,
                        " (pinned memory typically moves 2-4x that).");
     }
+    double share = an_steady_share(m, AN_CAUSE_H2D);
+    char phrase[128], per_step[32];
+    an_steady_phrase(m, phrase, sizeof phrase);
+    an_fmt_ns(per_step, sizeof per_step,
+              an_per_step(m, an_idle_ns(m, &m->steady, AN_CAUSE_H2D)));
     an_appendf(f->evidence, sizeof f->evidence,
                " In the %s the GPU sat idle in them %s per step (%.0f%% of the time).", phrase,
                per_step, share * 100);
-    if (pageable->blocking)
-        snprintf(f->change, sizeof f->change,
-                 "Copy from pinned memory, asynchronously: DataLoader(pin_memory=True) (or "
-                 "tensor.pin_memory() for buffers you fill yourself) and "
-                 "batch.to(device, non_blocking=True), so the copy overlaps the previous "
-                 "step's compute instead of stalling it.");
-    else  /* pinned already: what blocks is the synchronous entry point */
-        snprintf(f->change, sizeof f->change,
-                 "The batches are pinned already; copy them asynchronously: "
-                 "batch.to(device, non_blocking=True) (cudaMemcpyAsync on a stream), so the "
-                 "copy overlaps the previous step's compute instead of stalling it.");
+}
+
+static void download_evidence(struct an_finding *f, const struct downloads *d)
+{
+    char bytes[32], avg[32], wait[32] = "";
+    an_fmt_bytes(bytes, sizeof bytes, (double)d->bytes);
+    an_fmt_bytes(avg, sizeof avg, (double)d->bytes / (double)d->calls);
+    if (d->ns) {
+        snprintf(wait, sizeof wait, " for ");
+        an_fmt_ns(wait + 5, sizeof wait - 5, (double)d->ns);
+        an_appendf(wait, sizeof wait, " in all");
+    }
+    an_appendf(f->evidence, sizeof f->evidence,
+               "%s%llu device-to-host copies into pageable memory (%s, %s each on average) "
+               "blocked the host%s (the driver stages them through its own pinned buffer, "
+               "then copies again).", f->evidence[0] ? " " : "",
+               (unsigned long long)d->calls, bytes, avg, wait);
+}
+
+void an_rule_pageable_h2d(const struct an_model *m, const struct an_rule_ctx *ctx,
+                          struct an_findings *out)
+{
+    (void)ctx;
+    double share = an_steady_share(m, AN_CAUSE_H2D);
+    const struct an_xfer *pageable = &m->xfer[GW_COPY_HTOD][GW_HOST_PAGEABLE];
+    const struct an_xfer *pinned = &m->xfer[GW_COPY_HTOD][GW_HOST_PINNED];
+    uint64_t blocked = m->total.h2d_blocked_calls;
+    int uploads = blocked && m->total.h2d_blocked_bytes / blocked >= m->th.h2d_min_bytes;
+    struct downloads down = pageable_downloads(m);
+    if (!an_whatif_worth(m, AN_WI_PINNED_ASYNC) || (!uploads && !down.calls))
+        return;
+    struct an_finding *f = an_finding_add(out, "pageable_h2d");
+    if (!f)
+        return;
+    if (uploads && down.calls)
+        snprintf(f->title, sizeof f->title,
+                 "Copies to and from pageable memory block the host and stall the GPU "
+                 "(uploads and downloads)");
+    else if (uploads)
+        snprintf(f->title, sizeof f->title,
+                 "Host-to-device copies block the host and stall the GPU (pageable or "
+                 "synchronous copies)");
+    else
+        snprintf(f->title, sizeof f->title,
+                 "Device-to-host copies into pageable memory block the host (downloads)");
+    if (uploads)
+        upload_evidence(m, f);
+    if (down.calls)
+        download_evidence(f, &down);
+    if (uploads && pageable->blocking)
+        an_appendf(f->change, sizeof f->change,
+                   "Copy from pinned memory, asynchronously: DataLoader(pin_memory=True) (or "
+                   "tensor.pin_memory() for buffers you fill yourself) and "
+                   "batch.to(device, non_blocking=True), so the copy overlaps the previous "
+                   "step's compute instead of stalling it.");
+    else if (uploads)  /* pinned already: what blocks is the synchronous entry point */
+        an_appendf(f->change, sizeof f->change,
+                   "The batches are pinned already; copy them asynchronously: "
+                   "batch.to(device, non_blocking=True) (cudaMemcpyAsync on a stream), so the "
+                   "copy overlaps the previous step's compute instead of stalling it.");
+    if (down.calls)
+        an_appendf(f->change, sizeof f->change,
+                   "%sDownload into pinned memory too: allocate the host copy once with "
+                   "torch.empty(..., pin_memory=True) and fill it with "
+                   "host.copy_(tensor, non_blocking=True) on a side stream, recording an event "
+                   "to wait for before the host reads it (cuMemcpyDtoHAsync into "
+                   "cuMemHostAlloc'd memory).", f->change[0] ? " " : "");
     an_set_whatif_saving(m, f, AN_WI_PINNED_ASYNC);
     f->first_ts = m->steady_start;
     f->last_ts = m->steady_end;
@@ -75,4 +143,7 @@ void an_rule_pageable_h2d(const struct an_model *m, const struct an_rule_ctx *ct
     an_finding_fig(f, "blocked_ns", (double)m->total.h2d_blocked_ns);
     an_finding_fig(f, "pageable_copies", (double)pageable->count);
     an_finding_fig(f, "pinned_copies", (double)pinned->count);
+    an_finding_fig(f, "blocked_downloads", (double)down.calls);
+    an_finding_fig(f, "blocked_download_bytes", (double)down.bytes);
+    an_finding_fig(f, "blocked_download_ns", (double)down.ns);
 }

@@ -3,6 +3,9 @@
  * context (cuMemGetInfo at that moment, in the trace header): another process shares the
  * GPU and can take the memory this one needs (co-tenant OOM). A risk, no time saving.
  * The threshold leaves room for this process's own context (a few hundred MiB).
+ * Its cause is outside the process, so it leads the risks of the same urgency: when the
+ * device is near capacity because others hold most of it, the co-tenant is what to deal
+ * with first, not this process's precision or batch (memory_headroom's advice).
  */
 #include <stdio.h>
 
@@ -39,6 +42,7 @@ void an_rule_shared_gpu(const struct an_model *m, const struct an_rule_ctx *ctx,
              "(torch.cuda.set_per_process_memory_fraction) and release cached memory between "
              "jobs that share a GPU (torch.cuda.empty_cache()).");
     f->risk = 1;
+    f->outside = 1;
     f->first_ts = f->last_ts = m->first_ts;
     an_finding_fig(f, "others_bytes", (double)mem->others_at_start);
     an_finding_fig(f, "others_share", share);
