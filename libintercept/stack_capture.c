@@ -14,7 +14,6 @@
 #include <dlfcn.h>
 #include <execinfo.h>
 #include <link.h>
-#include <libunwind.h>
 #include <stdint.h>
 
 #include "gpuwatch/trace_format.h"

@@ -28,40 +28,51 @@ static void loop(struct an_model *m, double train_cpus, double process_cpus, dou
     m->cpu.others_cpus = others >= 0 ? others : 0;
 }
 
-/* The thread spins in its waits for the GPU: it needs 0.9 of a CPU beside its loads, so two
- * CPUs leave 1.1 to the loads: two workers replayed, 0.55 of the thread's speed each. */
-static void spinning_thread_leaves_one_cpu(void **state)
+/* Beside its loads the thread spins 0.3 of the time in waits for the GPU (half of it
+ * counted: a loading worker on its CPU gets the other half) and works 0.0375: 0.1875 of
+ * the old loop, whose 0.375 left without the loads is longer than the loads on the CPUs
+ * the rest leaves (0.625 / 1.8125), so 0.5 of the new one. Two CPUs leave 1.5 to the loads:
+ * two workers replayed, 0.75 of the thread's speed each. */
+static void spinning_thread_needs_half_its_spin(void **state)
 {
     (void)state;
     struct an_model m = {0};
     struct an_worker_budget b;
     loop(&m, 0.625 + 0.9 * 0.375, 0.625 + 0.9 * 0.375, 0);
+    m.cpu.train_wait = 0.3;
+    m.cpu.train_wait_cpu = 1;
     assert_int_equal(an_worker_budget(&m, 2, &b), 1);
     assert_int_equal(b.workers, 2);
     assert_int_equal(b.replayed, 2);
     assert_true(b.load_cpu > 0.999 && b.load_cpu <= 1);
-    assert_true(b.train_need > 0.899 && b.train_need < 0.901);
-    assert_true(b.speed > 0.549 && b.speed < 0.551);
+    assert_true(b.train_need > 0.499 && b.train_need < 0.501);
+    assert_true(b.speed > 0.749 && b.speed < 0.751);
 }
 
-/* Another process holding 1.2 CPUs (half of it kept once the workers compete) and a thread
- * of the process 0.3: 2 - 0.1 - 0.3 - 0.6 = 1.0 CPU for the loads, one worker. On 16 CPUs,
- * 15.0 left: 15 workers. */
+/* Another process holding 1.2 CPUs (half of it kept once the workers compete) and an
+ * autograd thread 0.3: the loads take 0.625 / 1.0625 of the old loop, longer than the 0.375
+ * left of the thread's time, whose 0.0375 of work is then 0.0638 of the loop: 1.036 CPUs
+ * for the loads, two workers at 0.518. On 16 CPUs the thread's time bounds the loop (0.1
+ * of it): 15.0 left, 15 workers at full speed. Threads that make no CUDA call (an intra-op
+ * pool working for the loads) take nothing. */
 static void others_take_their_share(void **state)
 {
     (void)state;
     struct an_model m = {0};
     struct an_worker_budget b;
     double train = 0.625 + 0.1 * 0.375;
-    loop(&m, train, train + 0.3, 1.2);
+    loop(&m, train, train + 0.3 + 4.0, 1.2);
+    m.cpu.traced_others_cpus = 0.3;
     assert_int_equal(an_worker_budget(&m, 2, &b), 1);
-    assert_int_equal(b.replayed, 1);
+    assert_int_equal(b.replayed, 2);
     assert_true(b.process_others > 0.299 && b.process_others < 0.301);
     assert_true(b.others > 1.199 && b.others < 1.201);
-    assert_true(b.speed > 0.999);
+    assert_true(b.train_need > 0.0637 && b.train_need < 0.0639);
+    assert_true(b.speed > 0.517 && b.speed < 0.519);
     assert_int_equal(an_worker_budget(&m, 16, &b), 1);
     assert_int_equal(b.workers, 15);
     assert_int_equal(b.replayed, 15);
+    assert_true(b.train_need > 0.0999 && b.train_need < 0.1001);
     assert_true(b.speed > 0.999);
 }
 
@@ -103,7 +114,7 @@ static void own_loaders_fill_the_cpus(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(spinning_thread_leaves_one_cpu),
+        cmocka_unit_test(spinning_thread_needs_half_its_spin),
         cmocka_unit_test(others_take_their_share),
         cmocka_unit_test(reads_need_no_cpu_and_no_samples_no_budget),
         cmocka_unit_test(own_loaders_fill_the_cpus),

@@ -145,6 +145,14 @@ void an_cpu_summarize(const struct an_cpu_samples *s, uint64_t start, uint64_t e
     }
     if (!train)
         return;
+    for (size_t i = 0; i < s->nthreads; i++) {
+        size_t ta, tb;
+        if (&s->threads[i] == train || !within(&s->threads[i], start, end, &ta, &tb))
+            continue;
+        const struct an_cpu_point *pa = &s->threads[i].points[ta], *pb = &s->threads[i].points[tb];
+        if (pb->ts > pa->ts)
+            out->traced_others_cpus += (double)growth(pa->cpu_ns, pb->cpu_ns) / (double)(pb->ts - pa->ts);
+    }
     out->known = 1;
     out->train_tid = (uint32_t)train->id;
     out->train_busy = train_busy > 1 ? 1 : train_busy;

@@ -61,6 +61,10 @@ struct an_cpu_use {
     double others_cpus;         /* CPUs kept busy by other processes (not this one nor its
                                    descendants): what they take from the workers */
     double train_cpus;          /* the training thread's CPU time / span, waits included */
+    double traced_others_cpus;  /* the process's other threads that make CUDA calls (an
+                                   autograd thread): their CPU time / span. Threads that
+                                   make none (intra-op pools) work for whichever thread
+                                   runs CPU ops, the loads among them */
     uint32_t workers;           /* most descendants that ran between two samples */
     uint32_t processes;         /* most descendants alive */
 };

@@ -30,10 +30,21 @@ int an_worker_budget(const struct an_model *m, unsigned cpus, struct an_worker_b
     double train = clamp(c->train_cpus, 0, 1);
     out->load_share = load;
     out->load_cpu = load > 0 ? clamp(train / load, 0, 1) : 0;
-    out->train_need = clamp((train - out->load_cpu * load) / (1 - load), 0, 1);
-    double process = c->process_cpus - train;
-    out->process_others = process > 0 ? process : 0;
+    out->process_others = c->traced_others_cpus;
     out->others = c->others_known ? c->others_cpus : 0;
+    /* What the thread needs beside its loads, of the loop once they leave it: its own work,
+     * and half its spinning in waits for the GPU (spinning, it is one more runnable thread,
+     * and on its CPU a loading worker and it get half each; what it needs is only the
+     * moment the GPU is done). The loop then takes the longer of what is left of the
+     * thread's time and the loads made on the CPUs the rest leaves. */
+    double spin = clamp(c->train_wait * c->train_wait_cpu, 0, 1);
+    double work = clamp(train - spin - out->load_cpu * load, 0, 1);
+    double need_then = work + spin / 2;
+    double left_first = (double)cpus - need_then - out->process_others - out->others / 2;
+    double loop_then = 1 - load;
+    if (left_first > 0.1 && out->load_cpu * load / left_first > loop_then)
+        loop_then = out->load_cpu * load / left_first;
+    out->train_need = clamp(need_then / (loop_then > 0.05 ? loop_then : 0.05), 0, 1);
     /* The CPUs left to the loads once the rest has what it uses now. The scheduler shares a
      * CPU evenly: workers beyond what those CPUs run take the rest from the training
      * thread, whose launches and waits then start late, and the step gains nothing by it
@@ -49,7 +60,8 @@ int an_worker_budget(const struct an_model *m, unsigned cpus, struct an_worker_b
         /* The thread waited off the CPU. With CPUs to spare that is storage or the network;
          * where the process's own threads and workers already keep them busy, it waited for
          * them (loader threads of its own): more of them only share the same CPUs */
-        if (left - c->workers_cpus < 0.5) {
+        double own = c->process_cpus - train;  /* every thread of its own, loaders too */
+        if (left + out->process_others - (own > 0 ? own : 0) - c->workers_cpus < 0.5) {
             out->workers = 0;
             out->replayed = 1;
             out->speed = 0.02;
