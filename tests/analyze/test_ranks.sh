@@ -38,9 +38,12 @@ run_ranks() {
     shift
     rm -rf "$dir" "$dir.collective"
     mkdir -p "$dir"
+    # (waits sleep: four ranks on 2 CPUs spinning in their waits, as CUDA's default schedule
+    # does while a process has fewer contexts than CPUs, would take each other's CPUs; a
+    # job with more ranks than cores runs with cudaDeviceScheduleBlockingSync or yield)
     for ((r = 0; r < RANKS; r++)); do
         env "${TIMELINE[@]}" RANK=$r LOCAL_RANK=$r WORLD_SIZE=$RANKS FAKECUDA_COLLECTIVE_FILE="$dir.collective" \
-            FAKECUDA_MOVE_BYTES=0 LD_LIBRARY_PATH="$FAKE" GPUWATCH_CUPTI="$CUPTI" \
+            FAKECUDA_SPIN_WAIT=0 FAKECUDA_MOVE_BYTES=0 LD_LIBRARY_PATH="$FAKE" GPUWATCH_CUPTI="$CUPTI" \
             LD_PRELOAD="$SHIM" GPUWATCH_OUTPUT="$dir" "$BUILD/examples/example_ranks" "$@" \
             >"$dir.log$r" 2>&1 &
         pids+=($!)

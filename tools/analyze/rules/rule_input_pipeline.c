@@ -23,6 +23,9 @@
 #include "rule_input_advice.h"
 #include "rules.h"
 
+/* Drains that waited this share of the steady state prove how busy the GPU was */
+#define AN_INPUT_WAITS_PROVE 0.01
+
 void an_rule_input_pipeline(const struct an_model *m, const struct an_rule_ctx *ctx,
                             struct an_findings *out)
 {
@@ -47,14 +50,19 @@ void an_rule_input_pipeline(const struct an_model *m, const struct an_rule_ctx *
                              : 0;
     uint64_t saving = replayed > preempted ? replayed - preempted : 0;
     /* the workers hide the host's time, never the GPU's own work: at most the time the GPU
-     * sat idle (the steady state's, over the run). The replay infers kernels' lengths where
-     * it has no record of them (host-only, or outside a sampled timeline's windows), and a
-     * host that ran ahead of a busy GPU then looks as if it kept it waiting: on an H200,
-     * healthy.py (the GPU 98.5 % busy, 57 us idle a step) "saved" 788 ms */
+     * sat idle (the steady state's, over the run). The whole timeline measures it; host-only
+     * and outside a sampled timeline's windows it is what drains prove, where they waited:
+     * the replay infers kernels' lengths from those waits, and a host that ran ahead of a
+     * busy GPU looks as if it kept it waiting (on an H200, healthy.py, host-only, the GPU
+     * 98.5 % busy, "saved" 788 ms). A loop bound by its loads never waits and proves nothing
+     * (input_off_cpu, host-only, got no finding where two workers gain 47 %): there the
+     * replay stands */
     double idle = 0;
     for (int cause = 0; cause < AN_CAUSE_COUNT; cause++)
         idle += (double)an_run_idle(m, (enum an_cause)cause);
-    if ((double)saving > idle)
+    int measured = m->gpu_records && !m->gpu_sampled;
+    int proven = span && (double)m->steady.sync_wait_ns >= AN_INPUT_WAITS_PROVE * (double)span;
+    if ((measured || proven) && (double)saving > idle)
         saving = (uint64_t)idle;
     if (!an_whatif_worth(m, AN_WI_INPUT_WORKERS) || an_whatif_share(m, saving) < m->th.min_share)
         return;
