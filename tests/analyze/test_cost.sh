@@ -17,7 +17,7 @@ PRICE=10000
 
 env GPUWATCH_TIMELINE=full FAKECUDA_SPIN_WAIT=1 FAKECUDA_MOVE_BYTES=0 \
     LD_LIBRARY_PATH="$BUILD/tests/fakecuda" GPUWATCH_CUPTI="$BUILD/tests/fakecupti/libcupti.so.13" \
-    LD_PRELOAD="$BUILD/libintercept/libgpuwatch.so" GPUWATCH_OUTPUT="$WORK/run" \
+    LD_PRELOAD="${GW_TEST_PRELOAD_FIRST:+$GW_TEST_PRELOAD_FIRST:}$BUILD/libintercept/libgpuwatch.so" GPUWATCH_OUTPUT="$WORK/run" \
     "$BUILD/examples/example_phases" >"$WORK/run.log" 2>&1 || fail "example_phases did not run: $(tail -3 "$WORK/run.log")"
 "$GPUWATCH" analyze --json --gpu-price "$PRICE" "$WORK/run" >"$WORK/a.json" 2>"$WORK/a.err" || fail "analyze --json failed"
 "$GPUWATCH" analyze --gpu-price "$PRICE" "$WORK/run" >"$WORK/a.txt" 2>&1 || fail "analyze failed"

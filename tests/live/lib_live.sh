@@ -34,7 +34,7 @@ live_example() {
     local out=$1 name=$2
     shift 2
     env GPUWATCH_TIMELINE=full FAKECUDA_SPIN_WAIT=1 FAKECUDA_MOVE_BYTES=0 \
-        LD_LIBRARY_PATH="$FAKE" GPUWATCH_CUPTI="$CUPTI" LD_PRELOAD="$SHIM" \
+        LD_LIBRARY_PATH="$FAKE" GPUWATCH_CUPTI="$CUPTI" LD_PRELOAD="${GW_TEST_PRELOAD_FIRST:+$GW_TEST_PRELOAD_FIRST:}$SHIM" \
         GPUWATCH_OUTPUT="$out" "$BUILD/examples/example_$name" "$@" >"$out.log" 2>&1 &
     EXAMPLE_PID=$!
     PIDS+=("$EXAMPLE_PID")
