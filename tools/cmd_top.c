@@ -118,7 +118,7 @@ int gw_cmd_top(int argc, char **argv)
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     struct gw_top_history history = {0};
-    int seen = 0;
+    int seen = 0, final_pass = 0;
     while (!stop) {
         struct an_run run;
         int have = gw_live_analyze(dir, &opt, &run);
@@ -135,8 +135,14 @@ int gw_cmd_top(int argc, char **argv)
             seen = 1;
             an_run_free(&run);
         }
-        if (seen && !running)
-            break;  /* every process has exited: that was the final view */
+        /* every process has exited: the analysis above may have read the files before the
+         * last of them was flushed, so once more, then that is the final view */
+        if (seen && !running && final_pass)
+            break;
+        if (seen && !running) {
+            final_pass = 1;
+            continue;
+        }
         if (wait_refresh(keys))
             break;
     }
