@@ -88,17 +88,27 @@ static void shift(struct range *items, size_t from, size_t count, int up)
     }
 }
 
+/* How many ranges an array holds: in the slot before its first (grow). A reader may pair
+ * an array with a count written after a later one replaced it (it notices and reads again,
+ * but only after searching): it searches no further than this. */
+static size_t capacity_of(const struct range *items)
+{
+    return (size_t)load(&items[-1].size);
+}
+
 /* A larger array with the same ranges, published before the old one is retired. */
 static int grow(struct range_set *set)
 {
     size_t cap = set->cap ? set->cap * 2 : 64;
-    struct range *grown = malloc(cap * sizeof *grown);
+    struct range *block = malloc((cap + 1) * sizeof *block);
     struct retired *old = set->items ? malloc(sizeof *old) : NULL;
-    if (!grown || (set->items && !old)) {
-        free(grown);
+    if (!block || (set->items && !old)) {
+        free(block);
         free(old);
         return -1;
     }
+    block[0] = (struct range){0, cap};
+    struct range *grown = block + 1;
     if (set->count)
         memcpy(grown, set->items, set->count * sizeof *grown);
     if (old) {
@@ -155,7 +165,9 @@ int gw_ranges_contains(enum gw_range_kind kind, uint64_t addr)
             continue;
         const struct range *items = __atomic_load_n(&set->items, __ATOMIC_ACQUIRE);
         size_t count = __atomic_load_n(&set->count, __ATOMIC_RELAXED);
-        int found = count && inside(items, count, addr);
+        if (items && count > capacity_of(items))
+            count = capacity_of(items);  /* (a count newer than the array: read again) */
+        int found = count && items && inside(items, count, addr);
         __atomic_thread_fence(__ATOMIC_ACQUIRE);
         if (__atomic_load_n(&set->seq, __ATOMIC_RELAXED) == seq)
             return found;
