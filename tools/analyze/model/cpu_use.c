@@ -128,12 +128,18 @@ void an_cpu_summarize(const struct an_cpu_samples *s, uint64_t start, uint64_t e
     const struct an_cpu_series *train = NULL;
     double train_busy = 0, train_wait = 0, train_wait_cpu = 0;
     size_t train_a = 0, train_b = 0;
+    double traced_cpus = 0, train_cpu_rate = 0;  /* every traced thread's CPU time / span */
     for (size_t i = 0; i < s->nthreads; i++) {
         size_t ta, tb;
         if (!within(&s->threads[i], start, end, &ta, &tb))
             continue;
         double share, wait, wait_cpu;
         thread_shares(&s->threads[i], ta, tb, &share, &wait, &wait_cpu);
+        const struct an_cpu_point *pa = &s->threads[i].points[ta], *pb = &s->threads[i].points[tb];
+        double rate = pb->ts > pa->ts ? (double)growth(pa->cpu_ns, pb->cpu_ns) /
+                                            (double)(pb->ts - pa->ts)
+                                      : 0;
+        traced_cpus += rate;
         int main_thread = s->threads[i].id == pid;
         if (!train || main_thread || (train->id != pid && share > train_busy)) {
             train = &s->threads[i];
@@ -141,18 +147,12 @@ void an_cpu_summarize(const struct an_cpu_samples *s, uint64_t start, uint64_t e
             train_busy = share;
             train_wait = wait;
             train_wait_cpu = wait_cpu;
+            train_cpu_rate = rate;
         }
     }
     if (!train)
         return;
-    for (size_t i = 0; i < s->nthreads; i++) {
-        size_t ta, tb;
-        if (&s->threads[i] == train || !within(&s->threads[i], start, end, &ta, &tb))
-            continue;
-        const struct an_cpu_point *pa = &s->threads[i].points[ta], *pb = &s->threads[i].points[tb];
-        if (pb->ts > pa->ts)
-            out->traced_others_cpus += (double)growth(pa->cpu_ns, pb->cpu_ns) / (double)(pb->ts - pa->ts);
-    }
+    out->traced_others_cpus = traced_cpus > train_cpu_rate ? traced_cpus - train_cpu_rate : 0;
     out->known = 1;
     out->train_tid = (uint32_t)train->id;
     out->train_busy = train_busy > 1 ? 1 : train_busy;
