@@ -214,12 +214,11 @@ static void phase_sample(struct writer *w, const char *lab, const struct an_phas
     sample(w, lab, extra, v);
 }
 
-static void finding_figures(struct writer *w, const struct an_run *run)
+/* One sample per time-saving finding, labelled by its process and id: its saving as a
+ * share of wall time, or (price > 0) in dollars. */
+static void finding_samples(struct writer *w, const struct an_run *run, double price)
 {
     char lab[512], extra[96];
-    family(w, "gpuwatch_finding_saving_ratio", 0,
-           "What each finding's change would save, as a share of the process's wall time "
-           "(the what-if replay's figure).");
     for (size_t i = 0; i < run->findings.count; i++) {
         const struct an_finding *f = &run->findings.items[i];
         const struct an_trace *t = trace_of(run, f->pid, f->rank);
@@ -227,21 +226,22 @@ static void finding_figures(struct writer *w, const struct an_run *run)
             continue;
         process_labels(lab, sizeof lab, &t->hdr);
         snprintf(extra, sizeof extra, ",finding=\"%s\"", f->id);
-        sample(w, lab, extra, f->saving_share);
+        sample(w, lab, extra, price > 0 ? f->gpu_hours_saved * price : f->saving_share);
     }
+}
+
+static void finding_figures(struct writer *w, const struct an_run *run)
+{
+    char lab[512];
+    family(w, "gpuwatch_finding_saving_ratio", 0,
+           "What each finding's change would save, as a share of the process's wall time "
+           "(the what-if replay's figure).");
+    finding_samples(w, run, 0);
     if (run->opt.gpu_price > 0) {
         family(w, "gpuwatch_finding_saving_dollars", 0,
                "What each finding's change would have saved of the run so far, in dollars "
                "(GPU-hours saved over the processes that show it times the price).");
-        for (size_t i = 0; i < run->findings.count; i++) {
-            const struct an_finding *f = &run->findings.items[i];
-            const struct an_trace *t = trace_of(run, f->pid, f->rank);
-            if (!t || f->risk)
-                continue;
-            process_labels(lab, sizeof lab, &t->hdr);
-            snprintf(extra, sizeof extra, ",finding=\"%s\"", f->id);
-            sample(w, lab, extra, f->gpu_hours_saved * run->opt.gpu_price);
-        }
+        finding_samples(w, run, run->opt.gpu_price);
         family(w, "gpuwatch_cost_dollars", 1,
                "What the process's GPU time cost so far: wall hours times the price of a "
                "GPU-hour.");
