@@ -433,6 +433,44 @@ static void found_steps_in_epochs(void **state)
     an_model_free(m);
 }
 
+/* 20 steps of 10 launches and a .item(), 1.45 ms each, on a 2-CPU machine another
+ * process loads: 10 of the 19 intervals are stretched 1.3-5x by time off the CPU (as a
+ * CPU hog made them, 1.45-7.2 ms). Each does the same work: steps, of the unstretched
+ * pace. The same loop (one launch a step) whose wait grows each step (1-100 ms) is no step
+ * pattern. */
+static struct an_model *item_loop(const uint64_t *stretch_us, size_t steps, int launches)
+{
+    struct synth s = {0};
+    for (size_t i = 0; i < steps; i++) {
+        for (int k = 0; k < launches; k++)
+            synth_launch(&s, 5 * US, 1400 * US / (uint64_t)launches);
+        synth_item(&s);
+        synth_idle(&s, stretch_us[i] * US);
+    }
+    struct an_model *m = synth_model(&s, NULL, 1ull << 30, 0);
+    synth_free(&s);
+    return m;
+}
+
+static void found_steps_stretched_off_cpu(void **state)
+{
+    (void)state;
+    static const uint64_t stretch_us[20] = {50, 0, 460, 3100, 0, 4700, 0, 4900, 10, 0,
+                                            10, 2340, 2560, 0, 1350, 2250, 5800, 0, 0, 0};
+    struct an_model *m = item_loop(stretch_us, 20, 10);
+    assert_int_equal(m->steps.source, AN_STEPS_AUTO);
+    assert_string_equal(m->steps.marker, "cuMemcpyDtoHAsync_v2");
+    assert_int_equal(m->steps.count, 19);
+    an_model_free(m);
+    uint64_t growing_us[60];
+    double v = 1000;
+    for (size_t i = 0; i < 60; i++, v *= 1.08)
+        growing_us[i] = (uint64_t)v;
+    m = item_loop(growing_us, 60, 1);
+    assert_int_equal(m->steps.source, AN_STEPS_NONE);
+    an_model_free(m);
+}
+
 /* Intervals that grow by 4 % each time (1 ms to 110 ms) are a trend: each stretch of them
  * is regular around its own median, but their paces never stop changing. No steps. */
 static void trend_is_not_steps(void **state)
@@ -908,6 +946,7 @@ int main(void)
         cmocka_unit_test(found_steps_after_long_startup),
         cmocka_unit_test(found_steps_host_ahead_first),
         cmocka_unit_test(found_steps_that_change_pace),
+        cmocka_unit_test(found_steps_stretched_off_cpu),
         cmocka_unit_test(found_steps_in_epochs),
         cmocka_unit_test(trend_is_not_steps),
         cmocka_unit_test(compile_timing_is_no_step),

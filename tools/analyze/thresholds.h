@@ -36,6 +36,8 @@ struct an_thresholds {
     /* ---- steps ---- */
     unsigned min_steps;           /* fewer repetitions than this: no step pattern */
     double step_regularity;       /* found pattern: intervals in 0.5x..1.5x median */
+    double step_regularity_same_work; /* ... or this share of them, where as many as
+                                     step_regularity carry the same work calls */
     double step_coverage;         /* a found (not NVTX) pattern spans this share of the
                                      work: first to last launch, upload or drain */
     double step_work_coverage;    /* ... or holds this share of the work calls */
@@ -113,6 +115,7 @@ struct an_thresholds {
         .gpu_cut_share = 0.05,                                                            \
         .min_steps = 4,                                                                   \
         .step_regularity = 0.7,                                                           \
+        .step_regularity_same_work = 0.5,                                                 \
         .step_coverage = 0.5,                                                             \
         .step_work_coverage = 0.8,                                                        \
         .step_time_share = 0.2,                                                           \
