@@ -40,7 +40,14 @@ int an_worker_budget(const struct an_model *m, unsigned cpus, struct an_worker_b
     double spin = clamp(c->train_wait * c->train_wait_cpu, 0, 1);
     double work = clamp(train - spin - out->load_cpu * load, 0, 1);
     double need_then = work + spin / 2;
-    double left_first = (double)cpus - need_then - out->process_others - out->others / 2;
+    /* Other processes run in sessions of their own, and the scheduler shares the CPUs
+     * evenly between the sessions that want them (autogroups; a nice value counts only
+     * inside its session): once the workers want the CPUs too, the others keep what they
+     * use up to half the CPUs. A one-thread CPU hog beside a 2-CPU loop keeps its whole
+     * CPU (1, 2 or 4 workers gave back 5-15 ms of the 125 they gave without it); a load
+     * that filled every CPU keeps half. */
+    out->others_keep = out->others < (double)cpus / 2 ? out->others : (double)cpus / 2;
+    double left_first = (double)cpus - need_then - out->process_others - out->others_keep;
     double loop_then = 1 - load;
     if (left_first > 0.1 && out->load_cpu * load / left_first > loop_then)
         loop_then = out->load_cpu * load / left_first;
@@ -52,10 +59,7 @@ int an_worker_budget(const struct an_model *m, unsigned cpus, struct an_worker_b
      * 116 ms, eight 43-93 ms). So the count named is what the CPUs left can run, each at
      * the thread's speed, the last one slower. Loads that wait on storage need no CPU: then
      * workers at the thread's speed, as many as users start. */
-    /* Other processes run in sessions of their own, and the scheduler splits each CPU they
-     * use evenly between their group and the program's (autogroups; nice values count
-     * only inside a group): once the workers want the CPUs too, the others keep half. */
-    double left = (double)cpus - out->train_need - out->process_others - out->others / 2;
+    double left = (double)cpus - out->train_need - out->process_others - out->others_keep;
     if (out->load_cpu <= 0.05) {
         /* The thread waited off the CPU. With CPUs to spare that is storage or the network;
          * where the process's own threads and workers already keep them busy, it waited for

@@ -23,6 +23,7 @@ struct an_worker_budget {
     double train_need;       /* CPUs the thread needs once it no longer loads */
     double process_others;   /* CPUs the process's other threads use */
     double others;           /* CPUs other processes use (0 when not recorded) */
+    double others_keep;      /* of those, what they keep once the workers want CPUs too */
 };
 
 /* 1 with *out filled when the samples and the replay say enough (CPU samples over the

@@ -33,7 +33,8 @@ static void dataloader(char *out, size_t size, const char *lead, unsigned worker
         if (b->process_others >= 0.05)
             an_appendf(out, size, ", the process's other threads %.1f", b->process_others);
         if (b->others >= 0.05)
-            an_appendf(out, size, ", other processes %.1f", b->others);
+            an_appendf(out, size, ", other processes %.1f of the %.1f they use", b->others_keep,
+                       b->others);
         double loading = b->speed * b->replayed * (b->load_cpu > 0.05 ? b->load_cpu : 1);
         an_appendf(out, size, ": the loads get %.1f CPU%s, what %u worker%s can use; more "
                    "would take their CPU from the training thread, and the saving is these "
