@@ -2,7 +2,9 @@
 # Damaged and foreign input in place of a PyTorch profiler trace: a gzip file cut short, a
 # JSON file cut short and one with a malformed byte are analyzed up to the damage (some but
 # not all of the kernels, the summary printed) and exit 1 with a message naming the file and
-# the offset; JSON that is not a Kineto trace (no "traceEvents") exits 2 and says so.
+# the offset; JSON that is not a Kineto trace (no "traceEvents") exits 2 and says so, in
+# every command that reads traces (analyze, stats, dump, export, report, diff on either
+# side), and export and report make no output file for it.
 # usage: test_kineto_bad.sh GPUWATCH KINETO_DIR
 set -euo pipefail
 gpuwatch=$1 dir=$2
@@ -57,5 +59,37 @@ echo '{"displayTimeUnit": "ms", "events": [1, 2, 3]}' >"$work/other.json"
 expect "JSON without traceEvents" "$work/other.json" 2 "offset 0: is JSON but not a Kineto trace"
 echo '[{"ph": "X", "name": "a", "ts": 1}]' >"$work/array.json"
 expect "a JSON array" "$work/array.json" 2 "offset 0: is JSON but not a Kineto trace"
+# refused NAME FILE OUTPUT COMMAND...: exit 2, "gpuwatch CMD: FILE: offset 0: is JSON but not
+# a Kineto trace" on stderr, and OUTPUT (when not -) not made
+refused() {
+    local name=$1 file=$2 output=$3 rc=0
+    shift 3
+    rm -f "$work/made.json" "$work/made.html"
+    "$gpuwatch" "$@" >"$work/out" 2>"$work/err" || rc=$?
+    local said="gpuwatch $1: $file: offset 0: is JSON but not a Kineto trace"
+    if [ "$rc" -ne 2 ]; then
+        echo "FAIL: $name: exit $rc, expected 2"; cat "$work/err"; failures=$((failures + 1))
+    elif ! grep -qF "$said" "$work/err"; then
+        echo "FAIL: $name: no '$said':"; cat "$work/err"; failures=$((failures + 1))
+    elif [ "$output" != - ] && [ -e "$output" ]; then
+        echo "FAIL: $name: $output was made"; failures=$((failures + 1))
+    else
+        echo "ok: $name: exit 2: $(grep -F "$said" "$work/err" | head -1)"
+        passed=$((passed + 1))
+    fi
+}
+other=$work/other.json
+refused "stats" "$other" - stats "$other"
+refused "stats --json" "$other" - stats --json "$other"
+refused "dump" "$other" - dump "$other"
+refused "export" "$other" "$work/made.json" export -o "$work/made.json" "$other"
+refused "export --format kineto" "$other" "$work/made.json" \
+    export --format kineto -o "$work/made.json" "$other"
+refused "export beside a trace" "$other" "$work/made.json" \
+    export -o "$work/made.json" "$source" "$other"
+refused "report" "$other" "$work/made.html" report -o "$work/made.html" "$other"
+refused "diff, before" "$other" - diff "$other" "$source"
+refused "diff, after" "$other" - diff "$source" "$other"
+refused "diff --json, after" "$work/array.json" - diff --json "$source" "$work/array.json"
 echo "$passed passed, $failures failed"
 [ "$failures" -eq 0 ]

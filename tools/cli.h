@@ -29,6 +29,13 @@ int gw_parse_gpu_price(const char *text, double *price);
 int gw_usage_error(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* Files that are JSON but not a trace (gw_reader_error_not_trace) among the run's inputs,
+ * whose headers an_run_open read: each one's error as "gpuwatch CMD: FILE: ...". The
+ * commands that write something from the run (export, report, diff) refuse it as a usage
+ * error (exit 2) rather than write or compare without it. Returns how many. */
+struct an_run;
+size_t gw_print_not_traces(const char *cmd, const struct an_run *run);
+
 /* Length of a fixed-size header string field up to its NUL (or the whole field). */
 size_t gw_field_len(const char *field, size_t size);
 

@@ -6,7 +6,8 @@
  * analysis predicted the change would save against what it saved (tools/analyze/run_diff.c).
  *
  * Exit status: 0 compared; 1 a trace could not be read or was damaged (what was intact is
- * compared); 2 usage error; 3 a --fail-if condition holds (takes precedence over 1).
+ * compared); 2 usage error, or a JSON file that is not a trace (nothing compared); 3 a
+ * --fail-if condition holds (takes precedence over 1).
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -36,18 +37,26 @@ static void help(FILE *out)
             "  -J, --jobs N          files analyzed at once (as for analyze)\n"
             "  -h, --help            this text\n"
             "Exit status: 0; 1 a trace was unreadable or damaged (the rest is compared);\n"
-            "2 usage error; 3 a --fail-if condition holds.\n");
+            "2 usage error or a JSON file that is not a trace; 3 a --fail-if condition holds.\n");
 }
 
-/* The analysis of one side; 0, or the exit status to return. */
-static int analyze_side(const char *path, const struct an_options *opt, struct an_run *run,
-                        int *damaged)
+/* One side's files found and their headers read; 0, or the exit status to return. */
+static int open_side(const char *path, const struct an_options *opt, struct an_run *run)
 {
     char *paths[1] = {(char *)path};
-    if (an_run_paths(run, paths, 1, opt) != 0) {
+    if (an_run_open(run, paths, 1, opt) != 0) {
         fprintf(stderr, "gpuwatch diff: %s: no trace to compare\n", path);
         return GW_EXIT_DAMAGE;
     }
+    if (gw_print_not_traces("diff", run))  /* (a comparison without it would mislead) */
+        return GW_EXIT_USAGE;
+    return 0;
+}
+
+/* The analysis of one opened side. */
+static void analyze_side(struct an_run *run, int *damaged)
+{
+    an_run_analyze(run);
     for (size_t i = 0; i < run->ntraces; i++) {
         const struct an_trace *t = &run->traces[i];
         if (!t->readable)
@@ -57,7 +66,6 @@ static int analyze_side(const char *path, const struct an_options *opt, struct a
         if (!t->readable || t->rs.damage_reports)
             *damaged = 1;
     }
-    return 0;
 }
 
 static int count_option(const char *text, unsigned most, unsigned *out)
@@ -125,9 +133,16 @@ int gw_cmd_diff(int argc, char **argv)
     const char *before_path = argv[optind], *after_path = argv[optind + 1];
     struct an_run before = {0}, after = {0};  /* (an_run_free takes an empty one) */
     int damaged = 0;
-    int failed = analyze_side(before_path, &opt, &before, &damaged);
-    if (!failed)
-        failed = analyze_side(after_path, &opt, &after, &damaged);
+    /* both sides' files checked before either is analyzed: each one that is not a trace
+     * is named */
+    int failed = open_side(before_path, &opt, &before);
+    int failed_after = open_side(after_path, &opt, &after);
+    if (failed_after > failed)
+        failed = failed_after;
+    if (!failed) {
+        analyze_side(&before, &damaged);
+        analyze_side(&after, &damaged);
+    }
     if (failed) {
         an_run_free(&before);
         an_run_free(&after);

@@ -7,7 +7,8 @@
  * analyzed first, so its findings are on a track of their own.
  *
  * Exit status: 0 written; 1 a trace could not be read or was damaged (the rest is
- * written); 2 usage error, or the output cannot be written.
+ * written); 2 usage error, a JSON file that is not a trace (nothing written), or the
+ * output cannot be written.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -39,7 +40,8 @@ static void help(FILE *out)
             "                        for --format kineto of several traces\n"
             "  -h, --help            this text\n"
             "Exit status: 0; 1 a trace was unreadable or damaged (the rest is written);\n"
-            "2 usage error or the output cannot be written.\n");
+            "2 usage error, a JSON file that is not a trace (nothing written), or the output\n"
+            "cannot be written.\n");
 }
 
 /* --format kineto of several traces: HTA reads one file per rank, so DIR/rank-R.json per
@@ -160,6 +162,10 @@ int gw_cmd_export(int argc, char **argv)
     an_options_default(&opt);
     struct an_run run;
     if (an_run_open(&run, argv + optind, argc - optind, &opt) != 0) {
+        an_run_free(&run);
+        return GW_EXIT_USAGE;
+    }
+    if (gw_print_not_traces("export", &run)) {  /* (before -o FILE is made) */
         an_run_free(&run);
         return GW_EXIT_USAGE;
     }

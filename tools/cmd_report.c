@@ -5,7 +5,8 @@
  * network, inline CSS and SVG, printable.
  *
  * Exit status: 0 written; 1 a trace could not be read or was damaged (the rest is in it);
- * 2 usage error, or the output cannot be written.
+ * 2 usage error, a JSON file that is not a trace (nothing written), or the output cannot
+ * be written.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -28,7 +29,8 @@ static void help(FILE *out)
             "                        process and phase cost, its idle time by cause\n"
             "  -h, --help            this text\n"
             "Exit status: 0; 1 a trace was unreadable or damaged (the rest is reported);\n"
-            "2 usage error or the output cannot be written.\n");
+            "2 usage error, a JSON file that is not a trace (nothing written), or the output\n"
+            "cannot be written.\n");
 }
 
 int gw_cmd_report(int argc, char **argv)
@@ -67,10 +69,12 @@ int gw_cmd_report(int argc, char **argv)
     if (optind >= argc)
         return gw_usage_error("report", "no trace file or directory given");
     struct an_run run;
-    if (an_run_paths(&run, argv + optind, argc - optind, &opt) != 0) {
+    if (an_run_open(&run, argv + optind, argc - optind, &opt) != 0 ||
+        gw_print_not_traces("report", &run)) {  /* (before FILE is made) */
         an_run_free(&run);
         return GW_EXIT_USAGE;
     }
+    an_run_analyze(&run);
     FILE *out = fopen(output, "w");
     if (!out) {
         perror(output);

@@ -12,7 +12,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "analyze/analyze.h"
 #include "cli.h"
+#include "trace_reader.h"
 
 #ifndef GPUWATCH_VERSION
 #define GPUWATCH_VERSION "unknown"
@@ -58,6 +60,19 @@ int gw_usage_error(const char *cmd, const char *fmt, ...)
     va_end(ap);
     fprintf(stderr, "\nTry 'gpuwatch %s --help'.\n", cmd);
     return GW_EXIT_USAGE;
+}
+
+size_t gw_print_not_traces(const char *cmd, const struct an_run *run)
+{
+    size_t found = 0;
+    for (size_t i = 0; i < run->ntraces; i++) {
+        const struct an_trace *t = &run->traces[i];
+        if (!t->readable && gw_reader_error_not_trace(t->error)) {
+            fprintf(stderr, "gpuwatch %s: %s\n", cmd, t->error);
+            found++;
+        }
+    }
+    return found;
 }
 
 size_t gw_field_len(const char *field, size_t size)

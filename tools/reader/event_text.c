@@ -258,6 +258,14 @@ static void put_timeline_event(FILE *out, const struct gw_reader *r, uint64_t or
         if (ev->u.cpu_proc.machine_busy_ns != UINT64_MAX)
             fprintf(out, " machine_busy_ns=%" PRIu64, ev->u.cpu_proc.machine_busy_ns);
         break;
+    case GW_EV_MEM_BLOCK:
+        fprintf(out, " device=%" PRIu64 " addr=0x%" PRIx64 " bytes=%" PRId64
+                " allocated=%" PRIu64 " reserved=%" PRIu64, ev->u.mem_block.device,
+                ev->u.mem_block.addr, ev->u.mem_block.bytes, ev->u.mem_block.allocated,
+                ev->u.mem_block.reserved);
+        if (ev->u.mem_block.before)
+            fprintf(out, " before=%" PRIu64, ev->u.mem_block.before);
+        break;
     default:
         break;
     }
@@ -297,6 +305,7 @@ void gw_event_text(FILE *out, const struct gw_reader *r, uint64_t origin,
     case GW_EV_RANGE_END:
     case GW_EV_CPU_THREAD:
     case GW_EV_CPU_PROC:
+    case GW_EV_MEM_BLOCK:
         put_timeline_event(out, r, origin, ev);
         break;
     case GW_EV_PYSITE:

@@ -134,6 +134,7 @@ const char *gw_event_kind_name(enum gw_event_kind kind)
     case GW_EV_STACKSITE: return "stacksite";
     case GW_EV_CPU_THREAD: return "cpu_thread";
     case GW_EV_CPU_PROC: return "cpu_proc";
+    case GW_EV_MEM_BLOCK: return "mem_block";
     }
     return "unknown";
 }

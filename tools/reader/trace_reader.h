@@ -71,6 +71,7 @@ enum gw_event_kind {
     GW_EV_PYTHON,         /* a definition: the process runs CPython, stacks recorded */
     GW_EV_STACKSITE,      /* untimed: calls of this thread made from one native stack */
     GW_EV_GPU_WINDOW,     /* a sampled timeline's window opened (u.gpu_window.open) or shut */
+    GW_EV_MEM_BLOCK,      /* PyTorch profiler traces only: a caching allocator's block */
 };
 
 struct gw_shape {
@@ -193,6 +194,16 @@ struct gw_event {
         struct { uint64_t correlation_id, device, stream_id, bytes, graph_id; unsigned memory_kind; } gpu_memset;
         struct { uint64_t count; } gpu_lost;
         struct { uint64_t open; } gpu_window;
+        /* MEM_BLOCK ([memory] events of a PyTorch profiler trace): a block of PyTorch's
+         * caching allocator taken (bytes > 0) or given back (bytes < 0) at addr on device;
+         * allocated, reserved: the allocator's totals on that device after it; before: on
+         * the device's first block (in time), what it held when the trace began (the
+         * totals say it; no block of it is seen taken), else 0 */
+        struct {
+            uint64_t addr;
+            int64_t bytes;
+            uint64_t device, allocated, reserved, before;
+        } mem_block;
         struct { uint64_t correlation_id, call_id; } correlation;
         /* NVTX: domain_id/name_id are string ids (domain 0 = default); range_id for start/end */
         struct { uint64_t domain_id, name_id, range_id; } nvtx;

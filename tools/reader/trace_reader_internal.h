@@ -149,6 +149,10 @@ int gw_site_decode(struct gw_reader *r, unsigned type, const uint8_t *body, size
 int gw_stacks_decode(struct gw_reader *r, const uint8_t *body, size_t len, uint64_t off,
                      struct gw_event *ev);
 void gw_stacks_free(struct gw_reader *r);
+/* A PYSTACK made by a reader of another format (the Kineto reader's python_function
+ * events): kept as a decoded one is; NULL when memory runs out. */
+const struct gw_pystack *gw_tables_add_pystack(struct gw_reader *r, uint64_t id,
+                                              const struct gw_pyframe *frames, unsigned n);
 
 /* ---- reading a record's body (trace_decode.c, trace_stacks.c) ---- */
 

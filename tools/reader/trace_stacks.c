@@ -116,6 +116,21 @@ int gw_pystacks_decode(struct gw_reader *r, const uint8_t *body, size_t len, uin
     return decode_stack(r, &r->pystacks, &python_kind, body, len, off, ev);
 }
 
+const struct gw_pystack *gw_tables_add_pystack(struct gw_reader *r, uint64_t id,
+                                              const struct gw_pyframe *frames, unsigned n)
+{
+    uint64_t words[GW_STACK_MAX_FRAMES * GW_PYSTACK_FRAME_WORDS];
+    if (n > GW_STACK_MAX_FRAMES)
+        n = GW_STACK_MAX_FRAMES;
+    for (unsigned i = 0; i < n; i++) {  /* (the record's word order: file, line, function) */
+        words[i * 3] = frames[i].file_id;
+        words[i * 3 + 1] = frames[i].line;
+        words[i * 3 + 2] = frames[i].function_id;
+    }
+    const union gw_any_stack *kept = add_stack(&r->pystacks, &python_kind, id, words, n);
+    return kept ? &kept->py : NULL;
+}
+
 int gw_site_decode(struct gw_reader *r, unsigned type, const uint8_t *body, size_t len,
                    uint64_t off, struct gw_event *ev)
 {

@@ -49,6 +49,11 @@ enum an_kind {
                           dir = 1 when the sample says how busy the process's CPUs were,
                           every process's work, since the trace started: end - ts */
     AN_GPU_WINDOW,     /* a sampled timeline's window opened (dir = 1) or shut (dir = 0) */
+    AN_MEM_BLOCK,      /* a caching allocator's block (PyTorch profiler traces' [memory]
+                          events), not a driver call: taken (dir = 1) or given back (dir =
+                          0), ptr its address, bytes its size, api the device, stream the
+                          allocator's reserved total after it, key what the device held
+                          before the trace began (its first block only, else 0) */
 };
 
 /* enum an_mem_kind: what device memory an allocation is */

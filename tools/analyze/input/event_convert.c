@@ -296,6 +296,18 @@ int an_event_convert_any(const struct gw_event *ev, const struct gw_reader *read
         o->dir = ev->u.gpu_window.open != 0;
         o->end = o->ts;
         return 1;
+    case GW_EV_MEM_BLOCK:
+        o->kind = AN_MEM_BLOCK;
+        o->end = o->ts;
+        o->dir = ev->u.mem_block.bytes > 0;
+        o->ptr = ev->u.mem_block.addr;
+        o->bytes = ev->u.mem_block.bytes > 0 ? (uint64_t)ev->u.mem_block.bytes
+                                             : -(uint64_t)ev->u.mem_block.bytes;
+        o->api = (uint16_t)ev->u.mem_block.device;
+        o->stream = ev->u.mem_block.reserved;
+        o->key = ev->u.mem_block.before;
+        o->host_kind = AN_MEM_PLAIN;
+        return 1;
     case GW_EV_CPU_PROC:
         o->kind = AN_CPU_PROC;
         o->bytes = ev->u.cpu_proc.process_cpu_ns;

@@ -3,7 +3,8 @@
  * capacity and what others held at start, and over time (mem_timeline.c); out-of-memory
  * errors with the state they happened in; OOM-retry storms (PyTorch's caching allocator
  * frees cached blocks and retries after a failed cudaMalloc, FIELD.md section 4); what is
- * still held at exit.
+ * still held at exit. A PyTorch profiler trace's [memory] events add the caching
+ * allocator's blocks (an_memory_block): then what is held is PyTorch's allocated memory.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -172,6 +173,72 @@ void an_memory_call(struct an_model *m, const struct an_ev *ev)
         an_held_start(&m->held, m->first_ts);  /* the bins count from the run's start */
         an_held_note(&m->held, ev->ts, mem->live, mem->pinned_live);
     }
+}
+
+/* What a device held when the trace began, as one block of its own: PyTorch's blocks of
+ * that time are given back with addresses never seen taken, and come out of it. */
+#define BEFORE_TAG (0x5Bull << 56)
+
+static void block_held(struct an_model *m, const struct an_alloc *a)
+{
+    struct an_memory *mem = &m->mem;
+    if (an_ptrmap_put(&m->state->live, a) != 0)
+        return;
+    mem->live[a->kind % AN_MEM_KINDS] += a->bytes;
+    mem->live_total += a->bytes;
+}
+
+static void block_gone(struct an_model *m, const struct an_alloc *a, uint64_t bytes)
+{
+    struct an_memory *mem = &m->mem;
+    mem->live[a->kind % AN_MEM_KINDS] -= bytes;
+    mem->live_total -= bytes;
+}
+
+void an_memory_block(struct an_model *m, const struct an_ev *ev)
+{
+    struct an_memory *mem = &m->mem;
+    struct an_ptrmap *live = &m->state->live;
+    uint64_t before_key = BEFORE_TAG | ev->api;
+    struct an_alloc a = {.bytes = ev->bytes, .ts = ev->ts, .tid = ev->tid,
+                         .kind = AN_MEM_PLAIN};
+    if (ev->key) {
+        a.key = before_key;
+        a.bytes = ev->key;
+        block_held(m, &a);
+        a.bytes = ev->bytes;
+    }
+    if (ev->dir) {
+        mem->blocks_taken++;
+        struct an_alloc old;
+        if (an_ptrmap_take(live, ev->ptr, &old))  /* given back where we did not see it */
+            block_gone(m, &old, old.bytes);
+        a.key = ev->ptr;
+        block_held(m, &a);
+    } else {
+        mem->blocks_given_back++;
+        struct an_alloc held;
+        if (an_ptrmap_take(live, ev->ptr, &held)) {
+            block_gone(m, &held, held.bytes);
+        } else if (an_ptrmap_take(live, before_key, &held)) {
+            uint64_t part = ev->bytes < held.bytes ? ev->bytes : held.bytes;
+            block_gone(m, &held, part);
+            held.bytes -= part;
+            if (held.bytes && an_ptrmap_put(live, &held) != 0)
+                block_gone(m, &held, held.bytes);
+        } else {
+            mem->unknown_frees++;
+        }
+    }
+    if (ev->stream > mem->reserved_peak)
+        mem->reserved_peak = ev->stream;
+    if (mem->live_total > mem->peak_total) {
+        mem->peak_total = mem->live_total;
+        mem->peak_ts = ev->ts;
+        memcpy(mem->peak_by_kind, mem->live, sizeof mem->live);
+    }
+    an_held_start(&m->held, m->first_ts);
+    an_held_note(&m->held, ev->ts, mem->live, mem->pinned_live);
 }
 
 static int by_total(const void *a, const void *b)

@@ -238,6 +238,10 @@ void an_model_feed_other(struct an_model *m, const struct an_ev *ev)
         return;
     }
     an_note_time(m, ev);
+    if (ev->kind == AN_MEM_BLOCK) {  /* (no call: the host's stretches go on through it) */
+        an_memory_block(m, ev);
+        return;
+    }
     if (ev->kind == AN_LOST || ev->after_hole)
         an_drains_forget(&st->drains);  /* what the lost records did is unknown */
     if (ev->kind == AN_LOST) {

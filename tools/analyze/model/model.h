@@ -136,6 +136,10 @@ struct an_memory {
     struct an_alloc_site site[AN_KEEP_SITES];
     size_t nsites;
     uint64_t unknown_frees;      /* frees of pointers never seen allocated */
+    /* PyTorch's caching allocator, where the trace has its blocks (a PyTorch profiler
+     * trace's [memory] events): the blocks taken and given back, held above as
+     * allocations (peak_total is then its peak allocated), and the most it reserved */
+    uint64_t blocks_taken, blocks_given_back, reserved_peak;
 };
 
 /* Steps, as found after the pass. */

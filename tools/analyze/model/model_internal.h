@@ -137,6 +137,8 @@ static inline void an_model_feed_gpu_record(struct an_model *m, const struct an_
 
 /* memory_model.c */
 void an_memory_call(struct an_model *m, const struct an_ev *ev);
+/* memory_model.c: a caching allocator's block (AN_MEM_BLOCK), held as an allocation is. */
+void an_memory_block(struct an_model *m, const struct an_ev *ev);
 void an_memory_finish(struct an_model *m);
 
 /* alloc_sites.c: groups the live allocations by call stack into m->mem.site (at finish). */

@@ -302,8 +302,11 @@ static int is_library_file(const char *path)
 {
     if (!path || !*path)
         return 1;
+    /* (PyTorch's profiler writes the files of installed packages relative to their
+     * folder: "torch/nn/modules/module.py") */
     if (contains(path, "/site-packages/") || contains(path, "/dist-packages/") ||
-        contains(path, "/torch/") || !strncmp(path, "<frozen ", 8))
+        contains(path, "/torch/") || !strncmp(path, "torch/", 6) ||
+        !strncmp(path, "<frozen ", 8))
         return 1;
     /* the interpreter's own library: .../lib/python3.X/module.py */
     const char *lib = strstr(path, "/lib/python3");

@@ -162,6 +162,13 @@ static void memory(FILE *out, const struct an_model *m)
             "held at exit %s in %" PRIu64 " blocks\n",
             mem->allocs, mem->frees, mem->failed, mem->ooms, mem->storms, a, b,
             mem->at_exit_count);
+    if (mem->blocks_taken || mem->blocks_given_back) {
+        an_fmt_bytes(a, sizeof a, (double)mem->peak_total);
+        an_fmt_bytes(b, sizeof b, (double)mem->reserved_peak);
+        fprintf(out, "    PyTorch's caching allocator: %" PRIu64 " blocks taken, %" PRIu64
+                " given back; peak allocated %s (the peak above), peak reserved %s\n",
+                mem->blocks_taken, mem->blocks_given_back, a, b);
+    }
     for (size_t i = 0; i < mem->nleftover && i < 3; i++) {
         const struct an_leftover *l = &mem->leftover[i];
         an_fmt_bytes(a, sizeof a, (double)l->bytes_each);

@@ -137,14 +137,19 @@ static void memory(FILE *out, const struct an_model *m)
             ", \"retry_storms\": %" PRIu64 ", \"retry_storm_ns\": %" PRIu64
             ", \"held_at_exit_bytes\": %" PRIu64 ", \"held_at_exit_blocks\": %" PRIu64
             ", \"steady_first_bytes\": %" PRIu64 ", \"steady_last_bytes\": %" PRIu64
-            ", \"steady_growth_steps\": %" PRIu64 "}",
+            ", \"steady_growth_steps\": %" PRIu64,
             mem->capacity, mem->others_at_start, mem->peak_total, an_rel_s(m, mem->peak_ts),
             mem->peak_by_kind[AN_MEM_PLAIN], mem->peak_by_kind[AN_MEM_POOL],
             mem->peak_by_kind[AN_MEM_VMM], mem->peak_by_kind[AN_MEM_MANAGED], mem->pinned_peak,
             mem->allocs, mem->frees, mem->failed, mem->ooms, mem->ooms_fragmented, mem->storms,
             mem->storm_ns, mem->at_exit_bytes, mem->at_exit_count, m->steps.live_first,
             m->steps.live_last, m->steps.growth_steps);
-    fputs(", \"memory_timeline\": [", out);
+    if (mem->blocks_taken || mem->blocks_given_back)  /* (a PyTorch profiler trace's) */
+        fprintf(out, ", \"caching_allocator\": {\"blocks_taken\": %" PRIu64 ", \"blocks_given_back\": %"
+                PRIu64 ", \"peak_allocated_bytes\": %" PRIu64 ", \"peak_reserved_bytes\": %"
+                PRIu64 "}", mem->blocks_taken, mem->blocks_given_back, mem->peak_total,
+                mem->reserved_peak);
+    fputs("}, \"memory_timeline\": [", out);
     for (size_t i = 0; i < m->nmem_series; i++)
         fprintf(out, "%s{\"t_s\": %.6f, \"bytes\": %" PRIu64 "}", i ? ", " : "",
                 an_rel_s(m, m->mem_series[i].ts), m->mem_series[i].bytes);

@@ -8,6 +8,9 @@
  *   kineto_events.c  the callbacks: one traceEvents element's fields, the metadata
  *   kineto_map.c     one Kineto event into records (calls, GPU records, NVTX, correlations)
  *   kineto_names.c   runtime and driver names to api ids, copy kinds, interned strings
+ *   kineto_python.c  python_function events into the Python stacks of the calls they
+ *                    enclose (PYSTACK definitions and PYSITEs, as the shim writes)
+ *   kineto_memory.c  [memory] instant events into the caching allocator's blocks
  *   kineto_sort.c    records into time order: sorted runs of KIN_WINDOW, spilled to an
  *                    anonymous temporary file past the first, merged on the way out
  *
@@ -30,8 +33,12 @@ struct gw_reader;
 enum kin_cat {
     KIN_CAT_OTHER, KIN_CAT_RUNTIME, KIN_CAT_DRIVER, KIN_CAT_KERNEL, KIN_CAT_MEMCPY,
     KIN_CAT_MEMSET, KIN_CAT_SYNC, KIN_CAT_ANNOTATION, KIN_CAT_CPU_OP, KIN_CAT_NVTX,
-    KIN_CAT_PYTHON,
+    KIN_CAT_PYTHON, KIN_CAT_INSTANT,
 };
+
+/* Records of the sort that are not handed out as events: a python_function's start and end
+ * (kineto_python.c keeps each thread's stack from them as the records come out). */
+enum { KIN_REC_PY_PUSH = 0x100, KIN_REC_PY_POP };
 
 /* One record waiting for its turn: a gw_event without what Kineto never fills. */
 struct kin_rec {
@@ -69,6 +76,15 @@ struct kin_sort {
     uint32_t seq;
 };
 
+/* One open python_function of a thread (serial: which event, so its end finds it). */
+struct kin_py_frame {
+    uint64_t serial, file_id, line, function_id;
+};
+struct kin_py_stack {
+    struct kin_py_frame *frames;   /* outermost first */
+    size_t n, cap;
+};
+
 /* The event being read from traceEvents. */
 struct kin_event {
     char ph;
@@ -83,6 +99,10 @@ struct kin_event {
     /* args */
     uint64_t correlation, device, stream, bytes, wait_stream, wait_corr, gw_stream, address;
     int has_device, has_stream, has_gw_stream, has_bytes, has_address;
+    /* [memory] events: PyTorch's caching allocator (Bytes < 0: a free) */
+    int64_t mem_bytes, mem_device, mem_device_type;
+    uint64_t mem_addr, mem_allocated, mem_reserved;
+    int has_mem_bytes, has_mem_device_type, has_mem_allocated;
     char direction[16], host_memory[16];
 };
 
@@ -127,6 +147,19 @@ struct kineto {
     struct kin_join *join;
     size_t njoin, join_cap;
 
+    /* Python stacks (kineto_python.c) */
+    uint64_t py_frames;         /* python_function events with a file and line */
+    struct gw_map py_threads;   /* tid -> index + 1 in py_stacks */
+    struct kin_py_stack *py_stacks;
+    size_t npy_stacks;
+    struct gw_map py_stack_ids; /* hash of a stack's frames -> PYSTACK id */
+    uint64_t next_py_stack;
+    struct gw_event py_pending[2];  /* handed out after the PYSTACK definition before them */
+    unsigned npy_pending, py_pending_at;
+    /* [memory] events (kineto_memory.c) */
+    struct gw_map mem_devices;  /* device -> 1 once its first block set what came before */
+    uint64_t mem_blocks;
+
     struct kin_sort sort;
     size_t def_at;          /* next definition handed out; SIZE_MAX when done */
     uint64_t unknown_calls, events;
@@ -159,6 +192,23 @@ unsigned kin_memory_kind(const char *word, size_t len);
 unsigned kin_copy_dir(const char *text);
 unsigned kin_host_kind(const char *text);
 struct kin_join *kin_join_of(struct kineto *k, uint64_t corr, int make);
+
+/* kineto_python.c */
+void kin_py_map(struct gw_reader *r, struct kineto *k, const struct kin_event *e);
+/* rec came out of the sort: a frame's start or end is taken (1: no event for it); a call
+ * is filled into ev, and 1 returned with ev holding what to hand out first (the call, or
+ * a PYSTACK definition its stack needs) and the rest queued in py_pending. */
+int kin_py_record(struct gw_reader *r, struct kineto *k, const struct kin_rec *rec);
+int kin_py_call(struct gw_reader *r, struct kineto *k, struct gw_event *ev);
+int kin_py_pending(struct kineto *k, struct gw_event *ev);
+void kin_py_reset(struct kineto *k);
+void kin_py_free(struct kineto *k);
+
+/* kineto_memory.c */
+void kin_memory_map(struct kineto *k, const struct kin_event *e);
+/* A block as it comes out of the sort: the first of its device, in time, says what the
+ * device held before (ev->u.mem_block.before). */
+void kin_memory_block(struct kineto *k, struct gw_event *ev);
 
 /* kineto_sort.c */
 int kin_sort_add(struct kin_sort *s, const struct kin_rec *rec);

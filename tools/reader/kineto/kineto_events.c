@@ -15,6 +15,9 @@ enum kin_key {
     /* args */
     KEY_CORRELATION, KEY_DEVICE, KEY_STREAM, KEY_BYTES, KEY_WAIT_STREAM, KEY_WAIT_CORR,
     KEY_GW_STREAM, KEY_DIRECTION, KEY_HOST_MEMORY, KEY_ADDRESS,
+    /* [memory] */
+    KEY_MEM_ADDR, KEY_MEM_BYTES, KEY_MEM_ALLOCATED, KEY_MEM_RESERVED, KEY_MEM_DEVICE,
+    KEY_MEM_DEVICE_TYPE,
     /* deviceProperties, distributedInfo */
     KEY_DEV_ID, KEY_DEV_NAME, KEY_DEV_MEM, KEY_RANK, KEY_WORLD,
 };
@@ -82,6 +85,15 @@ static int on_number(void *ctx, const char *s, size_t len)
         case KEY_WAIT_CORR: e->wait_corr = v; break;
         case KEY_GW_STREAM: e->gw_stream = v; e->has_gw_stream = 1; break;
         case KEY_ADDRESS: e->address = v; e->has_address = 1; break;
+        case KEY_MEM_ADDR: e->mem_addr = v; break;
+        case KEY_MEM_BYTES: e->mem_bytes = (int64_t)v; e->has_mem_bytes = 1; break;
+        case KEY_MEM_ALLOCATED: e->mem_allocated = v; e->has_mem_allocated = 1; break;
+        case KEY_MEM_RESERVED: e->mem_reserved = v; break;
+        case KEY_MEM_DEVICE: e->mem_device = (int64_t)v; break;
+        case KEY_MEM_DEVICE_TYPE:
+            e->mem_device_type = (int64_t)v;
+            e->has_mem_device_type = 1;
+            break;
         default: break;
         }
     } else if (k->section == SEC_DEVICES && k->depth == 3) {
@@ -114,6 +126,7 @@ static int cat_of(const unsigned char *s, size_t len)
         [KIN_CAT_MEMSET] = "gpu_memset",    [KIN_CAT_SYNC] = "cuda_sync",
         [KIN_CAT_ANNOTATION] = "user_annotation", [KIN_CAT_CPU_OP] = "cpu_op",
         [KIN_CAT_NVTX] = "nvtx",            [KIN_CAT_PYTHON] = "python_function",
+        [KIN_CAT_INSTANT] = "cpu_instant_event",
     };
     for (int c = 1; c < (int)(sizeof cats / sizeof cats[0]); c++)
         if (cats[c] && strlen(cats[c]) == len && memcmp(cats[c], s, len) == 0)
@@ -207,6 +220,9 @@ static int on_key(void *ctx, const unsigned char *s, size_t len)
             {"wait_on_cuda_event_record_corr_id", KEY_WAIT_CORR},
             {"gpuwatch_stream", KEY_GW_STREAM}, {"direction", KEY_DIRECTION},
             {"host_memory", KEY_HOST_MEMORY}, {"address", KEY_ADDRESS},
+            {"Addr", KEY_MEM_ADDR}, {"Bytes", KEY_MEM_BYTES},
+            {"Total Allocated", KEY_MEM_ALLOCATED}, {"Total Reserved", KEY_MEM_RESERVED},
+            {"Device Id", KEY_MEM_DEVICE}, {"Device Type", KEY_MEM_DEVICE_TYPE},
         };
         k->arg_key = KEY_OTHER;
         for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)

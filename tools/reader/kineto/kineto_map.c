@@ -7,7 +7,9 @@
  *   user_annotation, ProfilerStep#N  NVTX push at the start, pop at the end (every
  *                               ProfilerStep#N is named "ProfilerStep", so steps are one
  *                               repeating range, as with NVTX);
- *   nvtx B/E, b/e               gpuwatch's own export: push/pop, start/end.
+ *   nvtx B/E, b/e               gpuwatch's own export: push/pop, start/end;
+ *   python_function             the Python stacks of the calls (kineto_python.c);
+ *   [memory] instant events     the caching allocator's blocks (kineto_memory.c).
  * Kineto's calls carry no stream, bytes or copy kind: the GPU record of the same
  * correlation does, and kin_fill_event joins them when the call is handed out. */
 #include <string.h>
@@ -238,6 +240,14 @@ void kin_map_event(struct gw_reader *r, struct kineto *k)
             return;
         range(r, k, e, GW_EV_RANGE_PUSH, e->ts, 0, e->dur);
         range(r, k, e, GW_EV_RANGE_POP, e->ts + e->dur, 0, e->dur);
+        return;
+    case KIN_CAT_PYTHON:
+        kin_py_map(r, k, e);
+        return;
+    case KIN_CAT_INSTANT:
+    case KIN_CAT_OTHER:
+        if (e->ph == 'i' && strcmp(e->name, "[memory]") == 0)
+            kin_memory_map(k, e);
         return;
     case KIN_CAT_NVTX:
         if (e->ph == 'B')

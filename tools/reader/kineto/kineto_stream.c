@@ -176,6 +176,9 @@ static void load(struct gw_reader *r, struct kineto *k)
     gw_map_clear(&k->joins);
     gw_map_clear(&k->stream_alias);
     k->njoin = 0;
+    kin_py_reset(k);
+    gw_map_clear(&k->mem_devices);
+    k->mem_blocks = 0;
     kin_sort_free(&k->sort);
     if (parse(r, k, 0) != 0 || k->failed)
         gw_reader_report(r, GW_DAMAGE_RECORD, k->bytes_in, 0, r->file_size, 0, "%s",
@@ -214,6 +217,15 @@ static int next_def(struct gw_reader *r, struct kineto *k, struct gw_event *ev)
             return 1;
         }
         i -= r->ndevices;
+        if (i == 0 && k->py_frames) {
+            /* the process ran Python and its stacks are known (python_function events):
+             * a call outside every frame was made without Python frames. The profiler
+             * follows calls made with the GIL released: its frames are still open. */
+            ev->kind = GW_EV_PYTHON;
+            ev->u.python.follows_releases = 1;
+            return 1;
+        }
+        i -= k->py_frames ? 1 : 0;
         if (i < k->streams.cap) {
             if (!k->streams.used || !k->streams.used[i])
                 continue;
@@ -236,6 +248,8 @@ static void count(struct gw_reader *r, const struct gw_event *ev)
     case GW_EV_GPU_MEMCPY: s->gpu_memcpys++; break;
     case GW_EV_GPU_MEMSET: s->gpu_memsets++; break;
     case GW_EV_CORRELATION: s->correlations++; return;
+    case GW_EV_PYSITE: return;
+    case GW_EV_MEM_BLOCK: break;
     case GW_EV_RANGE_PUSH: case GW_EV_RANGE_POP: case GW_EV_RANGE_START:
     case GW_EV_RANGE_END: s->nvtx_records++; break;
     default: s->definitions++; return;
@@ -256,10 +270,20 @@ int gw_kineto_next(struct gw_reader *r, struct gw_event *ev)
     }
     if (r->defs_only)
         return 0;
+    if (kin_py_pending(k, ev)) {  /* a call after its stack's definition, its PYSITE */
+        count(r, ev);
+        return 1;
+    }
     struct kin_rec rec;
-    if (!kin_sort_next(&k->sort, &rec))
-        return 0;
+    do {
+        if (!kin_sort_next(&k->sort, &rec))
+            return 0;
+    } while (kin_py_record(r, k, &rec));
     kin_fill_event(r, k, &rec, ev);
+    if (ev->kind == GW_EV_CALL)
+        kin_py_call(r, k, ev);
+    else if (ev->kind == GW_EV_MEM_BLOCK)
+        kin_memory_block(k, ev);
     count(r, ev);
     return 1;
 }
@@ -289,6 +313,8 @@ void gw_kineto_close(struct gw_reader *r)
     gw_map_free(&k->call_seq);
     gw_map_free(&k->joins);
     gw_map_free(&k->stream_alias);
+    gw_map_free(&k->mem_devices);
+    kin_py_free(k);
     free(k->join);
     free(k->ev.name);
     free(k->path);
