@@ -35,6 +35,7 @@ void ex_check(CUresult r, const char *what, const char *prog)
 
 static int fixed;
 static long workers = EX_USER_WORKERS;
+static long read_every = 1;
 
 int ex_fixed(void)
 {
@@ -46,14 +47,20 @@ long ex_workers(void)
     return workers;
 }
 
+long ex_read_every(void)
+{
+    return read_every;
+}
+
 long ex_steps(int argc, char **argv, const char *prog, long steps, const char *what)
 {
     static const struct option opts[] = {{"steps", required_argument, NULL, 's'},
                                          {"fixed", no_argument, NULL, 'f'},
                                          {"workers", required_argument, NULL, 'w'},
+                                         {"read-every", required_argument, NULL, 'r'},
                                          {"help", no_argument, NULL, 'h'},
                                          {0}};
-    for (int c; (c = getopt_long(argc, argv, "s:fw:h", opts, NULL)) != -1;) {
+    for (int c; (c = getopt_long(argc, argv, "s:fw:r:h", opts, NULL)) != -1;) {
         char *end;
         switch (c) {
         case 'w':
@@ -61,6 +68,13 @@ long ex_steps(int argc, char **argv, const char *prog, long steps, const char *w
             if (*end || workers < 1 || workers > EX_MAX_WORKERS) {
                 fprintf(stderr, "%s: --workers wants a number from 1 to %d\n", prog,
                         EX_MAX_WORKERS);
+                exit(2);
+            }
+            break;
+        case 'r':
+            read_every = strtol(optarg, &end, 10);
+            if (*end || read_every < 1 || read_every > 1000000) {
+                fprintf(stderr, "%s: --read-every wants a number from 1 to 1000000\n", prog);
                 exit(2);
             }
             break;
@@ -75,10 +89,13 @@ long ex_steps(int argc, char **argv, const char *prog, long steps, const char *w
             fixed = 1;
             break;
         case 'h':
-            printf("usage: %s [--steps N] [--fixed] [--workers N]\n%s\n  -s, --steps N   steps "
-                   "to run (default %ld)\n  -f, --fixed     apply the advice gpuwatch gives\n"
-                   "  -w, --workers N DataLoader workers of a fixed variant that starts them "
-                   "(default %d)\n", prog, what, steps, EX_USER_WORKERS);
+            printf("usage: %s [--steps N] [--fixed] [--workers N] [--read-every N]\n%s\n"
+                   "  -s, --steps N      steps to run (default %ld)\n"
+                   "  -f, --fixed        apply the advice gpuwatch gives\n"
+                   "  -w, --workers N    DataLoader workers of a fixed variant that starts "
+                   "them (default %d)\n"
+                   "  -r, --read-every N read the loss every N steps where a loop reads it "
+                   "(default 1)\n", prog, what, steps, EX_USER_WORKERS);
             exit(0);
         default:
             fprintf(stderr, "usage: %s [--steps N] [--fixed]\n", prog);

@@ -42,6 +42,9 @@ int ex_fixed(void);
 #define EX_USER_WORKERS 4
 #define EX_MAX_WORKERS 64
 long ex_workers(void);
+/* --read-every N: a loop that reads its loss back reads it every N steps (and at the
+ * last), as a user who logs every N steps does (default 1: each step). */
+long ex_read_every(void);
 /* cuInit, primary context, a module with one kernel per name, a non-blocking stream. */
 void ex_init(struct ex_ctx *ex, const char *prog, const char *const *kernels, size_t n);
 /* Launches kernel k (one block of 32 threads) on the stream. */

@@ -6,6 +6,7 @@
  * --fixed: DataLoader(num_workers=4), what a user writes (--workers N for another count):
  * worker threads load the batches, each 2 ahead at most (prefetch_factor=2), and the loop
  * takes them ready. Loading is CPU work (ex_work_ns): workers sharing CPUs load slower.
+ * --read-every N: the loss read every N steps (the fix of the per-step read).
  */
 #include <string.h>
 
@@ -41,8 +42,10 @@ int main(int argc, char **argv)
         EX_CK(&ex, cuMemcpyHtoDAsync(acts, batch, BATCH_BYTES, ex.stream));
         for (size_t k = 0; k < 3; k++)
             ex_launch(&ex, k);
-        /* loss.item(): a copy to pageable memory on the stream, which waits for the step */
-        EX_CK(&ex, cuMemcpyDtoHAsync(&loss, acts, sizeof loss, ex.stream));
+        /* loss.item(): a copy to pageable memory on the stream, which waits for the step
+         * (--read-every N: logged every N steps) */
+        if ((s + 1) % ex_read_every() == 0 || s + 1 == steps)
+            EX_CK(&ex, cuMemcpyDtoHAsync(&loss, acts, sizeof loss, ex.stream));
     }
     ex_loader_join(&loader);
     EX_CK(&ex, cuMemFreeHost(batch));

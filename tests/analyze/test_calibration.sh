@@ -37,20 +37,32 @@ run() {  # run LABEL MODE TAG EXAMPLE [ARGS...]: the JSON analysis in $WORK/LABE
 # chosen NAME: whether CALIBRATE_ONLY (unset: every class) names this class
 chosen() { [ -z "${CALIBRATE_ONLY:-}" ] || [[ " $CALIBRATE_ONLY " == *" $1 "* ]]; }
 
+# A fix that removes another waste of the same loop is tagged with its finding, "ID: ARGS"
+# (the per-step read of a loop that also loads its batches: sync_bubble: --read-every 50).
+# Which fix gains most is what the runs measure, not what the class was written for: with
+# another process holding a CPU, workers gain little and the read's fix as much as ever.
+# The finding of the fix that gains most is the one checked (WANT below); where no fix gains
+# beyond the noise, no finding may claim more than 20 % over what the runs can tell from
+# nothing. Every tagged finding's prediction is bounded by what its own fixes gained.
 calibrate() {  # calibrate LABEL EXPECTED_ID EXAMPLE FIX_ARGS [ARGS...] (FIX_ARGS: one or more words)
     chosen "$1" || return 0
-    local name=$1 want=$2 example=$3 fix=$4 mode i k
+    local name=$1 want0=$2 example=$3 fix=$4 mode i k
     shift 4
-    local skip=contention alts
+    local skip=contention
+    local -a alts ids
     IFS='|' read -ra alts <<<"$fix"
-    [ "$want" == contention ] && skip=""
+    for k in "${!alts[@]}"; do
+        ids[k]=$want0
+        if [[ ${alts[k]} =~ ^[[:space:]]*([a-z_]+):(.*)$ ]]; then
+            ids[k]=${BASH_REMATCH[1]} alts[k]=${BASH_REMATCH[2]}
+        fi
+    done
+    [ "$want0" == contention ] && skip=""
     for mode in ${CAL_MODES:-host cupti sampled}; do
-        local walls_p="" walls_f="" preds="" busy=0 ties="" wall_p wall_f pred noise
+        local walls_p="" busy=0 ties="" wall_p wall_f pred noise want=$want0 best=0 gain
         local -a walls_alt=()
-        local best_fix=""
         for i in 1 2 3 4 5; do
             local p="$WORK/$name-$mode-planted$i.json" f
-            local top_id top_pred run_id run_pred
             run "$name" "$mode" "planted$i" "$example" "$@"
             for k in "${!alts[@]}"; do
                 f="$WORK/$name-$mode-fixed$k-$i.json"
@@ -59,42 +71,76 @@ calibrate() {  # calibrate LABEL EXPECTED_ID EXAMPLE FIX_ARGS [ARGS...] (FIX_ARG
                 walls_alt[k]+="$(ex_wall "$f") "
             done
             [ -z "$skip" ] || [ "$(ex_top "$p" | cut -d' ' -f1)" != contention ] || busy=$((busy + 1))
-            read -r top_id top_pred <<<"$(ex_top "$p" "$skip")"
-            read -r run_id run_pred <<<"$(ex_finding "$p" "$want")"
-            if [ -z "${run_id:-}" ]; then
-                fail "$name ($mode): no $want finding in run $i (top: ${top_id:-none})"
-            elif [ "$top_id" != "$want" ]; then
-                awk -v t="$top_pred" -v w="$run_pred" 'BEGIN { exit !(t <= 1.2 * w) }' ||
-                    fail "$name ($mode): top finding '$top_id' predicts $((top_pred / 1000)) us, over 20 % more than $want's $((run_pred / 1000)) us (run $i)"
-                ties+="$top_id "
-            fi
-            walls_p+="$(ex_wall "$p") " preds+="${run_pred:-0} "
+            walls_p+="$(ex_wall "$p") "
             [ "$i" -ge 3 ] || continue
             wall_p=$(tr ' ' '\n' <<<"$walls_p" | grep . | median)
-            wall_f="" walls_f=""
+            wall_f=""
             for k in "${!alts[@]}"; do  # the fix that gains most
                 local wk
                 wk=$(tr ' ' '\n' <<<"${walls_alt[k]}" | grep . | median)
                 if [ -z "$wall_f" ] || [ "$wk" -lt "$wall_f" ]; then
-                    wall_f=$wk walls_f=${walls_alt[k]} best_fix=${alts[k]}
+                    wall_f=$wk best=$k
                 fi
             done
-            pred=$(tr ' ' '\n' <<<"$preds" | grep . | median)
-            noise=$(noise_of "$walls_p" "$walls_f")
+            want=${ids[best]}
+            pred=$(for ((j = 1; j <= i; j++)); do
+                       read -r _ run_pred <<<"$(ex_finding "$WORK/$name-$mode-planted$j.json" "$want")"
+                       echo "${run_pred:-0}"
+                   done | median)
+            noise=$(noise_of "$walls_p" "${walls_alt[best]}")
             noise_settled "$noise" "$((wall_p - wall_f))" "$pred" && break
+        done
+        gain=$((wall_p - wall_f))
+        # a fix gains beyond the noise: its finding is there in every run, first or tied
+        local helps=0
+        awk -v g="$gain" -v n="$noise" 'BEGIN { exit !(g > n) }' && helps=1
+        for ((j = 1; j <= i; j++)); do
+            local top_id top_pred run_id run_pred
+            read -r top_id top_pred <<<"$(ex_top "$WORK/$name-$mode-planted$j.json" "$skip")"
+            read -r run_id run_pred <<<"$(ex_finding "$WORK/$name-$mode-planted$j.json" "$want")"
+            [ "$helps" -eq 1 ] || continue
+            if [ -z "${run_id:-}" ]; then
+                fail "$name ($mode): no $want finding in run $j (top: ${top_id:-none})"
+            elif [ "$top_id" != "$want" ]; then
+                awk -v t="$top_pred" -v w="$run_pred" 'BEGIN { exit !(t <= 1.2 * w) }' ||
+                    fail "$name ($mode): top finding '$top_id' predicts $((top_pred / 1000)) us, over 20 % more than $want's $((run_pred / 1000)) us (run $j)"
+                ties+="$top_id "
+            fi
         done
         [ "$busy" -eq 0 ] || echo "  $name ($mode): contention first in $busy of $i planted runs (the machine's)"
         [ -z "$ties" ] || echo "  $name ($mode): tied with $want, ranked above it: $ties"
-        noise_note "$name ($mode)" "$noise" "$((wall_p - wall_f))"
+        [ "$helps" -eq 1 ] || echo "  $name ($mode): no fix gains beyond the noise here"
+        noise_note "$name ($mode)" "$noise" "$gain"
         local check=1
         [[ " ${SAVING_MODES:-host cupti sampled} " == *" $mode "* ]] || check=0
         awk -v p="$pred" -v a="$wall_p" -v b="$wall_f" -v n="$name ($mode)" -v e="$noise" -v check="$check" \
-            -v runs="$i" -v fix="${best_fix# }" -v alts="${#alts[@]}" 'BEGIN {
-            m = a - b; printf "  %s: predicted %.1f ms, measured %.1f ms +- %.1f (%.2f, %d runs each%s%s)\n", n, p / 1e6,
-                m / 1e6, e / 1e6, (m > 0 ? p / m : 0), runs, check ? "" : ", ranking only",
+            -v runs="$i" -v fix="${alts[best]# }" -v alts="${#alts[@]}" -v want="$want" 'BEGIN {
+            m = a - b; printf "  %s: %s predicted %.1f ms, measured %.1f ms +- %.1f (%.2f, %d runs each%s%s)\n", n,
+                want, p / 1e6, m / 1e6, e / 1e6, (m > 0 ? p / m : 0), runs, check ? "" : ", ranking only",
                 (alts > 1 ? ", best of " alts " fixes: " fix : "") }'
-        [ "$check" -eq 0 ] || noise_within "$pred" "$((wall_p - wall_f))" "$noise" 0.8 1.2 ||
+        [ "$check" -eq 0 ] || noise_within "$pred" "$gain" "$noise" 0.8 1.2 ||
             fail "$name ($mode): prediction outside +-20 % of the measured gain, beyond its noise"
+        # the other tagged findings claim no more than their own fixes gave back
+        local id
+        for id in $(printf '%s\n' "${ids[@]}" | sort -u); do
+            [ "$id" != "$want" ] && [ "$check" -eq 1 ] || continue
+            local wid="" walls_id=""
+            for k in "${!alts[@]}"; do
+                [ "${ids[k]}" == "$id" ] || continue
+                local wk
+                wk=$(tr ' ' '\n' <<<"${walls_alt[k]}" | grep . | median)
+                [ -n "$wid" ] && [ "$wk" -ge "$wid" ] || wid=$wk walls_id=${walls_alt[k]}
+            done
+            local idpred idnoise
+            idpred=$(for ((j = 1; j <= i; j++)); do
+                         read -r _ run_pred <<<"$(ex_finding "$WORK/$name-$mode-planted$j.json" "$id")"
+                         echo "${run_pred:-0}"
+                     done | median)
+            idnoise=$(noise_of "$walls_p" "$walls_id")
+            echo "  $name ($mode): $id predicted $((idpred / 1000000)) ms, its fix gained $(((wall_p - wid) / 1000000)) ms +- $((idnoise / 1000000))"
+            noise_within "$idpred" "$((wall_p - wid))" "$idnoise" 0 1.2 ||
+                fail "$name ($mode): $id predicts over 20 % more than its fix gained, beyond its noise"
+        done
     done
 }
 
@@ -204,8 +250,9 @@ calibrate_pair() {  # calibrate_pair LABEL FIX_A FIX_B EXAMPLE [ARGS...] (random
 
 calibrate per_step_sync sync_bubble per_step_sync --fixed
 calibrate pageable_h2d pageable_h2d pageable_h2d --fixed
+# (its loss is read every step: reading it every 50 is the other fix a user would write)
 calibrate dataloader_bound input_pipeline dataloader_bound \
-    "--fixed --workers 1 | --fixed --workers 2 | --fixed --workers 4 | --fixed --workers 8"
+    "--fixed --workers 1 | --fixed --workers 2 | --fixed --workers 4 | --fixed --workers 8 | sync_bubble: --read-every 50"
 # a 300 ms checkpoint write every 50 steps, made asynchronous: each write outlasts the
 # 100 ms of steps before the next save, so the fix gains those 100 ms a save, not the pause
 calibrate checkpoint_pauses pauses checkpoint_pauses --fixed
@@ -231,7 +278,7 @@ calibrate sync_two_streams sync_bubble random_loop --fix=no_sync --load-us 0 --k
 # "autograd" thread while the training thread waits (PyTorch's loss.backward()): each
 # thread's stretch during the other's launches is a wait for it, not a batch load
 calibrate input_backward_thread input_pipeline random_loop \
-    "--fix=input_workers --workers 1 | --fix=input_workers --workers 2 | --fix=input_workers --workers 4 | --fix=input_workers --workers 8" \
+    "--fix=input_workers --workers 1 | --fix=input_workers --workers 2 | --fix=input_workers --workers 4 | --fix=input_workers --workers 8 | sync_bubble: --fix=no_sync" \
     --load-us 2000 \
     --kernels 20 --kernel-ns 100000 --copy-kb 0 --sync-every 1 --log-us 0 --streams 1 \
     --churn 0 --nvtx 1 --backward-thread 1
@@ -308,7 +355,7 @@ calibrate_pair upload_and_sync_2 no_sync pinned_async random_loop --load-us 0 --
 # spinning (CUDA's default): the training thread then needs no CPU while it waits, the
 # loads get both CPUs, and a sync's wake-up costs more (issue 36 G)
 EX_SPIN_WAIT=0 calibrate dataloader_bound_blocking input_pipeline dataloader_bound \
-    "--fixed --workers 1 | --fixed --workers 2 | --fixed --workers 4 | --fixed --workers 8"
+    "--fixed --workers 1 | --fixed --workers 2 | --fixed --workers 4 | --fixed --workers 8 | sync_bubble: --read-every 50"
 EX_SPIN_WAIT=0 calibrate per_step_sync_blocking sync_bubble per_step_sync --fixed
 noise_report analyze_calibration
 [ "$failures" -eq 0 ] || { echo "test_calibration: $failures failed" >&2; exit 1; }

@@ -32,14 +32,6 @@ int an_worker_budget(const struct an_model *m, unsigned cpus, struct an_worker_b
     out->load_cpu = load > 0 ? clamp(train / load, 0, 1) : 0;
     out->process_others = c->traced_others_cpus;
     out->others = c->others_known ? c->others_cpus : 0;
-    /* What the thread needs beside its loads, of the loop once they leave it: its own work,
-     * and half its spinning in waits for the GPU (spinning, it is one more runnable thread,
-     * and on its CPU a loading worker and it get half each; what it needs is only the
-     * moment the GPU is done). The loop then takes the longer of what is left of the
-     * thread's time and the loads made on the CPUs the rest leaves. */
-    double spin = clamp(c->train_wait * c->train_wait_cpu, 0, 1);
-    double work = clamp(train - spin - out->load_cpu * load, 0, 1);
-    double need_then = work + spin / 2;
     /* Other processes run in sessions of their own, and the scheduler shares the CPUs
      * evenly between the sessions that want them (autogroups; a nice value counts only
      * inside its session): once the workers want the CPUs too, the others keep what they
@@ -47,19 +39,38 @@ int an_worker_budget(const struct an_model *m, unsigned cpus, struct an_worker_b
      * CPU (1, 2 or 4 workers gave back 5-15 ms of the 125 they gave without it); a load
      * that filled every CPU keeps half. */
     out->others_keep = out->others < (double)cpus / 2 ? out->others : (double)cpus / 2;
-    double left_first = (double)cpus - need_then - out->process_others - out->others_keep;
-    double loop_then = 1 - load;
-    if (left_first > 0.1 && out->load_cpu * load / left_first > loop_then)
-        loop_then = out->load_cpu * load / left_first;
-    out->train_need = clamp(need_then / (loop_then > 0.05 ? loop_then : 0.05), 0, 1);
-    /* The CPUs left to the loads once the rest has what it uses now. The scheduler shares a
-     * CPU evenly: workers beyond what those CPUs run take the rest from the training
-     * thread, whose launches and waits then start late, and the step gains nothing by it
-     * (2 CPUs, a thread spinning in its waits and an autograd thread: one worker gave back
-     * 116 ms, eight 43-93 ms). So the count named is what the CPUs left can run, each at
-     * the thread's speed, the last one slower. Loads that wait on storage need no CPU: then
-     * workers at the thread's speed, as many as users start. */
-    double left = (double)cpus - out->train_need - out->process_others - out->others_keep;
+    double spin = clamp(c->train_wait * c->train_wait_cpu, 0, 1);
+    double work = clamp(train - spin - out->load_cpu * load, 0, 1);
+    /* What the thread needs beside its loads, of the loop once they leave it: its own work,
+     * and its spinning in waits for the GPU at a runnable thread's fair share of the CPUs
+     * beside the workers, which depends on how many there are: from one worker on, until
+     * the count stops changing. (Two workers and a spinning thread on 2 CPUs get two
+     * thirds of one each: with a half, 2 workers were replayed 20 % faster than they ran.)
+     * The loop then takes the longer of what is left of the thread's time and the loads
+     * made on the CPUs the rest leaves. */
+    double left = 0;
+    unsigned workers = 1;
+    for (int round = 0; round < 4; round++) {
+        double share = clamp((double)cpus / (workers + 1), 0, 1);
+        double need_then = work + spin * share;
+        double left_first = (double)cpus - need_then - out->process_others - out->others_keep;
+        double loop_then = 1 - load;
+        if (left_first > 0.1 && out->load_cpu * load / left_first > loop_then)
+            loop_then = out->load_cpu * load / left_first;
+        out->train_need = clamp(need_then / (loop_then > 0.05 ? loop_then : 0.05), 0, 1);
+        /* The CPUs left to the loads once the rest has what it uses now: workers beyond
+         * what those CPUs run take the rest from the training thread, whose launches and
+         * waits then start late, and the step gains nothing by it (2 CPUs, a thread
+         * spinning in its waits and an autograd thread: one worker gave back 116 ms, eight
+         * 43-93 ms). So the count named is what the CPUs left can run, each at the
+         * thread's speed, the last one slower. */
+        left = (double)cpus - out->train_need - out->process_others - out->others_keep;
+        double loading = out->load_cpu > 0.05 ? clamp(left / out->load_cpu, 0.1, cpus) : 1;
+        unsigned next = (unsigned)loading + ((double)(unsigned)loading < loading);
+        if (next == workers)
+            break;
+        workers = next;
+    }
     if (out->load_cpu <= 0.05) {
         /* The thread waited off the CPU. With CPUs to spare that is storage or the network;
          * where the process's own threads and workers already keep them busy, it waited for
