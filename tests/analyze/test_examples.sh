@@ -44,6 +44,17 @@ example() {
         echo "  $name ($mode): no finding"
         return
     fi
+    # Another process holding a CPU (0.5 or more beside the run) takes it from the workers a
+    # fix would start, not from a loop that stops waiting for the GPU: the example's other
+    # waste (WHEN_CPUS_TAKEN, its loss read every step) may then give back more, as
+    # test_calibration.sh measures under such load. Said, and its share checked.
+    local others
+    others=$(grep -m1 -o '"other_processes_cpus": [0-9.e+-]*' "$out.json" | sed 's/.*: //')
+    if [ "$id" != "$want" ] && [ -n "${WHEN_CPUS_TAKEN:-}" ] && [ "$id" == "$WHEN_CPUS_TAKEN" ] &&
+        awk -v o="${others:-0}" 'BEGIN { exit !(o >= 0.5) }'; then
+        echo "  $name ($mode): other processes kept $others CPUs busy: $id first"
+        want=$id
+    fi
     if [ "$id" != "$want" ]; then
         fail "$name ($mode): top finding '$id', expected '$want'"
         sed -n '/^Findings/,/^Details/p' "$out.txt" | head -30 >&2
@@ -57,7 +68,7 @@ example() {
 
 for mode in host cupti sampled; do
     example healthy "$mode" none 0 0
-    example dataloader_bound "$mode" input_pipeline 0.25 0.85
+    WHEN_CPUS_TAKEN=sync_bubble example dataloader_bound "$mode" input_pipeline 0.25 0.85
     example pageable_h2d "$mode" pageable_h2d 0.25 0.75
     example per_step_sync "$mode" sync_bubble 0.10 0.50
     example launch_bound "$mode" launch_bound 0.30 1.00
@@ -84,9 +95,19 @@ LD_LIBRARY_PATH="$FAKE" GPUWATCH_CUPTI="$CUPTI" LD_PRELOAD="$SHIM" GPUWATCH_OUTP
     --kernel-ns 150000 --copy-kb 1024 --pageable 0 --sync-copy 0 --sync-every 0 --log-us 0 \
     --streams 1 --churn 0 --nvtx 0 >/dev/null 2>&1 || fail "slow_input did not run"
 "$GPUWATCH" analyze --cpus 2 "$WORK/slow_input" >"$WORK/slow_input.txt" 2>&1
-grep -q '^ 1\. input_pipeline: ' "$WORK/slow_input.txt" &&
-    tr -s ' \n' ' ' <"$WORK/slow_input.txt" | grep -q 'DataLoader(num_workers=2, pin_memory=True' ||
-    fail "slow_input: $(sed -n '/^No findings/,+2p;/^Findings/,+3p;/num_workers/p' "$WORK/slow_input.txt")"
+# (with another process holding a CPU the workers have none to load on: no worker count
+# gave back more than the runs' noise in test_calibration.sh's input_off_cpu; none named)
+others=$("$GPUWATCH" analyze --cpus 2 --json "$WORK/slow_input" 2>/dev/null |
+             grep -m1 -o '"other_processes_cpus": [0-9.e+-]*' | sed 's/.*: //')
+if awk -v o="${others:-0}" 'BEGIN { exit !(o >= 0.5) }'; then
+    echo "  slow_input: other processes kept $others CPUs busy: $(grep -m1 '^No findings\|^ 1\.' "$WORK/slow_input.txt" | cut -c1-60)"
+    tr -s ' \n' ' ' <"$WORK/slow_input.txt" | grep -q 'DataLoader(num_workers=[2-9]' &&
+        fail "slow_input: workers named with the CPUs taken: $(grep -m1 num_workers "$WORK/slow_input.txt")"
+else
+    grep -q '^ 1\. input_pipeline: ' "$WORK/slow_input.txt" &&
+        tr -s ' \n' ' ' <"$WORK/slow_input.txt" | grep -q 'DataLoader(num_workers=2, pin_memory=True' ||
+        fail "slow_input: $(sed -n '/^No findings/,+2p;/^Findings/,+3p;/num_workers/p' "$WORK/slow_input.txt")"
+fi
 for mode in host cupti; do
     grep -q '"source": "nvtx", "marker": "NVTX train_step"' "$WORK/healthy-$mode.json" ||
         fail "healthy ($mode): steps not taken from its NVTX ranges"
@@ -114,8 +135,11 @@ if [ -n "$asan" ] && [ -e "$asan" ]; then
 else
     echo "  (no libasan.so here: the sanitizer-first preload not tried)"
 fi
-grep -q '"suggested_workers"' "$WORK/dataloader_bound-host.json" ||
-    fail "dataloader_bound: no suggested_workers figure"
+# (the input finding is missing only where other processes took the CPUs: said above)
+if [ -n "$(ex_finding "$WORK/dataloader_bound-host.json" input_pipeline)" ]; then
+    grep -q '"suggested_workers"' "$WORK/dataloader_bound-host.json" ||
+        fail "dataloader_bound: no suggested_workers figure"
+fi
 
 # gpuwatch run: the analysis when the command ends, not with --no-analyze
 LD_LIBRARY_PATH="$FAKE" GPUWATCH_CUPTI=0 "$GPUWATCH" run --output "$WORK/run1" -- \

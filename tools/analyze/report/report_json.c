@@ -214,6 +214,11 @@ static void cpu(FILE *out, const struct an_model *m)
     fprintf(out, ", \"workers_running\": %" PRIu32 ", \"child_processes\": %" PRIu32
             ", \"workers_cpus\": ", c->workers, c->processes);
     num(out, c->workers_cpus);
+    fputs(", \"other_processes_cpus\": ", out);
+    if (c->others_known)
+        num(out, c->others_cpus);
+    else
+        fputs("null", out);
     fputc('}', out);
 }
 
