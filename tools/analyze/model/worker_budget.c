@@ -74,9 +74,10 @@ int an_worker_budget(const struct an_model *m, unsigned cpus, struct an_worker_b
     if (out->load_cpu <= 0.05) {
         /* The thread waited off the CPU. With CPUs to spare that is storage or the network;
          * where the process's own threads and workers already keep them busy, it waited for
-         * them (loader threads of its own): more of them only share the same CPUs */
+         * them (loader threads of its own): more of them only share the same CPUs. Other
+         * processes' work says nothing of it: loads that wait need no CPU. */
         double own = c->process_cpus - train;  /* every thread of its own, loaders too */
-        if (left + out->process_others - (own > 0 ? own : 0) - c->workers_cpus < 0.5) {
+        if ((double)cpus - out->train_need - (own > 0 ? own : 0) - c->workers_cpus < 0.5) {
             out->workers = 0;
             out->replayed = 1;
             out->speed = 0.02;
