@@ -81,6 +81,25 @@ static void others_take_their_share(void **state)
     assert_true(b.speed > 0.959 && b.speed < 0.961);
 }
 
+/* A thread that sleeps through its loads (0.625 of the loop) and is on a CPU 0.47 of the
+ * time, 0.45 of it spinning in its waits or copying from pageable memory, beside a CPU hog
+ * in another session: its loads took 0.02 / 0.625 of a CPU, they wait on storage, and the
+ * hog is no loader of its own: the 4 workers users start on 2 CPUs, at full speed. */
+static void sleeping_loads_beside_a_hog(void **state)
+{
+    (void)state;
+    struct an_model m = {0};
+    struct an_worker_budget b;
+    loop(&m, 0.47, 0.47, 1.0);
+    m.cpu.train_wait = 0.5;
+    m.cpu.train_wait_cpu = 0.9;
+    assert_int_equal(an_worker_budget(&m, 2, &b), 1);
+    assert_true(b.load_cpu > 0.0319 && b.load_cpu < 0.0321);
+    assert_int_equal(b.workers, 4);
+    assert_int_equal(b.replayed, 4);
+    assert_true(b.speed > 0.999);
+}
+
 /* Loads that wait on storage use no CPU: every worker at the thread's speed. Without CPU
  * samples or batch loads there is no budget. */
 static void reads_need_no_cpu_and_no_samples_no_budget(void **state)
@@ -121,6 +140,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(spinning_thread_needs_its_fair_share),
         cmocka_unit_test(others_take_their_share),
+        cmocka_unit_test(sleeping_loads_beside_a_hog),
         cmocka_unit_test(reads_need_no_cpu_and_no_samples_no_budget),
         cmocka_unit_test(own_loaders_fill_the_cpus),
     };

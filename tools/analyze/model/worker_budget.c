@@ -25,11 +25,15 @@ int an_worker_budget(const struct an_model *m, unsigned cpus, struct an_worker_b
     if (!cpus || !c->known || !r->done || !r->loads || !r->loop_ns || !r->load_ns)
         return 0;
     double load = clamp((double)r->load_ns / (double)r->loop_ns, 0, 0.95);
-    /* the thread's CPU time is its loads' and the rest: a load spent waiting on storage or
-     * the network needs no CPU in a worker either */
+    /* the thread's CPU time outside its waits for the GPU is its loads' and the rest (in
+     * them it spins, or copies from pageable memory: no load's): a load spent waiting on
+     * storage or the network needs no CPU in a worker either. (A thread that sleeps 4 ms
+     * a batch and spends its CPU copying 16 MiB from pageable memory and spinning in a
+     * synchronize loads off the CPU.) */
     double train = clamp(c->train_cpus, 0, 1);
+    double spin = clamp(c->train_wait * c->train_wait_cpu, 0, 1);
     out->load_share = load;
-    out->load_cpu = load > 0 ? clamp(train / load, 0, 1) : 0;
+    out->load_cpu = load > 0 ? clamp((train - spin) / load, 0, 1) : 0;
     out->process_others = c->traced_others_cpus;
     out->others = c->others_known ? c->others_cpus : 0;
     /* Other processes run in sessions of their own, and the scheduler shares the CPUs
@@ -39,7 +43,6 @@ int an_worker_budget(const struct an_model *m, unsigned cpus, struct an_worker_b
      * CPU (1, 2 or 4 workers gave back 5-15 ms of the 125 they gave without it); a load
      * that filled every CPU keeps half. */
     out->others_keep = out->others < (double)cpus / 2 ? out->others : (double)cpus / 2;
-    double spin = clamp(c->train_wait * c->train_wait_cpu, 0, 1);
     double work = clamp(train - spin - out->load_cpu * load, 0, 1);
     /* What the thread needs beside its loads, of the loop once they leave it: its own work,
      * and its spinning in waits for the GPU at a runnable thread's fair share of the CPUs
