@@ -34,9 +34,20 @@ struct an_rp_op {
     uint64_t seq;                    /* its place on its stream: 0, 1, ... */
     uint64_t issued_meas;            /* when the host had issued it (measured) */
     unsigned touched;                /* the changes that transform it (an_wi_touched) */
+    int waits;                       /* its call waited for the GPU as measured */
     uint64_t sim[AN_WORLDS];       /* the call's replayed start */
-    uint64_t issued_sim[AN_WORLDS];/* when the host had issued it, replayed */
 };
+
+/* When the host had issued op in world w, replayed: its call's start, plus its own time
+ * where it did not wait (so it was not kept per world: only a drain's first and last
+ * operation need it, and copying it as each was issued cost a tenth of the replay). */
+static uint64_t issued_sim(const struct an_replay_state *st, const struct an_rp_op *op, int w)
+{
+    if (op->waits)
+        return op->sim[w];
+    return op->sim[w] + an_wi_cost(st->changes[w] & op->touched, &op->call,
+                                   op->call.end - op->call.ts);
+}
 
 struct an_rp_record {
     uint64_t ts, end, corr;
@@ -128,6 +139,10 @@ void an_replay_init(struct an_replay_state *st, const struct an_thresholds *th, 
     an_replay_set_workers(st, cpus > 2 ? cpus - 1 : 1, 1.0);
     for (int w = 0; w < AN_WORLDS; w++)
         st->changes[w] = an_world_changes(w);
+    for (unsigned mask = 0; mask < 1u << AN_WI_COUNT; mask++)
+        for (int w = 0; w < AN_WORLDS; w++)
+            if (st->changes[w] & mask)
+                st->making[mask].world[st->making[mask].n++] = (uint8_t)w;
     st->nowait_ns = malloc(GW_API_ID_LIMIT * sizeof *st->nowait_ns);
     if (st->nowait_ns)
         for (size_t i = 0; i < GW_API_ID_LIMIT; i++)
@@ -404,8 +419,9 @@ static void run_op(struct an_replay_state *st, struct an_rp_stream *s, const str
 {
     uint64_t dur = end > ts ? end - ts : 0;
     uint64_t lat = ts > op->call.ts ? ts - op->call.ts : 0;
-    uint64_t other[AN_WORLDS] = {0};
-    uint64_t other_meas = s->nbar ? pass_barriers(st, s, op->seq, other, NULL, 0, 0) : 0;
+    uint64_t other[AN_WORLDS];
+    int barred = s->nbar != 0;
+    uint64_t other_meas = barred ? pass_barriers(st, s, op->seq, other, NULL, 0, 0) : 0;
     /* an operation that started after its stream's previous one ended waited for its call:
      * the delay from the call is the launch latency; a queued one started when the stream
      * (or the other stream it waited for) freed up, and at most the latency seen last */
@@ -413,12 +429,26 @@ static void run_op(struct an_replay_state *st, struct an_rp_stream *s, const str
         s->latency = lat;
     else if (lat > s->latency)
         lat = s->latency;
+    /* each world's delay and length: as measured, but where a change touches the call */
+    uint64_t lat_in[AN_WORLDS], dur_in[AN_WORLDS];
     for (int w = 0; w < AN_WORLDS; w++) {
-        unsigned c = st->changes[w] & op->touched;
-        uint64_t ready = op->sim[w] + (c && an_wi_back_to_back(c, &op->call) ? 0 : lat);
-        ready = max64(ready, other[w]);
-        s->g[w] = max64(s->g[w], ready) + (c ? an_wi_op_ns(st, c, &op->call, dur) : dur);
+        lat_in[w] = lat;
+        dur_in[w] = dur;
     }
+    const struct an_world_set *in = &st->making[op->touched];
+    for (unsigned i = 0; i < in->n; i++) {
+        int w = in->world[i];
+        unsigned c = st->changes[w] & op->touched;
+        if (an_wi_back_to_back(c, &op->call))
+            lat_in[w] = 0;
+        dur_in[w] = an_wi_op_ns(st, c, &op->call, dur);
+    }
+    if (barred)
+        for (int w = 0; w < AN_WORLDS; w++)
+            s->g[w] = max64(s->g[w], max64(op->sim[w] + lat_in[w], other[w])) + dur_in[w];
+    else
+        for (int w = 0; w < AN_WORLDS; w++)
+            s->g[w] = max64(s->g[w], op->sim[w] + lat_in[w]) + dur_in[w];
     if (end > s->g_meas)
         s->g_meas = end;
     mark_done(s, op->seq);
@@ -580,10 +610,9 @@ static void run_virtual(struct an_replay_state *st, struct an_rp_stream *s,
     uint64_t work = waited && drain->end > from ? drain->end - from : 0;
     if (!work)
         st->drained_unknown = 1;
+    const struct an_rp_op *from_op = work ? first : last;
     for (int w = 0; w < AN_WORLDS; w++)
-        s->g[w] = max64(max64(s->g[w], other[w]),
-                        work ? first->issued_sim[w] : last->issued_sim[w]) +
-                  work;
+        s->g[w] = max64(max64(s->g[w], other[w]), issued_sim(st, from_op, w)) + work;
     if (from + work > s->g_meas)
         s->g_meas = from + work;
     mark_done(s, last->seq);
@@ -623,7 +652,7 @@ static void host_only_upload(struct an_replay_state *st, struct an_rp_stream *s,
 }
 
 static void issue(struct an_replay_state *st, const struct an_ev *ev, const uint64_t *start_sim,
-                  const uint64_t *issued_sim, int waits, unsigned touched)
+                  int waits, unsigned touched)
 {
     struct an_rp_stream *s = stream_of(st, ev->stream);
     if (!s)
@@ -635,9 +664,8 @@ static void issue(struct an_replay_state *st, const struct an_ev *ev, const uint
          (ev->dir == GW_COPY_DTOH && ev->host_kind == GW_HOST_PAGEABLE &&
           ev->bytes >= (64u << 10)))) {
         struct an_rp_op op = {.call = *ev, .seq = s->issued++, .issued_meas = ev->ts,
-                              .touched = touched};
+                              .touched = touched, .waits = waits};
         memcpy(op.sim, start_sim, sizeof op.sim);
-        memcpy(op.issued_sim, issued_sim, sizeof op.issued_sim);
         host_only_upload(st, s, ev, &op);
         return;
     }
@@ -652,8 +680,8 @@ static void issue(struct an_replay_state *st, const struct an_ev *ev, const uint
     op->seq = s->issued++;
     op->issued_meas = waits ? ev->ts : ev->end;
     op->touched = touched;
+    op->waits = waits;
     memcpy(op->sim, start_sim, sizeof op->sim);
-    memcpy(op->issued_sim, issued_sim, sizeof op->issued_sim);
     s->q_n++;
     match_pending(st, s, ev->end);
 }
@@ -831,19 +859,18 @@ static void replay_call(struct an_replay_state *st, const struct an_ev *ev)
             st->asked = 1;
         }
     }
-    unsigned touched = an_wi_touched(st, ev), c[AN_WORLDS];
-    uint64_t cost[AN_WORLDS];
+    unsigned touched = an_wi_touched(st, ev);
+    const struct an_world_set *in = &st->making[touched];
     uint64_t dur = ev->end - ev->ts;
-    /* (the common case, no change touching ev, moves every world alike in place: building
-     * the worlds' starts apart and copying them back cost a third of the replay, the copy's
-     * wide loads stalling on the narrow stores just made) */
-    for (int w = 0; w < AN_WORLDS; w++) {
-        cost[w] = dur;
+    /* every world moves alike in place, then the few that make a change touching ev move
+     * otherwise (building the worlds' starts apart and copying them back cost a third of
+     * the replay, the copy's wide loads stalling on the narrow stores just made); cost[w]
+     * is set for those alone, the others' is dur */
+    uint64_t cost[AN_WORLDS];
+    for (int w = 0; w < AN_WORLDS; w++)
         t->h[w] += gap;
-        c[w] = st->changes[w] & touched;
-    }
     if (touched)
-        an_wi_transform(st, c, ev, gap, dur, t->h, cost);
+        an_wi_transform(st, in, touched, ev, gap, dur, t->h, cost);
     const uint64_t *start = t->h;  /* (each world's start of ev, until ev's cost is added) */
     if (st->load) {
         if (!st->loads)
@@ -864,11 +891,9 @@ static void replay_call(struct an_replay_state *st, const struct an_ev *ev)
     uint64_t nowait = st->nowait_ns && ev->api < GW_API_ID_LIMIT ? st->nowait_ns[ev->api] : 0;
     if (nowait == UINT64_MAX)
         nowait = 0;
-    if (an_wi_issues(ev)) {
-        uint64_t issued[AN_WORLDS];
-        for (int w = 0; w < AN_WORLDS; w++)
-            issued[w] = start[w] + (waits ? 0 : cost[w]);
-        issue(st, ev, start, issued, waits, touched);
+    int issues = an_wi_issues(ev);
+    if (issues) {
+        issue(st, ev, start, waits, touched);
         note_busy(st, t, ev->end);
     }
     /* (a loop's iteration: work launched, then its results waited for or the next batch
@@ -880,7 +905,9 @@ static void replay_call(struct an_replay_state *st, const struct an_ev *ev)
     }
     if (!waits) {
         for (int w = 0; w < AN_WORLDS; w++)
-            t->h[w] += cost[w];
+            t->h[w] += dur;
+        for (unsigned i = 0; i < in->n; i++)  /* (modulo 2^64: exactly h + cost) */
+            t->h[in->world[i]] += cost[in->world[i]] - dur;
     } else {
         uint64_t ready_sim[AN_WORLDS];
         int waited_long = dur > nowait + st->th.drain_slack_ns;
@@ -900,23 +927,24 @@ static void replay_call(struct an_replay_state *st, const struct an_ev *ev)
         int gathers = an_wi_gathers(st, ev);
         t->holding = 0;
         for (int w = 0; w < AN_WORLDS; w++) {
-            if (!c[w] || an_wi_waits(st, c[w], ev)) {
-                uint64_t mine = t->h[w] + (c[w] ? an_wi_cost(c[w], ev, before) : before);
+            unsigned c = st->changes[w] & touched;
+            if (!c || an_wi_waits(st, c, ev)) {
+                uint64_t mine = t->h[w] + (c ? an_wi_cost(c, ev, before) : before);
                 t->h[w] = max64(mine, ready_sim[w] + after);
                 t->held[w] = t->h[w];
             } else {
                 uint64_t mine = t->h[w];
-                t->h[w] += an_wi_cost(c[w], ev, before + after);
-                t->held[w] = max64(mine + an_wi_cost(c[w], ev, before), ready_sim[w] + after);
+                t->h[w] += an_wi_cost(c, ev, before + after);
+                t->held[w] = max64(mine + an_wi_cost(c, ev, before), ready_sim[w] + after);
                 t->holding |= gathers;
             }
         }
         t->waits_after_work += t->launched_since_wait;
         t->launched_since_wait = 0;
     }
-    if (ev->kind == AN_LAUNCH && an_wi_issues(ev))
+    if (ev->kind == AN_LAUNCH && issues)
         t->launched_since_wait = t->launched_since_upload = 1;
-    if (an_wi_issues(ev))
+    if (issues)
         t->upload_to = ev->kind == AN_COPY && ev->dir == GW_COPY_HTOD ? ev->stream + 1 : 0;
     if (an_is_host(ev))  /* (a step's NVTX end between them changes nothing) */
         t->after_readback = ev->kind == AN_COPY && ev->dir == GW_COPY_DTOH &&

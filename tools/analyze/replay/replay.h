@@ -53,6 +53,12 @@ const char *an_whatif_advice(enum an_whatif w);
 unsigned an_world_changes(int world);
 /* The world making exactly `changes`, or -1 when none is replayed. */
 int an_world_of(unsigned changes);
+/* Some of the worlds, in world order: those that make a change touching the event replayed
+ * now, the only ones whose clocks it moves otherwise than as measured. */
+struct an_world_set {
+    unsigned n;
+    uint8_t world[AN_WORLDS];
+};
 
 /* What the replay found, kept in the model after the pass. */
 struct an_replay {
@@ -104,6 +110,9 @@ struct an_replay_state {
     size_t last_stream;          /* the stream looked up last, + 1 (0: none) */
     size_t last_thread;          /* the thread replayed last, + 1 (0: none yet) */
     unsigned changes[AN_WORLDS]; /* each world's changes (an_world_changes) */
+    /* for each mask of changes, the worlds making one of them (most events touch none, or
+     * only the kernel launches of the 6 worlds with cuda_graphs: the others move alike) */
+    struct an_world_set making[1u << AN_WI_COUNT];
     /* AN_WI_INPUT_WORKERS, per world: when each worker is free, and when each of the last
      * workers x prefetch batches was taken by the training loop */
     uint64_t *worker_free, *taken;

@@ -272,8 +272,9 @@ static unsigned costless(const struct an_ev *ev)
     return allocator_call(ev) ? AN_WI_BIT(AN_WI_NO_CHURN) : 0;
 }
 
-void an_wi_transform(struct an_replay_state *st, const unsigned *c, const struct an_ev *ev,
-                     uint64_t gap, uint64_t dur, uint64_t *start, uint64_t *cost)
+void an_wi_transform(struct an_replay_state *st, const struct an_world_set *in, unsigned touched,
+                     const struct an_ev *ev, uint64_t gap, uint64_t dur, uint64_t *start,
+                     uint64_t *cost)
 {
     int overhead = launch_overhead(st, ev, gap);
     uint64_t covered = gap > st->alone ? gap - st->alone : 0;
@@ -281,19 +282,19 @@ void an_wi_transform(struct an_replay_state *st, const unsigned *c, const struct
     unsigned no_gap = overhead ? AN_WI_BIT(AN_WI_GRAPHS) : 0, no_cost = costless(ev);
     int small = small_upload(ev);
     uint64_t staging = small ? staging_ns(ev) : 0;
-    for (int w = 0; w < AN_WORLDS; w++) {
-        if (!c[w])
-            continue;
+    for (unsigned i = 0; i < in->n; i++) {
+        int w = in->world[i];
+        unsigned c = st->changes[w] & touched;
         uint64_t h = start[w] - gap, g = gap;  /* (the thread's time before the stretch) */
-        if (c[w] & no_gap)
+        if (c & no_gap)
             g = 0;
-        else if ((c[w] & AN_WI_BIT(AN_WI_INPUT_WORKERS)) && st->load)
+        else if ((c & AN_WI_BIT(AN_WI_INPUT_WORKERS)) && st->load)
             g = covered + worker_gap(st, w, st->alone, h);
-        else if ((c[w] & AN_WI_BIT(AN_WI_BACKGROUND)) && st->pause)
+        else if ((c & AN_WI_BIT(AN_WI_BACKGROUND)) && st->pause)
             g = covered + background_gap(st, w, st->alone, h);
         start[w] = h + g;
-        cost[w] = c[w] & no_cost ? 0 : dur;
-        if ((c[w] & AN_WI_BIT(AN_WI_PINNED_ASYNC)) && small && staging < cost[w])
+        cost[w] = c & no_cost ? 0 : dur;
+        if ((c & AN_WI_BIT(AN_WI_PINNED_ASYNC)) && small && staging < cost[w])
             cost[w] = staging;
     }
 }

@@ -45,12 +45,14 @@ int an_wi_waits_measured(const struct an_ev *ev);
  * replay ev as measured. */
 unsigned an_wi_touched(const struct an_replay_state *st, const struct an_ev *ev);
 
-/* For every world w with changes c[w] != 0: start[w] (the thread's time in w plus gap, on
- * entry) = the thread's time plus the stretch before ev as transformed (loads made by
- * workers, launch overhead gone), cost[w] = ev's own time dur transformed (an_wi_cost).
- * One call per event: the per-event tests are made once, not once per world. */
-void an_wi_transform(struct an_replay_state *st, const unsigned *c, const struct an_ev *ev,
-                     uint64_t gap, uint64_t dur, uint64_t *start, uint64_t *cost);
+/* For every world of `in` (those some change touching ev makes; the others replay it as
+ * measured): start[w] (the thread's time in w plus gap, on entry) = the thread's time plus
+ * the stretch before ev as transformed (loads made by workers, launch overhead gone),
+ * cost[w] = ev's own time dur transformed (an_wi_cost). One call per event: the per-event
+ * tests are made once, not once per world. */
+void an_wi_transform(struct an_replay_state *st, const struct an_world_set *in, unsigned touched,
+                     const struct an_ev *ev, uint64_t gap, uint64_t dur, uint64_t *start,
+                     uint64_t *cost);
 /* The call's own host time with the changes, from what it took without waiting. */
 uint64_t an_wi_cost(unsigned changes, const struct an_ev *ev, uint64_t own_ns);
 /* Whether the call still waits for the GPU with the changes. */
