@@ -112,12 +112,41 @@ static void excess_held_to_min_share(void **state)
     an_model_free(m);
 }
 
+/* A pair of changes that leave the GPU's work alone saves no more than the idle time the
+ * timeline measured, as each change alone: a replay that says the pair gives back 10x the
+ * idle (a rank on a GPU 95 % busy, its launches slowed by another process) makes no
+ * finding; host-only, where no idle is measured, it does. */
+static void pair_held_to_measured_idle(void **state)
+{
+    (void)state;
+    for (int gpu = 0; gpu < 2; gpu++) {
+        struct an_model *m = loop_model(0, 0, gpu);
+        int world = an_world_of(1u << AN_WI_GRAPHS | 1u << AN_WI_NO_CHURN);
+        uint64_t base = m->replay.wall_ns[AN_WI_AS_MEASURED];
+        assert_true(world > 0 && base > STEPS * MS);
+        m->replay.wall_ns[world] = base - STEPS * MS;  /* a third of the run "saved" */
+        struct an_findings out = {0};
+        const struct an_finding *f = run_rule(m, &out);
+        if (gpu) {
+            assert_true(an_world_saving(m, 1u << AN_WI_GRAPHS | 1u << AN_WI_NO_CHURN) <
+                        STEPS * MS / 10);
+            assert_null(f);
+        } else {
+            assert_non_null(f);
+            assert_true(synth_fig(f, "saving_together_ns")->value == STEPS * MS);
+        }
+        an_findings_free(&out);
+        an_model_free(m);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(drains_that_hide_each_other),
         cmocka_unit_test(no_excess_no_finding),
         cmocka_unit_test(excess_held_to_min_share),
+        cmocka_unit_test(pair_held_to_measured_idle),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

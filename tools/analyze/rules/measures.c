@@ -48,13 +48,26 @@ uint64_t an_run_from_steady(const struct an_model *m, double steady_ns)
  * there the replay's figure stands. */
 uint64_t an_whatif_saving(const struct an_model *m, enum an_whatif w)
 {
-    uint64_t saving = an_replay_saving(&m->replay, w);
-    if (w == AN_WI_PINNED_ASYNC || !m->gpu_records || m->gpu_sampled)
+    return an_world_saving(m, 1u << w);
+}
+
+uint64_t an_world_saving(const struct an_model *m, unsigned changes)
+{
+    int world = an_world_of(changes);
+    uint64_t base = m->replay.wall_ns[AN_WI_AS_MEASURED];
+    if (!m->replay.done || world <= AN_WI_AS_MEASURED || m->replay.wall_ns[world] >= base)
+        return 0;
+    uint64_t saving = base - m->replay.wall_ns[world];
+    if (!m->gpu_records || m->gpu_sampled)
         return saving;
-    uint64_t idle = 0;
+    uint64_t cap = 0;
     for (int cause = 0; cause < AN_CAUSE_COUNT; cause++)
-        idle += an_run_idle(m, (enum an_cause)cause);
-    return saving < idle ? saving : idle;
+        cap += an_run_idle(m, (enum an_cause)cause);
+    /* pinned memory shortens the copies on the GPU too: at most their whole GPU time */
+    if (changes & (1u << AN_WI_PINNED_ASYNC))
+        cap += m->xfer[GW_COPY_HTOD][GW_HOST_PAGEABLE].gpu_ns +
+               m->xfer[GW_COPY_DTOH][GW_HOST_PAGEABLE].gpu_ns;
+    return saving < cap ? saving : cap;
 }
 
 double an_whatif_share(const struct an_model *m, uint64_t saving_ns)

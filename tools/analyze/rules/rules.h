@@ -61,6 +61,10 @@ uint64_t an_run_from_steady(const struct an_model *m, double steady_ns);
 /* The replayed saving of a what-if (replay.h), and whether it is worth a finding: at
  * least min_share of the replayed run. */
 uint64_t an_whatif_saving(const struct an_model *m, enum an_whatif w);
+/* The same for a world of several changes (a mask of 1 << enum an_whatif; 0 where it is not
+ * replayed): a world whose changes leave the GPU's work as it is saves at most the idle time
+ * the timeline measured, however many changes it makes. */
+uint64_t an_world_saving(const struct an_model *m, unsigned changes);
 int an_whatif_worth(const struct an_model *m, enum an_whatif w);
 /* A saving's share of the loop (the steady state; the replayed run without steps): what
  * min_share is of. */
