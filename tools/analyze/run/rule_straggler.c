@@ -25,9 +25,14 @@
 static void own_cause(const struct an_run *run, const struct an_trace *t, char *buf,
                       size_t size)
 {
+    /* the first of the run's findings (ranked) that this rank showed: a finding several
+     * ranks share takes its evidence from one of them, not always this one */
     for (size_t i = 0; i < run->findings.count; i++) {
         const struct an_finding *f = &run->findings.items[i];
-        if (f->pid == t->hdr.pid && !f->risk) {
+        int seen = f->pid == t->hdr.pid;
+        for (unsigned r = 0; r < f->nranks && !seen && t->hdr.rank >= 0; r++)
+            seen = f->ranks[r] == t->hdr.rank;
+        if (seen && !f->risk) {
             snprintf(buf, size, "its top finding is %s (%s)", f->id, f->title);
             return;
         }
