@@ -100,6 +100,27 @@ static void sleeping_loads_beside_a_hog(void **state)
     assert_true(b.speed > 0.999);
 }
 
+/* The same thread spending 0.05 of the loop on a CPU outside its waits (0.08 of each
+ * load) and spinning 0.35, beside a CPU hog: spinning it is one of the runnable threads
+ * beside the hog's busy CPU and the workers, two thirds of a CPU with one worker, half with
+ * two: 0.47 of the new loop, 0.53 CPUs left, which loads needing 0.08 fill at full speed
+ * with both CPUs' worth of workers. (Counting the spinning thread whole left one worker at
+ * 0.84; in a trace whose need came to a whole CPU, none at all.) */
+static void light_loads_beside_a_hog(void **state)
+{
+    (void)state;
+    struct an_model m = {0};
+    struct an_worker_budget b;
+    loop(&m, 0.40, 0.40, 1.0);
+    m.cpu.train_wait = 0.35;
+    m.cpu.train_wait_cpu = 1;
+    assert_int_equal(an_worker_budget(&m, 2, &b), 1);
+    assert_true(b.load_cpu > 0.0799 && b.load_cpu < 0.0801);
+    assert_true(b.train_need > 0.466 && b.train_need < 0.468);
+    assert_int_equal(b.replayed, 2);
+    assert_true(b.speed > 0.999);
+}
+
 /* Loads that wait on storage use no CPU: every worker at the thread's speed. Without CPU
  * samples or batch loads there is no budget. */
 static void reads_need_no_cpu_and_no_samples_no_budget(void **state)
@@ -141,6 +162,7 @@ int main(void)
         cmocka_unit_test(spinning_thread_needs_its_fair_share),
         cmocka_unit_test(others_take_their_share),
         cmocka_unit_test(sleeping_loads_beside_a_hog),
+        cmocka_unit_test(light_loads_beside_a_hog),
         cmocka_unit_test(reads_need_no_cpu_and_no_samples_no_budget),
         cmocka_unit_test(own_loaders_fill_the_cpus),
     };

@@ -46,15 +46,17 @@ int an_worker_budget(const struct an_model *m, unsigned cpus, struct an_worker_b
     double work = clamp(train - spin - out->load_cpu * load, 0, 1);
     /* What the thread needs beside its loads, of the loop once they leave it: its own work,
      * and its spinning in waits for the GPU at a runnable thread's fair share of the CPUs
-     * beside the workers, which depends on how many there are: from one worker on, until
-     * the count stops changing. (Two workers and a spinning thread on 2 CPUs get two
-     * thirds of one each: with a half, 2 workers were replayed 20 % faster than they ran.)
+     * beside the workers and the CPUs other processes keep busy, which depends on how many
+     * workers there are: from one worker on, until the count stops changing. (Two workers
+     * and a spinning thread on 2 CPUs get two thirds of one each: with a half, 2 workers
+     * were replayed 20 % faster than they ran. Beside a CPU hog a spinning thread counted
+     * whole left a worker that sleeps through its loads no CPU at all.)
      * The loop then takes the longer of what is left of the thread's time and the loads
      * made on the CPUs the rest leaves. */
     double left = 0;
     unsigned workers = 1;
     for (int round = 0; round < 4; round++) {
-        double share = clamp((double)cpus / (workers + 1), 0, 1);
+        double share = clamp((double)cpus / (workers + 1 + out->others_keep), 0, 1);
         double need_then = work + spin * share;
         double left_first = (double)cpus - need_then - out->process_others - out->others_keep;
         double loop_then = 1 - load;
