@@ -3,8 +3,9 @@
 # ranks of an NCCL job) read through the reader: per file, the kernel, copy and memset
 # counts equal what the JSON holds, the GPU busy time per device equals the union of the
 # GPU records' intervals within 0.5 %, every runtime launch, copy and memset reads as a call,
-# and analyze runs and prints its summary; the two sampled ranks analyzed together line up
-# their collectives. The counts and unions are computed here, from the JSON, by Python.
+# and analyze runs and prints its summary (its replay of the unchanged run within 5 % of
+# the trace's span, no finding over the GPU's idle time); the two sampled ranks analyzed
+# together line up their collectives. The counts and unions are computed here, from the JSON, by Python.
 # A trace of 40 copies of one rank's events (bench/kineto_big.py) is past one sort window:
 # its runs spilled and merged give every record, in time order.
 # usage: test_kineto.sh GPUWATCH KINETO_DIR
@@ -124,6 +125,38 @@ else
     echo "FAIL: sampled_rank-0/1: $lacks"; failures=$((failures + 1))
 fi
 checked=$((checked + 1))
+# the model on each trace: the unchanged run replayed ends within 5 % of the trace's own
+# span, and no finding claims more than the GPU sat idle (plus, for a change that pins
+# copies, the GPU time of the copies from pageable memory: all it can shorten on the GPU)
+for trace in "$dir"/*.json.gz; do
+    name=$(basename "$trace")
+    "$gpuwatch" analyze --json "$trace" >"$work/model.json" 2>/dev/null
+    verdict=$(python3 - "$work/model.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+problems = []
+for p in d["processes"]:
+    r = p.get("replay")
+    if r and r["replay_error"] > 0.05:
+        problems.append("pid %d: replayed %d ns, %.1f %% off the span" % (p["pid"], r["replayed_ns"], 100 * r["replay_error"]))
+    idle = sum(v["run_ns"] for v in (p.get("idle") or {}).values())
+    pageable = sum(t["gpu_ns"] for t in p.get("transfers") or [] if t["memory"] == "pageable")
+    for f in d["findings"]:
+        if f["pid"] != p["pid"] or f["risk"]:
+            continue
+        cap = idle + (pageable if f["id"] in ("pageable_h2d", "small_copies") else 0)
+        if f["saving_ns"] > cap:
+            problems.append("%s claims %d ns, the GPU idled %d" % (f["id"], f["saving_ns"], cap))
+print("; ".join(problems) if problems else "ok %d findings" % len([f for f in d["findings"] if not f["risk"]]))
+PY
+)
+    if [[ $verdict == ok* ]]; then
+        echo "ok: $name: replay within 5 % of the span, ${verdict#ok }, none over the idle"
+    else
+        echo "FAIL: $name: $verdict"; failures=$((failures + 1))
+    fi
+    checked=$((checked + 1))
+done
 # past one sort window (64 Ki records): runs spilled to a temporary file and merged
 here=$(cd "$(dirname "$0")" && pwd)
 python3 "$here/../bench/kineto_big.py" "$dir/sampled_rank-0.json.gz" "$work/big.json" 70 >/dev/null
