@@ -155,6 +155,37 @@ static void slow_host_gains_only_its_wait(void **state)
     an_model_free(m);
 }
 
+/* The same loop whose training thread the CPU samples show preempted 20 % of the steady
+ * state and waiting for the GPU 25 %: 15 % of the span, outside its waits, is another
+ * process's (contention's), which running a step or two ahead does not give back: taken off
+ * the replayed saving; preempted over the whole span, the finding goes. */
+static void preempted_time_is_no_sync(void **state)
+{
+    (void)state;
+    for (int gpu = 0; gpu < 2; gpu++) {
+        struct an_findings out = {0};
+        struct an_model *m;
+        const struct an_finding *f = with(400 * US, 1, gpu, &out, &m);
+        assert_non_null(f);
+        uint64_t whole = f->saving_ns;
+        an_findings_free(&out);
+        m->cpu.known = m->cpu.runq_known = 1;
+        m->cpu.train_runq = 0.2;
+        m->cpu.train_wait = 0.25;
+        uint64_t preempted = an_run_from_steady(m, 0.2 * 0.75 * (double)an_steady_span(m));
+        assert_true(preempted < whole);
+        f = synth_rule(m, an_rule_sync_bubble, &out, 8);
+        assert_non_null(f);
+        assert_true(f->saving_ns == whole - preempted);
+        an_findings_free(&out);
+        m->cpu.train_runq = 1;
+        m->cpu.train_wait = 0;
+        assert_null(synth_rule(m, an_rule_sync_bubble, &out, 8));
+        an_findings_free(&out);
+        an_model_free(m);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -164,6 +195,7 @@ int main(void)
         cmocka_unit_test(drain_every_twentieth_step),
         cmocka_unit_test(refill_counts_after_a_drain),
         cmocka_unit_test(slow_host_gains_only_its_wait),
+        cmocka_unit_test(preempted_time_is_no_sync),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
