@@ -714,6 +714,18 @@ static int is_event_record(const struct an_ev *ev)
 
 /* An event sync waits for what its stream held when the event was recorded: returns when
  * that was done, measured, and sets each what-if's replayed time. */
+/* An event sync whose event's stream has had work issued since the record: it waits for
+ * older work, not for the queue to drain (replay.h, run_ahead_bound). */
+static int event_behind(const struct an_replay_state *st, const struct an_ev *ev)
+{
+    if (ev->kind != AN_SYNC || ev->api != GW_API_cuEventSynchronize)
+        return 0;
+    uint64_t *at = gw_map_get(&st->event_at, ev->key);
+    if (!at || (*at >> 40) >= st->nstreams)
+        return 0;
+    return st->streams[*at >> 40].issued > (*at & ((1ull << 40) - 1));
+}
+
 static uint64_t event_drained(struct an_replay_state *st, const struct an_ev *ev, int waited_long,
                               uint64_t *ready_sim)
 {
@@ -847,6 +859,7 @@ static void replay_call(struct an_replay_state *st, const struct an_ev *ev)
     st->after_kernel = t->after_kernel;
     t->after_kernel = an_wi_kernel_launch(ev);
     st->load = an_wi_batch_load(st, ev, st->alone) && !t->after_readback;
+    st->run_ahead_bound = event_behind(st, ev);
     st->upload_wait = ev->kind == AN_SYNC && t->upload_to &&
                       (t->upload_to == ev->stream + 1 || (ev->flags & AN_F_ALL_STREAMS));
     if (st->load && !t->looping) {  /* start-up: the loop's first fetch is the latest */

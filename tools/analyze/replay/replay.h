@@ -123,6 +123,10 @@ struct an_replay_state {
      * syncs the stream), which pinned memory and non_blocking=True take away, not the
      * no-sync world */
     int upload_wait;
+    /* the event replayed now waits for an event with work issued on its stream since its
+     * record: it bounds how far the host runs ahead (the loss two steps back), drains
+     * nothing, and stays in the no-sync world, which takes out the per-step reads alone */
+    int run_ahead_bound;
     uint64_t loads, load_ns, first_load_ts;
     /* where the workers start (iter(loader)): the latest stretch a batch load would be
      * before any thread's loop ran an iteration (start-up, no load: replay.c), the loop's

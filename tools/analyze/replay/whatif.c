@@ -75,10 +75,12 @@ static int bulk_download(const struct an_ev *ev)
 /* A user's synchronization: what "take the sync out of the step" removes (cuMemFree's
  * wait is the allocator's, a blocking upload the copy advice's, and so is a stream's sync
  * right after an upload to it: PyTorch's x.cuda() without non_blocking=True, replay.h
- * upload_wait; a bulk download's the host needs whatever the sync advice does). */
+ * upload_wait; a bulk download's the host needs whatever the sync advice does; an event
+ * sync on older work bounds how far the loop runs ahead, and stays: replay.h,
+ * run_ahead_bound). */
 static int user_sync(const struct an_replay_state *st, const struct an_ev *ev)
 {
-    if (st->upload_wait)
+    if (st->upload_wait || st->run_ahead_bound)
         return 0;
     return ev->kind == AN_SYNC ||
            (ev->kind == AN_COPY && ev->dir == GW_COPY_DTOH && !bulk_download(ev));
