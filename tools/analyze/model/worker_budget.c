@@ -10,6 +10,12 @@ static double clamp(double v, double lo, double hi)
     return v < lo ? lo : v > hi ? hi : v;
 }
 
+/* The workers that run `loading` CPUs' worth of loads: the last one slower. */
+static unsigned round_up(double loading)
+{
+    return (unsigned)loading + ((double)(unsigned)loading < loading);
+}
+
 /* Loads that wait on storage or the network: the count users write, 4 on a machine of one
  * or two CPUs, else 8 (they cost no CPU while they wait). */
 static unsigned waiting_loaders(unsigned cpus)
@@ -71,7 +77,7 @@ int an_worker_budget(const struct an_model *m, unsigned cpus, struct an_worker_b
          * thread's speed, the last one slower. */
         left = (double)cpus - out->train_need - out->process_others - out->others_keep;
         double loading = out->load_cpu > 0.05 ? clamp(left / out->load_cpu, 0.1, cpus) : 1;
-        unsigned next = (unsigned)loading + ((double)(unsigned)loading < loading);
+        unsigned next = round_up(loading);
         if (next == workers)
             break;
         workers = next;
@@ -92,12 +98,8 @@ int an_worker_budget(const struct an_model *m, unsigned cpus, struct an_worker_b
         out->speed = 1;
         return 1;
     }
-    double loading = left / out->load_cpu;
-    if (loading < 0.1)
-        loading = 0.1;
-    if (loading > cpus)
-        loading = cpus;
-    out->replayed = (unsigned)loading + ((double)(unsigned)loading < loading);
+    double loading = clamp(left / out->load_cpu, 0.1, cpus);
+    out->replayed = round_up(loading);
     out->workers = out->replayed;
     out->speed = loading / out->replayed;
     return 1;
