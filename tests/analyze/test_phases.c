@@ -59,7 +59,7 @@ static void sums_and_splits(void **state)
     feed(&st, &out, 0, 1, 300, 0);
     feed(&st, &out, 1, 1, 300, 1);
     feed(&st, &out, 0, 1, 400, 0);
-    /* checkpoint opens at 500 and is open at the end (800) */
+    /* checkpoint opens at 500 and is open at the end of what was read */
     feed(&st, &out, 1, 1, 500, 3);
     /* idle [180, 320): 140 ns, 70 input and 70 sync: 20/140 in train's first range,
      * 50/140 in eval, 20/140 in train's second, 50/140 outside */
@@ -70,7 +70,15 @@ static void sums_and_splits(void **state)
     memset(idle, 0, sizeof idle);
     idle[AN_CAUSE_ALLOC] = 200;
     an_phases_idle(&st, &out, 0, 450, 650, idle);
-    an_phases_finish(&st, &out, 800, names, NULL);
+    /* the range's thread wrote its last event at 800; thread 9 wrote later, and the
+     * sampler's CPU sample of thread 1 is later still: neither is the range's own */
+    struct an_ev later = {.kind = AN_LAUNCH, .tid = 1, .ts = 800};
+    an_phases_thread_event(&st, &later);
+    later = (struct an_ev){.kind = AN_LAUNCH, .tid = 9, .ts = 900};
+    an_phases_thread_event(&st, &later);
+    later = (struct an_ev){.kind = AN_CPU_THREAD, .tid = 1, .ts = 950};
+    an_phases_thread_event(&st, &later);
+    an_phases_finish(&st, &out, names, NULL);
     assert_int_equal(out.count, 3);
     assert_string_equal(out.phase[0].name, "train");
     assert_string_equal(out.phase[1].name, "eval");
@@ -102,7 +110,7 @@ static void names_past_the_table(void **state)
         feed(&st, &out, 1, 1, 10 * k, 100 + k);
         feed(&st, &out, 0, 1, 10 * k + 5, 0);
     }
-    an_phases_finish(&st, &out, 1000, NULL, NULL);
+    an_phases_finish(&st, &out, NULL, NULL);
     assert_int_equal(out.count, AN_KEEP_PHASES);
     assert_int_equal(out.ranges_untold, 3);
     assert_int_equal(out.phase[AN_KEEP_PHASES - 1].ns, 5);

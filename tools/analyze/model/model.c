@@ -312,6 +312,7 @@ void an_model_feed_other(struct an_model *m, const struct an_ev *ev)
 void an_model_feed_host(struct an_model *m, const struct an_ev *ev)
 {
     struct an_ev plain;
+    an_phases_thread_event(&m->state->phases, ev);
     if (m->state->ncapturing)
         ev = an_model_uncaptured(m->state, ev, &plain);
     if (ev->kind == AN_LAUNCH && !ev->after_hole && !(ev->flags & AN_F_DRAINS)) {
@@ -416,7 +417,7 @@ void an_model_finish(struct an_model *m)
     m->gpu_timeline = m->gpu_records > 0 && !m->gpu_cut_ns && !m->gpu_sampled;
     m->nlargest = st->nkeep[m->gpu_timeline];
     memcpy(m->largest, st->keep[m->gpu_timeline], sizeof m->largest);
-    an_phases_finish(&st->phases, &m->phases, m->last_ts, m->resolve, m->resolve_user);
+    an_phases_finish(&st->phases, &m->phases, m->resolve, m->resolve_user);
     an_phases_free(&st->phases);
     an_steps_choose(m, &st->steps);
     steady_from_bins(m);

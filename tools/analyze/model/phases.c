@@ -61,6 +61,7 @@ void an_phases_range(struct an_phase_state *st, struct an_phases *out, const str
     }
     if (ev->tid != st->tid)
         return;
+    an_phases_thread_event(st, ev);
     if (ev->kind == AN_RANGE_PUSH) {
         if (st->depth++ == 0) {
             st->open = phase_of(out, ev->bytes);
@@ -108,10 +109,10 @@ void an_phases_idle(const struct an_phase_state *st, struct an_phases *out, int 
     }
 }
 
-void an_phases_finish(struct an_phase_state *st, struct an_phases *out, uint64_t last,
+void an_phases_finish(struct an_phase_state *st, struct an_phases *out,
                       const char *(*resolve)(void *user, int what, uint64_t id), void *user)
 {
-    close_open(st, out, last);
+    close_open(st, out, st->thread_last);
     for (size_t i = 0; i < out->count; i++) {
         const char *name = resolve ? resolve(user, 0, out->phase[i].name_id) : NULL;
         if (name) {

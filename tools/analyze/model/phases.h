@@ -42,6 +42,7 @@ struct an_phase_state {
     unsigned depth;              /* of NVTX push ranges open on that thread */
     int open;                    /* phase index of the open top-level range, -1 none */
     uint64_t open_start;
+    uint64_t thread_last;        /* the last event that thread wrote itself */
     struct an_phase_span *spans; /* closed ranges, in time order */
     size_t n, cap;
 };
@@ -53,8 +54,19 @@ void an_phases_range(struct an_phase_state *st, struct an_phases *out, const str
  * that overlaps its ranges. */
 void an_phases_idle(const struct an_phase_state *st, struct an_phases *out, int gpu,
                     uint64_t start, uint64_t end, const uint64_t *ns);
-/* Closes a range still open at `last` (the run's end), names the phases. */
-void an_phases_finish(struct an_phase_state *st, struct an_phases *out, uint64_t last,
+/* An event the host wrote (any kind but CPU samples, which the sampler writes). */
+static inline void an_phases_thread_event(struct an_phase_state *st, const struct an_ev *ev)
+{
+    if (st->have_tid && ev->tid == st->tid && ev->ts > st->thread_last &&
+        ev->kind != AN_CPU_THREAD && ev->kind != AN_CPU_PROC && ev->kind != AN_GPU_WINDOW)
+        st->thread_last = ev->ts;
+}
+/* Closes a range still open at the end of what was read, at the last event its own thread
+ * wrote: the range lasted at least that long, and no longer is known. (The run's last
+ * event can be later than the range's pop when the pop is still in the thread's unflushed
+ * buffer: `serve` reads the trace mid-run, and its counters may not go down.) Names the
+ * phases. */
+void an_phases_finish(struct an_phase_state *st, struct an_phases *out,
                       const char *(*resolve)(void *user, int what, uint64_t id), void *user);
 void an_phases_free(struct an_phase_state *st);
 
