@@ -292,26 +292,42 @@ static void startup_pause_host_only(void **state) { startup_pause_outside_steady
 static void startup_pause_gpu_records(void **state) { startup_pause_outside_steady(state, 1); }
 
 /* A batch reaches the GPU by an upload that waits on no read-back (issue 36 C9): host work
- * after loss.item() in a loop that uploads nothing is no batch load; with a batch uploaded
+ * after loss.item() in a loop that uploads nothing is no batch load, also where the model's
+ * weights went up once at start-up, as every PyTorch program's do (module.to("cuda"): on an
+ * H200, per_step_sync.py's 10 start-up uploads let its Python after each .item() rank
+ * input_pipeline first at 33 %, no workers change being possible); with a batch uploaded
  * each step the same stretch may be one (without NVTX the two look alike); and the stretch
  * between a 16 MiB read-back and the upload of its result (an optimizer step offloaded to
  * the CPU) uses what was read: no batch load either. */
 static void readback_consumers_are_no_batch_loads(void **state)
 {
     (void)state;
-    for (int uploads = 0; uploads < 2; uploads++) {
+    /* uploads: 0 none, 1 the weights once at start-up, 2 a batch every step */
+    for (int uploads = 0; uploads < 3; uploads++) {
         struct synth s = {.gpu_records = 1};
         struct loop L = {.steps = 40, .kernels = 40, .kernel_ns = 50 * US, .launch_ns = 5 * US,
-                         .item = 1, .after_item_ns = 3 * MS, .h2d_bytes = uploads ? 65536 : 0,
+                         .item = 1, .after_item_ns = 3 * MS, .h2d_bytes = uploads == 2 ? 65536 : 0,
                          .h2d_ns = 5 * US};
+        s.now = 1000 * MS;
+        synth_alloc(&s, 64ull << 20, 0);
+        for (int k = 0; uploads == 1 && k < 10; k++)
+            synth_h2d(&s, 8 << 20, 1 * MS, 1);
+        synth_idle(&s, 200 * MS);  /* building the optimizer, the first batch */
         synth_loop(&s, &L);
         struct an_model *m;
         struct an_findings out = {0};
         const struct an_finding *f = run(&s, &m, &out, 8);
-        if (uploads)
+        if (uploads == 2) {
             assert_non_null(f);
-        else
+        } else {
             assert_null(f);
+            /* nor a pair: the workers change is moot beside any other */
+            for (int w = AN_WI_NO_SYNC; w < AN_WI_COUNT; w++)
+                assert_int_equal(an_world_saving(m, 1u << AN_WI_INPUT_WORKERS | 1u << w),
+                                 w == AN_WI_INPUT_WORKERS ? 0 : an_whatif_saving(m, (enum an_whatif)w));
+            assert_int_equal(m->steady.uploads, 0);
+            assert_int_equal(m->total.uploads, uploads ? 10 : 0);
+        }
         an_findings_free(&out);
         an_model_free(m);
         synth_free(&s);

@@ -277,6 +277,7 @@ void an_model_feed_other(struct an_model *m, const struct an_ev *ev)
         break;
     case AN_COPY:
         call_copy_figures(m, ev);
+        m->total.uploads += ev->dir == GW_COPY_HTOD;
         if ((ev->flags & AN_F_BLOCKING) && ev->dir == GW_COPY_HTOD) {
             m->total.h2d_blocked_ns += dur;
             m->total.h2d_blocked_calls++;

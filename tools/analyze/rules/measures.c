@@ -51,8 +51,20 @@ uint64_t an_whatif_saving(const struct an_model *m, enum an_whatif w)
     return an_world_saving(m, 1u << w);
 }
 
+int an_loads_batches(const struct an_model *m)
+{
+    return m->steady.uploads > 0;
+}
+
 uint64_t an_world_saving(const struct an_model *m, unsigned changes)
 {
+    /* the workers change is moot in a loop that loads nothing: what the replay would move
+     * off its thread is the loop's own host work (logging after a read, Python) */
+    if ((changes & (1u << AN_WI_INPUT_WORKERS)) && !an_loads_batches(m)) {
+        changes &= ~(1u << AN_WI_INPUT_WORKERS);
+        if (!changes)
+            return 0;
+    }
     int world = an_world_of(changes);
     uint64_t base = m->replay.wall_ns[AN_WI_AS_MEASURED];
     if (!m->replay.done || world <= AN_WI_AS_MEASURED || m->replay.wall_ns[world] >= base)

@@ -29,13 +29,7 @@
 void an_rule_input_pipeline(const struct an_model *m, const struct an_rule_ctx *ctx,
                             struct an_findings *out)
 {
-    /* a batch reaches the GPU by an upload: a loop that uploads nothing (its data made on
-     * the GPU, or already there) loads no batches, and its stretches are its own host
-     * work (logging after a read, Python), the sync and launch findings' */
-    uint64_t uploads = 0;
-    for (int kind = 0; kind < AN_HOST_KINDS; kind++)
-        uploads += m->xfer[GW_COPY_HTOD][kind].count;
-    if (!uploads)
+    if (!an_loads_batches(m))
         return;
     uint64_t span = an_steady_span(m);
     double steady_idle = an_idle_ns(m, &m->steady, AN_CAUSE_INPUT);

@@ -65,6 +65,11 @@ uint64_t an_whatif_saving(const struct an_model *m, enum an_whatif w);
  * replayed): a world whose changes leave the GPU's work as it is saves at most the idle time
  * the timeline measured, however many changes it makes. */
 uint64_t an_world_saving(const struct an_model *m, unsigned changes);
+/* Whether the loop loads batches: a batch reaches the GPU by an upload, so a loop that
+ * uploads nothing in its steady state (its data made on the GPU or already there; the
+ * model's weights uploaded once at start-up are no batches) loads none, and no DataLoader
+ * change gives anything back. */
+int an_loads_batches(const struct an_model *m);
 int an_whatif_worth(const struct an_model *m, enum an_whatif w);
 /* A saving's share of the loop (the steady state; the replayed run without steps): what
  * min_share is of. */
