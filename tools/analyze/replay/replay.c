@@ -102,6 +102,10 @@ struct an_rp_thread {
      * before are start-up (imports, building the model and the data set, a first compile),
      * no batch loads (whatif.c, an_wi_batch_load) */
     uint8_t looping;
+    /* a stretch of pause_min_ns or more came while it looped: a later one that is no pause
+     * repeats it, the input's rhythm (a batch load, an_wi_batch_load); a first one is the
+     * loop's start-up (a DataLoader starting its workers after a first step) */
+    uint8_t long_seen;
     /* its latest call that issued work was an upload to this stream (+ 1; 0: not one): a
      * sync of that stream next is the upload's wait (replay.h, upload_wait) */
     uint64_t upload_to;
@@ -778,6 +782,9 @@ static void loop_pause(struct an_replay_state *st, struct an_rp_thread *t, uint6
     if (iterations)
         t->looping = 1;
     st->pause = an_wi_loop_pause(st, gap, iterations);
+    int long_stretch = gap >= st->th.pause_min_ns && t->looping;
+    st->long_rhythm = long_stretch && !st->pause && t->long_seen;
+    t->long_seen |= long_stretch;
     if (t->holding && st->pause)
         for (int w = 0; w < AN_WORLDS; w++)
             t->h[w] = max64(t->h[w], t->held[w]);

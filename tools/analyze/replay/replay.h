@@ -136,8 +136,9 @@ struct an_replay_state {
     int asked;
     /* the stretch ending at the call replayed now: a batch load (an_wi_batch_load), a pause
      * of the loop (an_wi_loop_pause); and, for AN_WI_BACKGROUND, when the background
-     * thread is free again, per world */
-    int load, pause;
+     * thread is free again, per world; long_rhythm: a stretch of pause_min_ns or more that
+     * is no pause and repeats an earlier one (replay.c, long_seen) */
+    int load, pause, long_rhythm;
     uint64_t bg_free[AN_WORLDS];
     /* the part of the stretch before the call replayed now in which no other thread issued
      * GPU work (what batch loads and pauses are made of), and the latest end of a call that
