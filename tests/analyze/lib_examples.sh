@@ -10,6 +10,17 @@
 # privilege to raise it the runs go on at the priority they have.
 renice -n -10 -p $$ >/dev/null 2>&1 || true
 
+# ex_keep_or_remove WORK: at exit, the work directory goes unless a check failed: then its
+# traces and analyses stay for the failure to be read again (a timing check beside other
+# work fails where a rerun may not), and where they are is said.
+ex_keep_or_remove() {
+    if [ "${failures:-0}" -eq 0 ]; then
+        rm -rf "$1"
+    else
+        echo "the failed run's traces and analyses are kept in $1" >&2
+    fi
+}
+
 GPUWATCH=$BUILD/tools/gpuwatch
 SHIM=$BUILD/libintercept/libgpuwatch.so
 FAKE=$BUILD/tests/fakecuda

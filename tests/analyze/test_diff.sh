@@ -10,7 +10,7 @@
 set -u
 BUILD=${1:?usage: test_diff.sh BUILD_DIR}
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/test_diff.XXXXXX")
-trap 'rm -rf "$WORK"' EXIT
+trap 'ex_keep_or_remove "$WORK"' EXIT
 failures=0
 fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
 . "$(dirname "$0")/lib_examples.sh"

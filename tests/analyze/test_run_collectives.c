@@ -11,6 +11,7 @@
 
 #include "analyze.h"
 #include "comm_samples.h"
+#include "rules.h"
 
 #define US 1000ull
 #define MS 1000000ull
@@ -259,9 +260,48 @@ static void residual_of_two_late_ends(void **state)
     world_free(&w);
 }
 
+/* Four alike ranks; rank 3 arrives 10 ms late at `late` of 40 collectives: a straggler is
+ * late as a rule (half the collectives or more), not at a few (rule_straggler.c; beside a
+ * CPU hog, one of four alike ranks was last at 4 of 39 and was named). */
+static size_t stragglers_when_late_at(unsigned late)
+{
+    struct world w = {0};
+    for (int32_t r = 0; r < 4; r++) {
+        add_rank(&w, r, "a", 0);
+        w.traces[r].model->wall_ns = 1000 * MS;
+        w.traces[r].model->comm_exposed_ns = 1000 * MS;
+    }
+    /* the collectives end together; a rank's kernel lasts from its arrival: rank 3 late
+     * at every (40 / late)-th, else rank 0 the last of them by 100 us */
+    for (uint64_t k = 0; k < 40; k++) {
+        uint64_t end = 10 * MS + k * 25 * MS;
+        int slow = k % (40 / late) == 40 / late / 2;
+        for (size_t r = 0; r < 4; r++) {
+            uint64_t dur = slow ? (r == 3 ? 1 * MS : 11 * MS) : (r == 0 ? 2 * MS : 2100 * US);
+            collective(&w, r, end, dur);
+        }
+    }
+    an_run_collectives(&w.run);
+    assert_int_equal(w.run.comm.straggler, 3);
+    assert_int_equal(w.traces[3].comm_last, late);
+    an_rule_straggler(&w.run);
+    size_t found = w.run.findings.count;
+    an_findings_free(&w.run.findings);
+    world_free(&w);
+    return found;
+}
+
+static void straggler_is_late_as_a_rule(void **state)
+{
+    (void)state;
+    assert_int_equal(stragglers_when_late_at(4), 0);
+    assert_int_equal(stragglers_when_late_at(20), 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(straggler_is_late_as_a_rule),
         cmocka_unit_test(straggler_on_another_host),
         cmocka_unit_test(decimated_alike),
         cmocka_unit_test(nothing_to_line_up),

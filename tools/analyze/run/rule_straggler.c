@@ -8,7 +8,8 @@
  * rank, every collective would end that much sooner, on every rank. The saving is that
  * sum, but no more than any other rank waited with nothing computing beside it (a wait
  * hidden behind compute costs nothing: ranks merely out of phase); the finding holds when
- * it is min_share of the other ranks' median wall time.
+ * it is min_share of the other ranks' median wall time and the rank arrived last at half
+ * the steady state's collectives or more.
  * It names the straggler's own cause (the top finding from its evidence, else its largest
  * idle cause). A run-level rule: it reads every process's model. Tested in
  * tests/analyze/test_golden.sh (synthetic ranks) and test_ranks.sh (ranks run on the
@@ -53,6 +54,12 @@ void an_rule_straggler(struct an_run *run)
     if (c->ranks < 2 || !c->straggler_gain_ns)
         return;
     const struct an_trace *slow = &run->traces[c->straggler];
+    /* a straggler is late as a rule: at half the collectives or more. A rank late at a few
+     * is unlucky (a CPU taken from it at those moments), and no change of its own makes it
+     * otherwise (beside a CPU hog, one of four alike ranks arrived last at 4 of 39 and
+     * "cost" 8 % of the wall) */
+    if (2 * slow->comm_last < c->steady_collectives)
+        return;
     uint64_t waits[AN_KEEP_RANKS], walls[AN_KEEP_RANKS], total = 0;
     uint64_t gain = c->straggler_gain_ns;
     size_t k = 0;
