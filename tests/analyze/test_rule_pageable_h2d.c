@@ -203,9 +203,43 @@ static void periodic_state_download(void **state)
     }
 }
 
+/* 4 pageable uploads of 34 MiB at start-up (a model's weights), then a loop that copies
+ * nothing and reads its loss every step: one-offs, no finding (the loop has nothing to pin);
+ * the same start with a 16 MiB pageable upload every step: the finding. */
+static void startup_copies_are_one_offs(void **state)
+{
+    (void)state;
+    for (int gpu = 0; gpu < 2; gpu++)
+        for (int per_step = 0; per_step < 2; per_step++) {
+            struct synth s = {.gpu_records = gpu};
+            s.now = 1000 * MS;
+            synth_alloc(&s, 256ull << 20, 0);
+            for (int k = 0; k < 4; k++)
+                synth_h2d(&s, 34u << 20, 6 * MS, 1);
+            synth_idle(&s, 50 * MS);
+            struct loop L = {.steps = 30, .h2d_bytes = per_step ? 16u << 20 : 0,
+                             .h2d_ns = 3 * MS, .h2d_pageable = 1, .kernels = 3,
+                             .kernel_ns = 300 * US, .launch_ns = 5 * US, .item = 1};
+            synth_loop(&s, &L);
+            struct an_model *m = synth_model(&s, NULL, 1ull << 30, 0);
+            synth_free(&s);
+            struct an_findings out = {0};
+            const struct an_finding *f = synth_rule(m, an_rule_pageable_h2d, &out, 8);
+            assert_true(m->steps.steady > 20);
+            assert_int_equal(m->steady.h2d_blocked_calls, per_step ? m->steady.uploads : 0);
+            if (per_step)
+                assert_non_null(f);
+            else
+                assert_null(f);
+            an_findings_free(&out);
+            an_model_free(m);
+        }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(startup_copies_are_one_offs),
         cmocka_unit_test(pageable_copies),
         cmocka_unit_test(pinned_async_copies),
         cmocka_unit_test(small_copies),

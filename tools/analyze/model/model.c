@@ -278,6 +278,9 @@ void an_model_feed_other(struct an_model *m, const struct an_ev *ev)
     case AN_COPY:
         call_copy_figures(m, ev);
         m->total.uploads += ev->dir == GW_COPY_HTOD;
+        m->total.d2h_blocked_bulk += ev->dir == GW_COPY_DTOH && (ev->flags & AN_F_BLOCKING) &&
+                                     ev->host_kind == GW_HOST_PAGEABLE &&
+                                     ev->bytes >= m->th.h2d_min_bytes;
         if ((ev->flags & AN_F_BLOCKING) && ev->dir == GW_COPY_HTOD) {
             m->total.h2d_blocked_ns += dur;
             m->total.h2d_blocked_calls++;

@@ -53,6 +53,8 @@ struct an_totals {
     uint64_t work_calls;                   /* calls that issue GPU work */
     uint64_t h2d_blocked_ns, h2d_blocked_calls, h2d_blocked_bytes;
     uint64_t uploads;                      /* host-to-device copies, any memory */
+    uint64_t d2h_blocked_bulk;             /* blocking downloads into pageable memory of
+                                              h2d_min_bytes or more */
     uint64_t allocs, frees, alloc_ns;      /* device alloc/free calls, their host time */
     uint64_t calls;
     uint64_t host_gap_ns;                  /* stretches with no CUDA call (>= host_gap_min) */

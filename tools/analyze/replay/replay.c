@@ -264,17 +264,14 @@ static struct an_rp_thread *thread_of(struct an_replay_state *st, uint32_t tid, 
             delta[w] = l->last_end > l->h[w] ? l->last_end - l->h[w] : 0;
     }
     struct an_rp_thread *t = &st->threads[st->nthreads++];
+    /* (every field from zero: its upload_to, after_readback and long_seen were read
+     * before they were first written, and a change of an unrelated struct's layout moved
+     * what the realloc'd memory held: one Kineto trace's batch loads went 14 -> 15) */
+    memset(t, 0, sizeof *t);
     t->tid = tid;
     t->last_end = ts;
-    t->after_kernel = 0;
     for (int w = 0; w < AN_WORLDS; w++)
         t->h[w] = ts - (delta[w] < ts ? delta[w] : ts);
-    t->nvtx_depth = t->step_depth = 0;
-    t->step_range = 0;
-    t->waits_after_work = t->uploads_after_work = t->steps_ended = 0;
-    t->launched_since_wait = t->launched_since_upload = 0;
-    t->looping = 0;
-    t->holding = 0;
     return t;
 }
 
