@@ -129,7 +129,6 @@ void an_cpu_summarize(const struct an_cpu_samples *s, uint64_t start, uint64_t e
     double train_busy = 0, train_wait = 0, train_wait_cpu = 0;
     size_t train_a = 0, train_b = 0;
     double traced_cpus = 0, train_cpu_rate = 0;  /* every traced thread's CPU time / span */
-    double traced_runq = 0, train_runq_rate = 0;  /* ... and time runnable without a CPU */
     for (size_t i = 0; i < s->nthreads; i++) {
         size_t ta, tb;
         if (!within(&s->threads[i], start, end, &ta, &tb))
@@ -141,10 +140,6 @@ void an_cpu_summarize(const struct an_cpu_samples *s, uint64_t start, uint64_t e
                                             (double)(pb->ts - pa->ts)
                                       : 0;
         traced_cpus += rate;
-        double runq = pa->has_runq && pb->has_runq && pb->ts > pa->ts
-                          ? (double)growth(pa->runq_ns, pb->runq_ns) / (double)(pb->ts - pa->ts)
-                          : 0;
-        traced_runq += runq;
         int main_thread = s->threads[i].id == pid;
         if (!train || main_thread || (train->id != pid && share > train_busy)) {
             train = &s->threads[i];
@@ -153,13 +148,11 @@ void an_cpu_summarize(const struct an_cpu_samples *s, uint64_t start, uint64_t e
             train_wait = wait;
             train_wait_cpu = wait_cpu;
             train_cpu_rate = rate;
-            train_runq_rate = runq;
         }
     }
     if (!train)
         return;
     out->traced_others_cpus = traced_cpus > train_cpu_rate ? traced_cpus - train_cpu_rate : 0;
-    out->traced_others_runq = traced_runq > train_runq_rate ? traced_runq - train_runq_rate : 0;
     out->known = 1;
     out->train_tid = (uint32_t)train->id;
     out->train_busy = train_busy > 1 ? 1 : train_busy;

@@ -55,9 +55,6 @@ struct an_cpu_use {
     int runq_known;             /* the samples say when it waited for a CPU */
     double train_runq;          /* its share of the steady span runnable but without a CPU
                                    (preempted: more runnable threads than CPUs) */
-    double traced_others_runq;  /* the same of the process's other threads that make CUDA
-                                   calls (an autograd thread launching the backward pass),
-                                   summed */
     double process_cpus;        /* the process's CPU time / span (CPUs kept busy) */
     double workers_cpus;        /* its descendants' CPU time / span */
     int others_known;           /* the samples say how busy the machine's CPUs were */

@@ -57,14 +57,9 @@ void an_rule_sync_bubble(const struct an_model *m, const struct an_rule_ctx *ctx
      * Contention's, as for the input pipeline's workers. */
     uint64_t replayed = an_whatif_saving(m, AN_WI_NO_SYNC);
     const struct an_cpu_use *c = &m->cpu;
-    /* (so is the preempted time of the process's other threads that launch work: an
-     * autograd thread off its CPU starves the GPU as the training thread does; beside a
-     * CPU hog a loop whose backward half such a thread launched predicted 5.0 ms where not
-     * syncing gained 0.7, its GPU 95 % busy) */
-    double runq = c->train_runq * (c->train_wait < 1 ? 1 - c->train_wait : 0) +
-                  c->traced_others_runq;
     uint64_t preempted = c->known && c->runq_known && span
-                             ? an_run_from_steady(m, (runq < 1 ? runq : 1) * (double)span)
+                             ? an_run_from_steady(m, c->train_runq * (double)span *
+                                                         (c->train_wait < 1 ? 1 - c->train_wait : 0))
                              : 0;
     replayed = replayed > preempted ? replayed - preempted : 0;
     if (an_whatif_share(m, replayed) < m->th.min_share || !top_drain(m))
