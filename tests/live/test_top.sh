@@ -70,10 +70,17 @@ live_example "$WORK/tty" dataloader_bound --steps 3000
 tmux -L "$TMUX_SOCKET" new-session -d -x 100 -y 45 \
     "'$GPUWATCH' top '$WORK/tty'; echo \$? >'$WORK/tty.rc'" ||
     fail "tmux did not start"
-pane_shows() { tmux -L "$TMUX_SOCKET" capture-pane -p >"$WORK/pane.txt" 2>/dev/null && grep -q "$1" "$WORK/pane.txt"; }
-until_ok 60 "top to show the running process in tmux" pane_shows '  running  wall'
-for want in 'GPU busy' 'input_pipeline' 'top finding' '(q quits)' 'H2D'; do
-    grep -qF "$want" "$WORK/pane.txt" || fail "tmux pane lacks '$want'"
+# a capture can land while top redraws (beside a CPU hog it once held the header and the
+# running line but not yet the rest): wait for a whole view, then check each part of it
+WANT=('  running  wall' 'GPU busy' 'input_pipeline' 'top finding' '(q quits)' 'H2D')
+pane_whole() {
+    tmux -L "$TMUX_SOCKET" capture-pane -p >"$WORK/pane.txt" 2>/dev/null || return 1
+    local want
+    for want in "${WANT[@]}"; do grep -qF -- "$want" "$WORK/pane.txt" || return 1; done
+}
+until_ok 60 "top to draw its whole view of the running process in tmux" pane_whole
+for want in "${WANT[@]}"; do
+    grep -qF -- "$want" "$WORK/pane.txt" || fail "tmux pane lacks '$want'"
 done
 [ "$(grep -c '^== gpuwatch top' "$WORK/pane.txt")" -eq 1 ] ||
     fail "the terminal view is not redrawn in place: $(grep -c '^== gpuwatch top' "$WORK/pane.txt") headers"
