@@ -20,18 +20,12 @@ SEEDS=${2:-12}
 # millisecond or two) is small beside a saving of min_share (3 %)
 STEPS=150
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/test_random_loops.XXXXXX")
-trap 'rm -rf "$WORK"' EXIT
+trap 'ex_keep_or_remove "$WORK"' EXIT
 failures=0
 fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
 . "$(dirname "$0")/lib_examples.sh"
 
 checked=0 fixes=0
-# keep DIR: copies a run's traces and analysis where they outlive the test, and says where
-keep() {
-    local to="${GW_KEEP_FAILED:-${TMPDIR:-/tmp}}/gpuwatch-failed-$(basename "$1").$$"
-    mkdir -p "$to" && cp -r "$1" "$1.json" "$1.log" "$to/" 2>/dev/null
-    echo "$to"
-}
 # check_draw LABEL ARGS...: the draw random_loop makes with ARGS (--seed N, knobs after it)
 check_draw() {
     local label=$1
@@ -44,9 +38,10 @@ check_draw() {
         local knobs err id pred util fix
         knobs=$(head -1 "$p.log" | cut -d: -f2-)
         err=$(ex_field "$p.json" replay_error)
-        # (a run that breaks it is kept for a look: it came once in ~40 fresh-clone runs)
+        # (a run that breaks it stays for a look, with the work directory a failure keeps
+        # (ex_keep_or_remove): it came once in ~40 fresh-clone runs)
         awk -v e="$err" 'BEGIN { exit !(e != "" && e <= 0.05) }' ||
-            { fail "$label ($mode): replay error $err > 5 % ($knobs); trace kept in $(keep "$p")"; }
+            fail "$label ($mode): replay error $err > 5 % ($knobs); trace in $p"
         read -r id pred <<<"$(ex_top "$p.json")"
         util=$(ex_field "$p.json" gpu_util)
         if [ "$mode" == cupti ] && awk -v u="$util" 'BEGIN { exit !(u >= 0.95) }'; then

@@ -22,7 +22,8 @@
 /* A no-call stretch of the host, ended by ev, that is a batch load (input_workers takes it
  * over): input_gap_ns or more, under pause_min_ns or, longer, a repeated one that is no
  * pause of the loop (st->long_rhythm: long stretches every few iterations are the input's
- * rhythm, batches that take 100 ms or more to make), and not the last part of a step (ended by the step range's end: AN_F_STEP_END). */
+ * rhythm, batches that take 100 ms or more to make), and not the last part of a step
+ * (ended by the step range's end: AN_F_STEP_END). */
 int an_wi_batch_load(const struct an_replay_state *st, const struct an_ev *ev, uint64_t gap);
 
 /* A no-call stretch of `gap` ns on a thread that ran `iterations` iterations of its loop
