@@ -141,12 +141,7 @@ void an_replay_init(struct an_replay_state *st, const struct an_thresholds *th, 
     if (cpus > AN_REPLAY_MAX_CPUS)
         cpus = AN_REPLAY_MAX_CPUS;
     an_replay_set_workers(st, cpus > 2 ? cpus - 1 : 1, 1.0);
-    for (int w = 0; w < AN_WORLDS; w++)
-        st->changes[w] = an_world_changes(w);
-    for (unsigned mask = 0; mask < 1u << AN_WI_COUNT; mask++)
-        for (int w = 0; w < AN_WORLDS; w++)
-            if (st->changes[w] & mask)
-                st->making[mask].world[st->making[mask].n++] = (uint8_t)w;
+    st->nlive = 1;  /* the run as measured; its changes and making[]: none */
     st->nowait_ns = malloc(GW_API_ID_LIMIT * sizeof *st->nowait_ns);
     if (st->nowait_ns)
         for (size_t i = 0; i < GW_API_ID_LIMIT; i++)
@@ -232,6 +227,72 @@ uint64_t an_replay_saving_after(const struct an_replay *r, enum an_whatif first,
     return saving_between(r, 1u << first, 1u << first | 1u << w);
 }
 
+/* The slot replaying the world that makes `changes`: a live one, as every set of active
+ * changes of a world's is (an_replay_state, live worlds). */
+static unsigned slot_of(const struct an_replay_state *st, unsigned changes)
+{
+    unsigned slot = 0;
+    while (slot < st->nlive && st->changes[slot] != changes)
+        slot++;
+    return slot < st->nlive ? slot : 0;
+}
+
+/* Slot `to` starts as a copy of slot `from`: every clock the replay keeps per world. */
+static void copy_slot(struct an_replay_state *st, unsigned to, unsigned from)
+{
+    for (size_t i = 0; i < st->nthreads; i++) {
+        st->threads[i].h[to] = st->threads[i].h[from];
+        st->threads[i].held[to] = st->threads[i].held[from];
+    }
+    for (size_t i = 0; i < st->nstreams; i++) {
+        struct an_rp_stream *s = &st->streams[i];
+        s->g[to] = s->g[from];
+        s->cur.sim[to] = s->cur.sim[from];
+        for (size_t k = 0; k < DONE_KEEP; k++)
+            s->done[k].sim[to] = s->done[k].sim[from];
+        for (size_t k = 0; k < s->q_n; k++) {
+            struct an_rp_op *op = &s->q[(s->q_head + k) & (s->q_cap - 1)];
+            op->sim[to] = op->sim[from];
+        }
+    }
+    st->first_ask[to] = st->first_ask[from];
+    st->first_fetched[to] = st->first_fetched[from];
+    st->bg_free[to] = st->bg_free[from];
+    if (st->nworkers) {
+        memcpy(st->worker_free + to * st->nworkers, st->worker_free + from * st->nworkers,
+               st->nworkers * sizeof *st->worker_free);
+        memcpy(st->taken + to * st->ntaken, st->taken + from * st->ntaken,
+               st->ntaken * sizeof *st->taken);
+    }
+}
+
+/* The changes of `touched` not active yet become so: the worlds making them (with active
+ * ones) come alive, each a copy of the world it was until now, the one without them. */
+static void wake_worlds(struct an_replay_state *st, unsigned touched)
+{
+    unsigned active = st->active | touched;
+    for (int w = 1; w < AN_WORLDS && st->nlive < AN_WORLDS; w++) {
+        unsigned changes = an_world_changes(w);
+        if ((changes & ~active) || !(changes & ~st->active))
+            continue;  /* not alive now, or alive already */
+        copy_slot(st, st->nlive, slot_of(st, changes & st->active));
+        st->changes[st->nlive] = changes;
+        st->nlive++;
+    }
+    st->active = active;
+    for (unsigned mask = 0; mask < 1u << AN_WI_COUNT; mask++) {
+        st->making[mask].n = 0;
+        for (unsigned slot = 0; slot < st->nlive; slot++)
+            if (st->changes[slot] & mask)
+                st->making[mask].world[st->making[mask].n++] = (uint8_t)slot;
+    }
+}
+
+void an_replay_wake_all(struct an_replay_state *st)
+{
+    wake_worlds(st, (1u << AN_WI_COUNT) - 2);  /* (every change: bit 0 is the run as is) */
+}
+
 static struct an_rp_thread *known_thread(struct an_replay_state *st, uint32_t tid)
 {
     for (size_t i = st->nthreads; i-- > 0;)
@@ -260,7 +321,7 @@ static struct an_rp_thread *thread_of(struct an_replay_state *st, uint32_t tid, 
     uint64_t delta[AN_WORLDS] = {0};
     if (st->last_thread) {
         const struct an_rp_thread *l = &st->threads[st->last_thread - 1];
-        for (int w = 0; w < AN_WORLDS; w++)
+        for (unsigned w = 0; w < st->nlive; w++)
             delta[w] = l->last_end > l->h[w] ? l->last_end - l->h[w] : 0;
     }
     struct an_rp_thread *t = &st->threads[st->nthreads++];
@@ -270,7 +331,7 @@ static struct an_rp_thread *thread_of(struct an_replay_state *st, uint32_t tid, 
     memset(t, 0, sizeof *t);
     t->tid = tid;
     t->last_end = ts;
-    for (int w = 0; w < AN_WORLDS; w++)
+    for (unsigned w = 0; w < st->nlive; w++)
         t->h[w] = ts - (delta[w] < ts ? delta[w] : ts);
     return t;
 }
@@ -380,11 +441,11 @@ static const struct an_rp_done *done_after(const struct an_rp_stream *s, uint64_
     return &s->done[(upto - 1) % DONE_KEEP];
 }
 
-static void mark_done(struct an_rp_stream *s, uint64_t seq)
+static void mark_done(const struct an_replay_state *st, struct an_rp_stream *s, uint64_t seq)
 {
     s->done[seq % DONE_KEEP].seq = seq;
     s->done[seq % DONE_KEEP].meas = s->g_meas;
-    memcpy(s->done[seq % DONE_KEEP].sim, s->g, sizeof s->g);
+    memcpy(s->done[seq % DONE_KEEP].sim, s->g, st->nlive * sizeof *s->g);
 }
 
 static void run_virtual(struct an_replay_state *st, struct an_rp_stream *s,
@@ -397,7 +458,7 @@ static uint64_t pass_barriers(struct an_replay_state *st, struct an_rp_stream *s
                               uint64_t *sim, const struct an_ev *drain, int waited, int depth)
 {
     uint64_t meas = 0;
-    memset(sim, 0, AN_WORLDS * sizeof *sim);
+    memset(sim, 0, st->nlive * sizeof *sim);
     while (s->nbar && s->bar[0].seq <= seq) {
         struct an_rp_barrier b = s->bar[0];
         memmove(s->bar, s->bar + 1, --s->nbar * sizeof *s->bar);
@@ -408,7 +469,7 @@ static uint64_t pass_barriers(struct an_replay_state *st, struct an_rp_stream *s
         if (!d)
             continue;
         meas = max64(meas, d->meas);
-        for (int w = 0; w < AN_WORLDS; w++)
+        for (unsigned w = 0; w < st->nlive; w++)
             sim[w] = max64(sim[w], d->sim[w]);
     }
     return meas;
@@ -432,7 +493,7 @@ static void run_op(struct an_replay_state *st, struct an_rp_stream *s, const str
         lat = s->latency;
     /* each world's delay and length: as measured, but where a change touches the call */
     uint64_t lat_in[AN_WORLDS], dur_in[AN_WORLDS];
-    for (int w = 0; w < AN_WORLDS; w++) {
+    for (unsigned w = 0; w < st->nlive; w++) {
         lat_in[w] = lat;
         dur_in[w] = dur;
     }
@@ -445,14 +506,14 @@ static void run_op(struct an_replay_state *st, struct an_rp_stream *s, const str
         dur_in[w] = an_wi_op_ns(st, c, &op->call, dur);
     }
     if (barred)
-        for (int w = 0; w < AN_WORLDS; w++)
+        for (unsigned w = 0; w < st->nlive; w++)
             s->g[w] = max64(s->g[w], max64(op->sim[w] + lat_in[w], other[w])) + dur_in[w];
     else
-        for (int w = 0; w < AN_WORLDS; w++)
+        for (unsigned w = 0; w < st->nlive; w++)
             s->g[w] = max64(s->g[w], op->sim[w] + lat_in[w]) + dur_in[w];
     if (end > s->g_meas)
         s->g_meas = end;
-    mark_done(s, op->seq);
+    mark_done(st, s, op->seq);
 }
 
 /* Whether r is another record of the call its stream matched last (a graph launch's records
@@ -612,11 +673,11 @@ static void run_virtual(struct an_replay_state *st, struct an_rp_stream *s,
     if (!work)
         st->drained_unknown = 1;
     const struct an_rp_op *from_op = work ? first : last;
-    for (int w = 0; w < AN_WORLDS; w++)
+    for (unsigned w = 0; w < st->nlive; w++)
         s->g[w] = max64(max64(s->g[w], other[w]), issued_sim(st, from_op, w)) + work;
     if (from + work > s->g_meas)
         s->g_meas = from + work;
-    mark_done(s, last->seq);
+    mark_done(st, s, last->seq);
     st->virtual_ops += n;
     s->q_head = (s->q_head + n) & (s->q_cap - 1);
     s->q_n -= n;
@@ -666,7 +727,7 @@ static void issue(struct an_replay_state *st, const struct an_ev *ev, const uint
           ev->bytes >= (64u << 10)))) {
         struct an_rp_op op = {.call = *ev, .seq = s->issued++, .issued_meas = ev->ts,
                               .touched = touched, .waits = waits};
-        memcpy(op.sim, start_sim, sizeof op.sim);
+        memcpy(op.sim, start_sim, st->nlive * sizeof *start_sim);
         host_only_upload(st, s, ev, &op);
         return;
     }
@@ -682,7 +743,7 @@ static void issue(struct an_replay_state *st, const struct an_ev *ev, const uint
     op->issued_meas = waits ? ev->ts : ev->end;
     op->touched = touched;
     op->waits = waits;
-    memcpy(op->sim, start_sim, sizeof op->sim);
+    memcpy(op->sim, start_sim, st->nlive * sizeof *start_sim);
     s->q_n++;
     match_pending(st, s, ev->end);
 }
@@ -739,7 +800,7 @@ static uint64_t event_drained(struct an_replay_state *st, const struct an_ev *ev
     const struct an_rp_done *d = done_after(s, upto);
     if (!d)
         return 0;
-    memcpy(ready_sim, d->sim, AN_WORLDS * sizeof *ready_sim);
+    memcpy(ready_sim, d->sim, st->nlive * sizeof *ready_sim);
     return d->meas;
 }
 
@@ -750,7 +811,7 @@ static uint64_t drained(struct an_replay_state *st, const struct an_ev *ev, int 
                         uint64_t *ready_sim)
 {
     uint64_t ready = 0;
-    memset(ready_sim, 0, AN_WORLDS * sizeof *ready_sim);
+    memset(ready_sim, 0, st->nlive * sizeof *ready_sim);
     if (ev->kind == AN_SYNC && ev->key)
         return event_drained(st, ev, waited_long, ready_sim);
     for (size_t i = 0; i < st->nstreams; i++) {
@@ -759,7 +820,7 @@ static uint64_t drained(struct an_replay_state *st, const struct an_ev *ev, int 
             continue;
         run_virtual(st, s, ev, waited_long, UINT64_MAX, 0);
         ready = max64(ready, s->g_meas);
-        for (int w = 0; w < AN_WORLDS; w++)
+        for (unsigned w = 0; w < st->nlive; w++)
             ready_sim[w] = max64(ready_sim[w], s->g[w]);
     }
     return ready;
@@ -783,7 +844,7 @@ static void loop_pause(struct an_replay_state *st, struct an_rp_thread *t, uint6
     st->long_rhythm = long_stretch && !st->pause && t->long_seen;
     t->long_seen |= long_stretch;
     if (t->holding && st->pause)
-        for (int w = 0; w < AN_WORLDS; w++)
+        for (unsigned w = 0; w < st->nlive; w++)
             t->h[w] = max64(t->h[w], t->held[w]);
     if (!mark || st->pause)
         t->holding = 0;
@@ -855,7 +916,7 @@ static void replay_call(struct an_replay_state *st, const struct an_ev *ev)
     st->alone = alone_until(st, t, ev->ts, &other);
     loop_pause(st, t, st->alone, ev == &mark);
     if (other) {  /* the stretch waited for the other thread: it resumes after it */
-        for (int w = 0; w < AN_WORLDS; w++)
+        for (unsigned w = 0; w < st->nlive; w++)
             t->h[w] = max64(t->h[w], other->h[w]);
         gap = st->alone;
     }
@@ -869,7 +930,7 @@ static void replay_call(struct an_replay_state *st, const struct an_ev *ev)
     if (st->load && !t->looping) {  /* start-up: the loop's first fetch is the latest */
         st->load = 0;
         if (!st->loads) {
-            for (int w = 0; w < AN_WORLDS; w++) {
+            for (unsigned w = 0; w < st->nlive; w++) {
                 st->first_ask[w] = t->h[w];
                 st->first_fetched[w] = t->h[w] + gap;
             }
@@ -877,6 +938,8 @@ static void replay_call(struct an_replay_state *st, const struct an_ev *ev)
         }
     }
     unsigned touched = an_wi_touched(st, ev);
+    if (touched & ~st->active)
+        wake_worlds(st, touched);
     const struct an_world_set *in = &st->making[touched];
     uint64_t dur = ev->end - ev->ts;
     /* every world moves alike in place, then the few that make a change touching ev move
@@ -884,7 +947,7 @@ static void replay_call(struct an_replay_state *st, const struct an_ev *ev)
      * the replay, the copy's wide loads stalling on the narrow stores just made); cost[w]
      * is set for those alone, the others' is dur */
     uint64_t cost[AN_WORLDS];
-    for (int w = 0; w < AN_WORLDS; w++)
+    for (unsigned w = 0; w < st->nlive; w++)
         t->h[w] += gap;
     if (touched)
         an_wi_transform(st, in, touched, ev, gap, dur, t->h, cost);
@@ -921,7 +984,7 @@ static void replay_call(struct an_replay_state *st, const struct an_ev *ev)
         t->launched_since_upload = 0;
     }
     if (!waits) {
-        for (int w = 0; w < AN_WORLDS; w++)
+        for (unsigned w = 0; w < st->nlive; w++)
             t->h[w] += dur;
         for (unsigned i = 0; i < in->n; i++)  /* (modulo 2^64: exactly h + cost) */
             t->h[in->world[i]] += cost[in->world[i]] - dur;
@@ -943,7 +1006,7 @@ static void replay_call(struct an_replay_state *st, const struct an_ev *ev)
             st->nowait_ns[ev->api] = dur;
         int gathers = an_wi_gathers(st, ev);
         t->holding = 0;
-        for (int w = 0; w < AN_WORLDS; w++) {
+        for (unsigned w = 0; w < st->nlive; w++) {
             unsigned c = st->changes[w] & touched;
             if (!c || an_wi_waits(st, c, ev)) {
                 uint64_t mine = t->h[w] + (c ? an_wi_cost(c, ev, before) : before);
@@ -1018,7 +1081,7 @@ void an_replay_finish(struct an_replay_state *st, uint64_t first_ts, uint64_t me
 {
     release_host(st, 1);
     memset(out, 0, sizeof *out);
-    uint64_t end[AN_WORLDS] = {0};
+    uint64_t end[AN_WORLDS] = {0};  /* by slot */
     for (size_t i = 0; i < st->nstreams; i++) {
         struct an_rp_stream *s = &st->streams[i];
         match_pending(st, s, UINT64_MAX);
@@ -1026,20 +1089,22 @@ void an_replay_finish(struct an_replay_state *st, uint64_t first_ts, uint64_t me
         /* work never drained: its length is unknown, it ends when it was issued */
         struct an_ev none = {0};
         run_virtual(st, s, &none, 0, UINT64_MAX, 0);
-        for (int w = 0; w < AN_WORLDS; w++)
+        for (unsigned w = 0; w < st->nlive; w++)
             end[w] = max64(end[w], s->g[w]);
     }
     for (size_t i = 0; i < st->nthreads; i++)
-        for (int w = 0; w < AN_WORLDS; w++)
+        for (unsigned w = 0; w < st->nlive; w++)
             end[w] = max64(end[w], st->threads[i].h[w]);
-    for (int w = 0; w < AN_WORLDS; w++)
+    for (unsigned w = 0; w < st->nlive; w++)
         end[w] = max64(end[w], st->bg_free[w]);  /* the last pause's work is awaited */
     if (!first_ts || !st->nthreads)
         return;
     out->done = 1;
     out->measured_ns = measured_ns;
-    for (int w = 0; w < AN_WORLDS; w++)
-        out->wall_ns[w] = end[w] > first_ts ? end[w] - first_ts : 0;
+    for (int w = 0; w < AN_WORLDS; w++) {  /* (a world never alive is the one it stayed) */
+        unsigned slot = slot_of(st, an_world_changes(w) & st->active);
+        out->wall_ns[w] = end[slot] > first_ts ? end[slot] - first_ts : 0;
+    }
     uint64_t base = out->wall_ns[AN_WI_AS_MEASURED];
     out->error = measured_ns ? (base > measured_ns ? (double)(base - measured_ns)
                                                    : (double)(measured_ns - base)) /

@@ -53,8 +53,8 @@ const char *an_whatif_advice(enum an_whatif w);
 unsigned an_world_changes(int world);
 /* The world making exactly `changes`, or -1 when none is replayed. */
 int an_world_of(unsigned changes);
-/* Some of the worlds, in world order: those that make a change touching the event replayed
- * now, the only ones whose clocks it moves otherwise than as measured. */
+/* Some of the live worlds (an_replay_state), by slot: those that make a change touching the
+ * event replayed now, the only ones whose clocks it moves otherwise than as measured. */
 struct an_world_set {
     unsigned n;
     uint8_t world[AN_WORLDS];
@@ -109,9 +109,18 @@ struct an_replay_state {
     int after_kernel;            /* the thread replayed now last made a kernel launch */
     size_t last_stream;          /* the stream looked up last, + 1 (0: none) */
     size_t last_thread;          /* the thread replayed last, + 1 (0: none yet) */
-    unsigned changes[AN_WORLDS]; /* each world's changes (an_world_changes) */
-    /* for each mask of changes, the worlds making one of them (most events touch none, or
-     * only the kernel launches of the 6 worlds with cuda_graphs: the others move alike) */
+    /* Live worlds. A change no event has touched yet (active: those some event has) has
+     * changed nothing: every world making it is, so far, the world without it, and only
+     * the worlds making active changes alone are replayed, each in a slot of every
+     * per-world array (in the order they came alive; slot 0 the run as measured). When an
+     * event first touches a change, the worlds it brings to life start as copies of the
+     * ones they were until then (wake_worlds). A loop whose changes never touch the
+     * batch loads, pauses or allocator replays 7 worlds, not 22. */
+    unsigned active;
+    unsigned nlive;
+    unsigned changes[AN_WORLDS]; /* each slot's changes (an_world_changes of its world) */
+    /* for each mask of changes, the slots making one of them (most events touch none, or
+     * only the kernel launches of the slots with cuda_graphs: the others move alike) */
     struct an_world_set making[1u << AN_WI_COUNT];
     /* AN_WI_INPUT_WORKERS, per world: when each worker is free, and when each of the last
      * workers x prefetch batches was taken by the training loop */
@@ -169,6 +178,9 @@ void an_replay_gpu(struct an_replay_state *st, const struct an_ev *ev);
 void an_replay_finish(struct an_replay_state *st, uint64_t first_ts, uint64_t measured_ns,
                       struct an_replay *out);
 void an_replay_free(struct an_replay_state *st);
+/* Every world replayed from the first event on, none woken late (an_replay_state, live
+ * worlds): what the lazy replay must equal (tests/analyze/test_replay_worlds.c). */
+void an_replay_wake_all(struct an_replay_state *st);
 /* The DataLoader workers AN_WI_INPUT_WORKERS starts and the share of the thread's speed each
  * loads at (worker_budget.h), instead of cpus - 1 at full speed; before the first event.
  * 0 when done, -1 out of memory (the workers' world then changes nothing). */
