@@ -80,6 +80,15 @@ void gw_config_load(struct gw_config *cfg)
     cfg->py_depth = (unsigned)env_number("GPUWATCH_PY_DEPTH", 0, GW_STACK_MAX_FRAMES,
                                          DEFAULT_PY_DEPTH);
 
+    const char *frames = getenv("GPUWATCH_PY_FRAMES");
+    cfg->py_read_frames = 1;
+    if (frames && *frames) {
+        if (strcmp(frames, "hooks") == 0)
+            cfg->py_read_frames = 0;
+        else if (strcmp(frames, "read") != 0)
+            gw_warn("GPUWATCH_PY_FRAMES=%s is not 'read' or 'hooks'; using read", frames);
+    }
+
     const char *unwinder = getenv("GPUWATCH_STACK_UNWINDER");
     cfg->stack_libc = 0;
     if (unwinder && *unwinder) {

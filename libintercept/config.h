@@ -17,6 +17,7 @@ struct gw_config {
                                    native stack of a sync, free... per thread per this long
                                    (0: every one) */
     unsigned py_depth;          /* GPUWATCH_PY_DEPTH, 0..64 Python frames, default 16; 0 = off */
+    int py_read_frames;         /* GPUWATCH_PY_FRAMES: read (1, default) or hooks (0) */
     int timeline;               /* GPUWATCH_TIMELINE=full|sampled|off (enum gw_timeline_mode) */
     unsigned window_ms;         /* GPUWATCH_TIMELINE_WINDOW_MS: each sampled window's length */
     unsigned every_ms;          /* GPUWATCH_TIMELINE_EVERY_MS: one window opens this often */

@@ -75,7 +75,7 @@ int gw_tracing_start(void)
                 next = GW_STATE_READY;
                 gw_cupti_start(&cfg);
                 gw_cpu_sampler_start();
-                gw_py_init(cfg.py_depth);
+                gw_py_init(cfg.py_depth, cfg.py_read_frames);
                 gw_call_sites_start(cfg.stack_depth > 0, cfg.site_every_ms);
             }
         }

@@ -5,13 +5,15 @@
  * error state as it found it.
  *
  * PyTorch's bindings release the GIL around their work, so the calls findings are about
- * are mostly made without it. For those, PyEval_SaveThread and PyEval_RestoreThread are
- * interposed: between the two the thread runs no Python, so its stack when it takes the
- * GIL back is the one it had at each call in between; the stack is read then and named,
- * in one PYSITE record, for those calls. Interposing only works where the interpreter's
- * C API comes from a shared libpython (the program's own definitions come before a
- * preloaded library's); a statically linked interpreter gets stacks only for the calls
- * made with the GIL held, and the others stay without one rather than get a wrong one.
+ * are mostly made without it. For those the thread's frames are read from the
+ * interpreter's memory (py_raw_frames.c), for the versions whose layout is known. For the
+ * others PyEval_SaveThread and PyEval_RestoreThread are interposed: between the two the
+ * thread runs no Python, so its stack when it takes the GIL back is the one it had at each
+ * call in between; the stack is read then and named, in one PYSITE record, for those
+ * calls. Interposing only works where the interpreter's C API comes from a shared
+ * libpython (the program's own definitions come before a preloaded library's); a
+ * statically linked interpreter of such a version gets stacks only for the calls made
+ * with the GIL held, and the others stay without one rather than get a wrong one.
  */
 #include "py_frames.h"
 
@@ -26,6 +28,7 @@
 #include "gpuwatch/trace_format.h"
 #include "gw_cuda.h"
 #include "log.h"
+#include "py_raw_frames.h"
 #include "recorder.h"
 #include "resolve.h"
 
@@ -50,6 +53,7 @@ static struct {
 } py;
 
 static unsigned py_depth;  /* frames per stack; 0 while stacks are off */
+static int py_raw;         /* frames of GIL-released calls are read raw (py_raw_frames.c) */
 
 /* What one thread has pending. */
 struct py_thread {
@@ -154,6 +158,14 @@ void gw_py_site(uint64_t call_number)
         emit(capture(t), call_number, 1);
         return;
     }
+    if (py_raw) {
+        if (!py.is_initialized() || (py.is_finalizing && py.is_finalizing()))
+            return;
+        uint64_t keys[GW_STACK_MAX_FRAMES * 2];
+        unsigned n = gw_py_raw_stack(py.this_thread_state(), keys, py_depth);
+        emit(n ? gw_rec_pystack(keys, n, gw_py_raw_describe) : 0, call_number, 1);
+        return;
+    }
     if (!t->released)
         return;  /* no Python on this thread, or the GIL went where we cannot follow */
     if (!t->count)
@@ -216,7 +228,7 @@ int gw_py_on(void) { return __atomic_load_n(&py_depth, __ATOMIC_ACQUIRE) != 0; }
 static const char *py_version;  /* Py_GetVersion()'s text, once stacks are on */
 static int py_follows;          /* GIL releases are followed */
 
-void gw_py_init(unsigned depth)
+void gw_py_init(unsigned depth, int read_frames)
 {
     if (__atomic_load_n(&py_depth, __ATOMIC_ACQUIRE)) {
         gw_rec_python(py_version, py_follows);  /* (a new trace: a forked child's) */
@@ -261,12 +273,15 @@ void gw_py_init(unsigned depth)
      * it lies in: the shim's own reference to the name resolves like anyone's.) */
     void *save = gw_global_symbol("PyEval_SaveThread");
     Dl_info found, self;
-    py_follows = save && dladdr(save, &found) && dladdr((void *)gw_py_init, &self) &&
-                 found.dli_fbase == self.dli_fbase;
+    py_raw = read_frames && gw_py_raw_init(minor) == 0;
+    py_follows = py_raw || (save && dladdr(save, &found) && dladdr((void *)gw_py_init, &self) &&
+                            found.dli_fbase == self.dli_fbase);
     py_version = text;
     gw_rec_python(text, py_follows);
     gw_debug("Python %u.%u: Python stacks of up to %u frames%s", major, minor, depth,
-             py_follows ? "" : ", only for calls made holding the GIL (static libpython)");
+             py_raw      ? ", read from its frames where the GIL is released"
+             : py_follows ? ", across GIL releases through PyEval_SaveThread"
+                          : ", only for calls made holding the GIL (static libpython)");
     __atomic_store_n(&py_depth, depth > GW_STACK_MAX_FRAMES ? GW_STACK_MAX_FRAMES : depth,
                      __ATOMIC_RELEASE);
 }

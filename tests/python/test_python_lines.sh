@@ -5,8 +5,11 @@
 # without Python frames. Each interpreter found here is tried: one whose C API comes from a
 # shared libpython is followed across GIL releases (ctypes.CDLL, like PyTorch's bindings);
 # a statically linked one only while the GIL is held (ctypes.PyDLL), and must then name no
-# line at all for the released calls rather than a wrong one. A C program gets no Python
-# columns.
+# line at all for the released calls rather than a wrong one. Where the shim knows the
+# version's frame layout (3.10-3.13) it reads a GIL-released call's frames itself, static or
+# not; with GPUWATCH_PY_FRAMES=hooks it follows the releases, the first shared interpreter is
+# tried that way too. The pyenv interpreters found are tried beside the one on PATH and the
+# system's. A C program gets no Python columns.
 # usage: test_python_lines.sh GPUWATCH SHIM FAKE_DIR NATIVE_HELPER C_EXAMPLE
 set -euo pipefail
 gpuwatch=$1 shim=$2 fake_dir=$3 native=$4 c_example=$5
@@ -24,9 +27,10 @@ line_of() { grep -n "# LINE:$1\$" "$script" | cut -d: -f1; }
 sync_line=$(line_of sync) h2d_line=$(line_of h2d) leak_line=$(line_of leak) oom_line=$(line_of oom)
 loop_line=$(line_of loop)
 
-# The interpreters to try: the one on PATH and the system's, each once, by real path.
+# The interpreters to try: the one on PATH, the system's and pyenv's, each once, by real path.
 interpreters=()
-for candidate in python3 /usr/bin/python3; do
+pyenv_root=$(pyenv root 2>/dev/null || true)
+for candidate in python3 /usr/bin/python3 ${pyenv_root:+"$pyenv_root"/versions/3.1[0-9]*/bin/python3}; do
     path=$(command -v "$candidate" 2>/dev/null) || continue
     real=$("$path" -c 'import os, sys; print(os.path.realpath(sys.executable))' 2>/dev/null) || continue
     [[ " ${interpreters[*]-} " == *" $real "* ]] || interpreters+=("$real")
@@ -41,7 +45,7 @@ run() {
     local name=$1 python=$2
     shift 2
     rm -rf "$work/$name"
-    if ! GPUWATCH_OUTPUT="$work/$name" LD_LIBRARY_PATH="$fake_dir" LD_PRELOAD="$preload" \
+    if ! GPUWATCH_PY_FRAMES=$frames GPUWATCH_OUTPUT="$work/$name" LD_LIBRARY_PATH="$fake_dir" LD_PRELOAD="$preload" \
         "$python" "$script" --native-helper "$native" "$@" >"$work/$name.out" 2>"$work/$name.err"; then
         fail "$name: the program failed: $(tail -3 "$work/$name.err")"
         return 1
@@ -103,12 +107,30 @@ EOF
     fi
 }
 
+# Each interpreter as "PATH FRAMES"; the first shared one again with its releases followed
+runs=()
+hooked=""
 for python in "${interpreters[@]}"; do
+    runs+=("$python read")
     # (the whole of ldd's output first: grep -q quitting early would fail the pipe)
     deps=$(ldd "$python" 2>/dev/null || true)
-    if [[ $deps == *libpython* ]]; then follows=1; else follows=0; fi
-    tag=$(basename "$python")-$follows
-    echo "== $python ($([ $follows = 1 ] && echo 'shared libpython' || echo 'static libpython'))"
+    if [ -z "$hooked" ] && [[ $deps == *libpython* ]]; then
+        runs+=("$python hooks")
+        hooked=1
+    fi
+done
+for entry in "${runs[@]}"; do
+    read -r python frames <<<"$entry"
+    deps=$(ldd "$python" 2>/dev/null || true)
+    shared=0
+    [[ $deps == *libpython* ]] && shared=1
+    # GIL releases are followed where the libpython is shared (hooks), or where the shim
+    # reads the frames of this version
+    minor=$("$python" -c 'import sys; print(sys.version_info[1])')
+    follows=$shared
+    [ "$frames" = read ] && [ "$minor" -ge 10 ] && [ "$minor" -le 13 ] && follows=1
+    tag=$(basename "$python")-$shared-$frames
+    echo "== $python ($([ $shared = 1 ] && echo 'shared libpython' || echo 'static libpython'), GPUWATCH_PY_FRAMES=$frames)"
     for gil in hold release; do
         named=1
         [ $gil = release ] && [ $follows = 0 ] && named=0
@@ -117,7 +139,7 @@ for python in "${interpreters[@]}"; do
             check "$tag-$gil-pageable" pageable_h2d "$(want "$h2d_line")"
             # the shim's own verdict on following GIL releases, in the trace
             said=$(python3 -c 'import json, sys; p = json.load(open(sys.argv[1]))["processes"][0]["python"]; print(int(p["follows_gil_releases"]))' "$work/$tag-$gil-pageable.json")
-            [ "$said" = "$follows" ] || fail "$tag: the trace says follows_gil_releases=$said, ldd says $follows"
+            [ "$said" = "$follows" ] || fail "$tag: the trace says follows_gil_releases=$said, expected $follows"
         fi
         if run "$tag-$gil-input" "$python" --gil $gil --steps 30 --load-ms 4 --leak 1 \
             --batch-bytes 65536; then
@@ -144,7 +166,7 @@ print(f[0]["python_lines"]["lines"][0].get("loop_line", "none") if f and "python
 done
 
 # The sites in the trace itself: dump shows the stacks; GIL held, every sync is named.
-python=${interpreters[0]}
+python=${interpreters[0]} frames=read
 run dump "$python" --gil hold --steps 5 --batch-bytes 4096
 "$gpuwatch" dump "$work"/dump/*.gwt >"$work/dump.txt"
 sites=$(grep -c " pysite .*pyframe0=\"$script:$sync_line read_loss\"" "$work/dump.txt" || true)
