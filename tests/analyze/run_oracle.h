@@ -83,6 +83,55 @@ static inline int oracle_busy(const uint8_t *bytes, size_t n, int gpu_records,
                       (unsigned long long)bound, (unsigned long long)want);
 }
 
+/* No world beats the device (issue 36, class 5): with GPU records, no replayed world ends
+ * before the busiest stream's kernels could run one after the other, nor, on a device that
+ * never ran two streams' kernels at once in the measured run, before all of that device's
+ * kernels could. (Kernels only: a change may make copies faster; from the first record
+ * on: the replay's clocks start at the first host event, no later.) */
+static inline int oracle_worlds(const struct rr *r, const struct an_model *m, struct inv *v)
+{
+    if (!r->s.gpu_records || !m->replay.done || m->late_events)
+        return 0;
+    uint64_t on_stream[RR_STREAMS + 1] = {0}, on_device[2] = {0};
+    uint64_t last_end[2] = {0}, last_stream[2] = {0};
+    int overlapped[2] = {0};
+    struct an_ev *k = malloc((r->s.n + 1) * sizeof *k);
+    if (!k)
+        abort();
+    size_t n = 0;
+    for (size_t i = 0; i < r->s.n; i++) {
+        const struct an_ev *e = &r->s.ev[i];
+        if (e->kind == AN_GPU_KERNEL && e->stream <= RR_STREAMS && e->tid < 2)
+            k[n++] = *e;
+    }
+    qsort(k, n, sizeof *k, oracle_by_start);
+    for (size_t i = 0; i < n; i++) {
+        uint32_t d = k[i].tid;
+        on_stream[k[i].stream] += k[i].end - k[i].ts;
+        on_device[d] += k[i].end - k[i].ts;
+        if (k[i].ts < last_end[d] && k[i].stream != last_stream[d])
+            overlapped[d] = 1;
+        if (k[i].end > last_end[d]) {
+            last_end[d] = k[i].end;
+            last_stream[d] = k[i].stream;
+        }
+    }
+    free(k);
+    uint64_t bound = 0;
+    for (unsigned s = 1; s <= RR_STREAMS; s++)
+        bound = on_stream[s] > bound ? on_stream[s] : bound;
+    for (unsigned d = 0; d < 2; d++)
+        if (!overlapped[d] && on_device[d] > bound)
+            bound = on_device[d];
+    for (int w = 0; w < AN_WORLDS; w++)
+        if (!inv_check(v, m->replay.wall_ns[w] >= bound,
+                       "world %d (%#x) replayed %llu ns, the device's kernels need %llu", w,
+                       an_world_changes(w), (unsigned long long)m->replay.wall_ns[w],
+                       (unsigned long long)bound))
+            return 1;
+    return 0;
+}
+
 /* The run these bytes make, analyzed (a device of RR_CAPACITY plus `others` bytes that
  * other processes held at start) and checked: 0 when every invariant and the busy time
  * hold, 1 with v->why. The model and findings are the caller's to free. */
@@ -97,7 +146,8 @@ static inline int oracle_check_run(const uint8_t *bytes, size_t n, int gpu_recor
     struct an_rule_ctx ctx = {.cpus = 8, .local_world = 1};
     an_run_rules(m, &ctx, found);
     *model = m;
-    return inv_all(v, m, found) || oracle_busy(bytes, n, gpu_records, r, m, v);
+    return inv_all(v, m, found) || oracle_busy(bytes, n, gpu_records, r, m, v) ||
+           oracle_worlds(r, m, v);
 }
 
 #endif

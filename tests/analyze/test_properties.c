@@ -135,6 +135,15 @@ static void invariants_catch_a_broken_model(void **state)
     m->steady.launches = m->total.launches + 1;
     assert_int_equal(inv_all(&v, m, &found), 1);
     assert_non_null(strstr(v.why, "steady launches"));
+    m->steady.launches = m->total.launches;
+    /* a world that ends before the device could run its kernels (issue 36, class 5) */
+    v.broken = 0;
+    assert_int_equal(oracle_worlds(&r, m, &v), 0);
+    uint64_t kept = m->replay.wall_ns[3];
+    m->replay.wall_ns[3] = 1000;
+    assert_int_equal(oracle_worlds(&r, m, &v), 1);
+    assert_non_null(strstr(v.why, "the device's kernels need"));
+    m->replay.wall_ns[3] = kept;
     an_findings_free(&found);
     an_model_free(m);
     synth_free(&r.s);

@@ -673,40 +673,73 @@ static void barrier_waits_for_its_own_drain(void **state)
     synth_free(&s);
 }
 
+/* Two streams: A's 8 ms kernel, then B's 2 ms kernel after it (B waits on A's event), then
+ * a sync of B, 20 steps; `overlapped`: in the first step B also runs a 1 ms kernel of its
+ * own beside A's, so the device shows it runs two streams' kernels at once. */
+static struct an_model *two_stream_steps(struct synth *s, int overlapped)
+{
+    *s = (struct synth){.gpu_records = 1, .cpus = 8};
+    s->now = 1000 * MS;
+    const uint64_t A = 2, B = 3, EA = 0xA0;
+    for (int step = 0; step < 20; step++) {
+        synth_idle(s, 1 * MS);  /* logging */
+        uint64_t t = s->now;
+        call_on(s, AN_LAUNCH, GW_API_cuLaunchKernel, 5 * US, AN_F_KERNEL, A, 1);
+        kernel_record(s, A, t + 5 * US, 8 * MS);
+        if (overlapped && step == 0) {
+            call_on(s, AN_LAUNCH, GW_API_cuLaunchKernel, 5 * US, AN_F_KERNEL, B, 4);
+            kernel_record(s, B, t + 10 * US, 1 * MS);
+        }
+        call_on(s, AN_CALL, GW_API_cuEventRecord, 2 * US, 0, A, EA);
+        call_on(s, AN_CALL, GW_API_cuStreamWaitEvent, 2 * US, 0, B, EA);
+        call_on(s, AN_LAUNCH, GW_API_cuLaunchKernel, 5 * US, AN_F_KERNEL, B, 2);
+        kernel_record(s, B, t + 5 * US + 8 * MS, 2 * MS);
+        call_on(s, AN_SYNC, GW_API_cuStreamSynchronize, t + 10 * MS + 5 * US + 2 * US - s->now,
+                AN_F_DRAINS, B, 0);
+    }
+    return synth_model(s, NULL, 1ull << 30, 0);
+}
+
 /* A stream that waits on another's event runs after that stream's work in every world, not
  * after the delay it showed as measured: without its syncs the host queues 20 steps ahead,
  * stream A runs its 8 ms kernels back to back, and B's 2 ms kernel of each step follows A's
- * of the same step, so the run ends 2 ms after A's last kernel (replayed from the delay
- * alone, B's kernels would run ahead of A's, and the run end with A's last). */
+ * of the same step, on a device that runs two streams' kernels at once, so the run ends
+ * 2 ms after A's last kernel (replayed from the delay alone, B's kernels would run ahead
+ * of A's, and the run end with A's last). */
 static void edge_holds_in_every_world(void **state)
 {
     (void)state;
-    struct synth s = {.gpu_records = 1, .cpus = 8};
-    s.now = 1000 * MS;
-    const uint64_t A = 2, B = 3, EA = 0xA0;
-    uint64_t first = 0;
-    for (int step = 0; step < 20; step++) {
-        synth_idle(&s, 1 * MS);  /* logging */
-        uint64_t t = s.now;
-        if (!first)
-            first = t;
-        call_on(&s, AN_LAUNCH, GW_API_cuLaunchKernel, 5 * US, AN_F_KERNEL, A, 1);
-        kernel_record(&s, A, t + 5 * US, 8 * MS);
-        call_on(&s, AN_CALL, GW_API_cuEventRecord, 2 * US, 0, A, EA);
-        call_on(&s, AN_CALL, GW_API_cuStreamWaitEvent, 2 * US, 0, B, EA);
-        call_on(&s, AN_LAUNCH, GW_API_cuLaunchKernel, 5 * US, AN_F_KERNEL, B, 2);
-        kernel_record(&s, B, t + 5 * US + 8 * MS, 2 * MS);
-        call_on(&s, AN_SYNC, GW_API_cuStreamSynchronize, t + 10 * MS + 5 * US + 2 * US - s.now,
-                AN_F_DRAINS, B, 0);
-    }
-    struct an_model *m = synth_model(&s, NULL, 1ull << 30, 0);
+    struct synth s;
+    struct an_model *m = two_stream_steps(&s, 1);
     const struct an_replay *r = &m->replay;
-    assert_int_equal(r->ops_matched, 40);
+    assert_int_equal(r->ops_matched, 41);
     assert_true(r->error < 1e-9);
     uint64_t no_sync = r->wall_ns[an_world_of(1u << AN_WI_NO_SYNC)];
     uint64_t expect = 5 * US + 20 * 8 * MS + 2 * MS + 2 * US;  /* from the first launch */
-    (void)first;
     assert_in_range(no_sync, expect - 50 * US, expect + 50 * US);
+    an_model_free(m);
+    synth_free(&s);
+}
+
+/* The same steps on a device that never ran two streams' kernels at once as measured
+ * (issue 36, class 5): no world makes it, so without the syncs B's kernel of each step
+ * still takes the device after A's, and A's next one after it: 10 ms a step. */
+static void device_never_overlapped_stays_serial(void **state)
+{
+    (void)state;
+    struct synth s;
+    struct an_model *m = two_stream_steps(&s, 0);
+    const struct an_replay *r = &m->replay;
+    assert_int_equal(r->ops_matched, 40);
+    assert_true(r->error < 1e-9);
+    uint64_t kernels = 20 * 10 * MS;  /* (a graph launches the first at once) */
+    for (int w = 0; w < AN_WORLDS; w++)
+        if (r->wall_ns[w] < kernels)
+            fail_msg("world %d (%#x): %llu ns, under the kernels' %llu", w,
+                     an_world_changes(w), (unsigned long long)r->wall_ns[w],
+                     (unsigned long long)kernels);
+    uint64_t expect = 5 * US + kernels;  /* from the first launch */
+    assert_in_range(r->wall_ns[an_world_of(1u << AN_WI_NO_SYNC)], expect, expect + 50 * US);
     an_model_free(m);
     synth_free(&s);
 }
@@ -772,6 +805,7 @@ int main(void)
         cmocka_unit_test(short_wait_costs_its_wait),
         cmocka_unit_test(barrier_waits_for_its_own_drain),
         cmocka_unit_test(edge_holds_in_every_world),
+        cmocka_unit_test(device_never_overlapped_stays_serial),
         cmocka_unit_test(ninth_thread_keeps_its_clock),
         cmocka_unit_test(another_thread_s_launches_are_no_batch_load),
     };

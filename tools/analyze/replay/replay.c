@@ -65,6 +65,7 @@ struct an_rp_barrier {
 
 struct an_rp_stream {
     uint64_t id;
+    unsigned device;                 /* its records' device ordinal + 1 (0: none seen yet) */
     struct an_rp_barrier bar[BARRIERS];  /* oldest first */
     unsigned nbar;
     struct an_rp_op *q;              /* ring */
@@ -255,6 +256,8 @@ static void copy_slot(struct an_replay_state *st, unsigned to, unsigned from)
             op->sim[to] = op->sim[from];
         }
     }
+    for (size_t d = 0; d < AN_RP_DEVICES; d++)
+        st->devices[d].kernel_end[to] = st->devices[d].kernel_end[from];
     st->first_ask[to] = st->first_ask[from];
     st->first_fetched[to] = st->first_fetched[from];
     st->bg_free[to] = st->bg_free[from];
@@ -317,7 +320,9 @@ static struct an_rp_thread *thread_of(struct an_replay_state *st, uint32_t tid, 
         st->threads_cap = cap;
     }
     /* a new thread starts where the host's replayed time stood when it was made: the
-     * thread replayed last, replayed minus measured */
+     * thread replayed last, replayed minus measured; never before the run's first event
+     * (made while that thread was in a call, the time it gained by that call's end is more
+     * than it had gained by then: a thread started before the run beat the device) */
     uint64_t delta[AN_WORLDS] = {0};
     if (st->last_thread) {
         const struct an_rp_thread *l = &st->threads[st->last_thread - 1];
@@ -331,8 +336,11 @@ static struct an_rp_thread *thread_of(struct an_replay_state *st, uint32_t tid, 
     memset(t, 0, sizeof *t);
     t->tid = tid;
     t->last_end = ts;
-    for (unsigned w = 0; w < st->nlive; w++)
+    for (unsigned w = 0; w < st->nlive; w++) {
         t->h[w] = ts - (delta[w] < ts ? delta[w] : ts);
+        if (t->h[w] < st->first_ts)
+            t->h[w] = st->first_ts;
+    }
     return t;
 }
 
@@ -475,9 +483,65 @@ static uint64_t pass_barriers(struct an_replay_state *st, struct an_rp_stream *s
     return meas;
 }
 
+/* A kernel of stream s measured [ts, end): its device, where that has not run two streams'
+ * kernels at once so far (replay.h, devices), else NULL. */
+static struct an_rp_device *one_at_a_time(struct an_replay_state *st,
+                                          const struct an_rp_stream *s, uint64_t ts,
+                                          uint64_t end)
+{
+    struct an_rp_device *dev = s->device ? &st->devices[s->device - 1] : NULL;
+    if (!dev || dev->overlapped)
+        return NULL;
+    /* (1 us: a record's clock against another stream's, not two kernels at once) */
+    if (ts + 1000 < dev->kernel_end_meas && dev->kernel_stream != s->id) {
+        dev->overlapped = 1;
+        return NULL;
+    }
+    if (end >= dev->kernel_end_meas) {
+        dev->kernel_end_meas = end;
+        dev->kernel_stream = s->id;
+    }
+    return dev;
+}
+
+/* The kernel just replayed on s, dur[w] long in each world, starts no earlier than the
+ * device's latest kernel there ended, whichever stream ran it. */
+static void after_device(struct an_replay_state *st, struct an_rp_device *dev,
+                         struct an_rp_stream *s, const uint64_t *dur)
+{
+    for (unsigned w = 0; w < st->nlive; w++) {
+        uint64_t start = s->g[w] - dur[w];
+        if (dev->kernel_end[w] > start)
+            s->g[w] = dev->kernel_end[w] + dur[w];
+        dev->kernel_end[w] = s->g[w];
+    }
+}
+
+/* A record no call issued (its call's host record was lost): its work still held its
+ * stream, in every world for as long as measured, and as long after the stream's previous
+ * work (its call's lateness is unknown, and kept). */
+static void run_orphan(struct an_replay_state *st, struct an_rp_stream *s,
+                       const struct an_rp_record *r)
+{
+    uint64_t dur = r->end > r->ts ? r->end - r->ts : 0;
+    uint64_t gap = r->ts > s->g_meas ? r->ts - s->g_meas : 0;
+    struct an_rp_device *dev =
+        r->kind == AN_GPU_KERNEL ? one_at_a_time(st, s, r->ts, r->end) : NULL;
+    uint64_t durs[AN_WORLDS];
+    for (unsigned w = 0; w < st->nlive; w++) {
+        s->g[w] += gap + dur;
+        durs[w] = dur;
+    }
+    if (dev)
+        after_device(st, dev, s, durs);
+    if (r->end > s->g_meas)
+        s->g_meas = r->end;
+    st->unmatched++;
+}
+
 /* One GPU operation, its call known: each what-if's stream clock moves past it. */
 static void run_op(struct an_replay_state *st, struct an_rp_stream *s, const struct an_rp_op *op,
-                   uint64_t ts, uint64_t end)
+                   uint64_t ts, uint64_t end, int kernel)
 {
     uint64_t dur = end > ts ? end - ts : 0;
     uint64_t lat = ts > op->call.ts ? ts - op->call.ts : 0;
@@ -505,12 +569,15 @@ static void run_op(struct an_replay_state *st, struct an_rp_stream *s, const str
             lat_in[w] = 0;
         dur_in[w] = an_wi_op_ns(st, c, &op->call, dur);
     }
+    struct an_rp_device *dev = kernel ? one_at_a_time(st, s, ts, end) : NULL;
     if (barred)
         for (unsigned w = 0; w < st->nlive; w++)
             s->g[w] = max64(s->g[w], max64(op->sim[w] + lat_in[w], other[w])) + dur_in[w];
     else
         for (unsigned w = 0; w < st->nlive; w++)
             s->g[w] = max64(s->g[w], op->sim[w] + lat_in[w]) + dur_in[w];
+    if (dev)
+        after_device(st, dev, s, dur_in);
     if (end > s->g_meas)
         s->g_meas = end;
     mark_done(st, s, op->seq);
@@ -570,7 +637,7 @@ static int match_record(struct an_replay_state *st, struct an_rp_stream *s,
         s->last_corr = r->corr;
     }
     st->matched++;
-    run_op(st, s, &s->cur, r->ts, r->end);
+    run_op(st, s, &s->cur, r->ts, r->end, r->kind == AN_GPU_KERNEL);
     return 1;
 }
 
@@ -589,7 +656,8 @@ static void match_pending(struct an_replay_state *st, struct an_rp_stream *s, ui
         int matched = (s->q_n || same_call(s, r)) && match_record(st, s, r);
         if (!matched && r->ts + st->th.drain_slack_ns >= st->replayed_to)
             return;
-        st->unmatched += !matched;
+        if (!matched)
+            run_orphan(st, s, r);
         s->p_head = (s->p_head + 1) & (s->p_cap - 1);
         s->p_n--;
         st->npending--;
@@ -622,6 +690,8 @@ void an_replay_gpu(struct an_replay_state *st, const struct an_ev *ev)
     struct an_rp_stream *s = stream_of(st, ev->stream);
     if (!s)
         return;
+    if (!s->device && ev->tid < AN_RP_DEVICES)
+        s->device = ev->tid + 1;
     struct an_rp_record r = {ev->ts, ev->end, ev->ptr, (ev->flags & AN_F_GRAPH_NODE) != 0,
                              ev->kind};
     if (!s->p_n && r.ts <= st->horizon && (s->q_n || same_call(s, &r)) &&
@@ -629,10 +699,10 @@ void an_replay_gpu(struct an_replay_state *st, const struct an_ev *ev)
         return;
     if (ring_room((void **)&s->pend, &s->p_head, s->p_n, &s->p_cap, sizeof *s->pend,
                   PENDING_MAX) != 0) {
-        s->p_head = (s->p_head + 1) & (s->p_cap - 1);  /* never matched: drop the oldest */
+        run_orphan(st, s, &s->pend[s->p_head]);  /* never matched: the oldest goes */
+        s->p_head = (s->p_head + 1) & (s->p_cap - 1);
         s->p_n--;
         st->npending--;
-        st->unmatched++;
     }
     s->pend[(s->p_head + s->p_n) & (s->p_cap - 1)] = r;
     s->p_n++;
@@ -709,7 +779,7 @@ static void host_only_upload(struct an_replay_state *st, struct an_rp_stream *s,
     struct an_ev waited = *ev;
     waited.end = ev->end - move;
     run_virtual(st, s, &waited, dur - move > st->th.drain_slack_ns, op->seq, 0);
-    run_op(st, s, op, ev->end - move, ev->end);
+    run_op(st, s, op, ev->end - move, ev->end, 0);
     st->matched++;
 }
 
@@ -1085,7 +1155,8 @@ void an_replay_finish(struct an_replay_state *st, uint64_t first_ts, uint64_t me
     for (size_t i = 0; i < st->nstreams; i++) {
         struct an_rp_stream *s = &st->streams[i];
         match_pending(st, s, UINT64_MAX);
-        st->unmatched += s->p_n;
+        for (; s->p_n; s->p_n--, s->p_head = (s->p_head + 1) & (s->p_cap - 1))
+            run_orphan(st, s, &s->pend[s->p_head]);
         /* work never drained: its length is unknown, it ends when it was issued */
         struct an_ev none = {0};
         run_virtual(st, s, &none, 0, UINT64_MAX, 0);

@@ -88,6 +88,7 @@ uint64_t an_replay_saving_after(const struct an_replay *r, enum an_whatif first,
 
 struct an_rp_thread;
 struct an_rp_stream;
+#define AN_RP_DEVICES 16
 
 struct an_replay_state {
     struct an_thresholds th;
@@ -161,6 +162,16 @@ struct an_replay_state {
     } busy[2];
     uint64_t pauses, pause_ns, pause_cycles;
     uint64_t best_pinned_bw;     /* best pinned H2D bytes/s seen on the GPU */
+    /* Per device (GPU records' ordinal, the first AN_RP_DEVICES): a device that has not run
+     * two streams' kernels at once so far runs them one at a time in every world too (no
+     * world may beat the device: a change that frees the host must not make it overlap
+     * kernels it never overlapped). The measured end and stream of its latest kernel, and
+     * each world's replayed end of its latest kernel. */
+    struct an_rp_device {
+        int overlapped;
+        uint64_t kernel_end_meas, kernel_stream;
+        uint64_t kernel_end[AN_WORLDS];
+    } devices[AN_RP_DEVICES];
     double best_blocking_bps;    /* host-only: the fastest blocking upload so far, bytes/s */
     uint64_t *nowait_ns;         /* per api id: the shortest call, its cost without a wait */
     int drained_unknown;         /* the last drain took work of unknown length (host-only, no
