@@ -273,7 +273,7 @@ void gw_py_init(unsigned depth, int read_frames)
      * it lies in: the shim's own reference to the name resolves like anyone's.) */
     void *save = gw_global_symbol("PyEval_SaveThread");
     Dl_info found, self;
-    py_raw = read_frames && gw_py_raw_init(minor) == 0;
+    py_raw = read_frames && gw_py_raw_init(minor, text) == 0;
     py_follows = py_raw || (save && dladdr(save, &found) && dladdr((void *)gw_py_init, &self) &&
                             found.dli_fbase == self.dli_fbase);
     py_version = text;

@@ -12,15 +12,21 @@
  *
  * The layouts are CPython's own, per minor version (stable within one: the offsets below
  * were taken with offsetof from each version's headers, internal/pycore_frame.h for the
- * frames). A version without a layout here gets no stack from this reader. Each code
- * object and each string is checked to be of its type before it is read further, so a
- * frame that is not what it should be ends the stack, it is not followed.
+ * frames). A version without a layout here gets no stack from this reader, nor does a
+ * free-threaded build (another object header). Each code object and each string is checked
+ * to be of its type before it is read further, so a frame that is not what it should be
+ * ends the stack, it is not followed. And until one walk has found a frame of the layout,
+ * every read is first checked to be of mapped memory (mincore, no descriptor): an
+ * interpreter built otherwise (a debug build's object header) fails those checks instead
+ * of faulting, and after MAX_TRIES walks that met something else the reader gives up.
  */
 #include "py_raw_frames.h"
 
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "gw_cuda.h"
 #include "recorder.h"
@@ -50,12 +56,38 @@ static const struct layout layouts[] = {
 };
 
 static const struct layout *layout;
+static int proven;        /* a walk found a frame of the layout: reads need no check */
+static unsigned tries;    /* walks that met a frame not of the layout, while not proven */
+#define MAX_TRIES 64
+static uintptr_t page_size;
 static const void *code_type, *str_type;              /* &PyCode_Type, &PyUnicode_Type */
 static int (*addr2line)(void *code, int byte_offset);  /* PyCode_Addr2Line */
 
+/* Whether len bytes at p may be read: always, once the layout is proven; before, where
+ * its pages are mapped. */
+static int readable(const void *p, size_t len)
+{
+    if (__atomic_load_n(&proven, __ATOMIC_RELAXED))
+        return 1;
+    uintptr_t at = (uintptr_t)p;
+    if (!at || at + len < at)
+        return 0;
+    uintptr_t first = at & ~(page_size - 1), last = (at + len - 1) & ~(page_size - 1);
+    unsigned char resident[2];
+    if (last - first > page_size)
+        return 0;
+    return mincore((void *)first, last - first + page_size, resident) == 0;
+}
+
+/* A pointer field of obj, or NULL where it cannot be read (not proven, a pointer's place
+ * must be aligned too). */
 static const void *field(const void *obj, size_t offset)
 {
     const void *value;
+    const char *at = (const char *)obj + offset;
+    if (!obj || (!__atomic_load_n(&proven, __ATOMIC_RELAXED) && ((uintptr_t)at & 7)) ||
+        !readable(at, sizeof value))
+        return NULL;
     memcpy(&value, (const char *)obj + offset, sizeof value);
     return value;
 }
@@ -65,11 +97,15 @@ static int of_type(const void *obj, const void *type)
     return obj && field(obj, 8) == type;  /* (ob_type, after ob_refcnt) */
 }
 
-int gw_py_raw_init(unsigned minor)
+int gw_py_raw_init(unsigned minor, const char *version)
 {
+    long page = sysconf(_SC_PAGESIZE);
+    page_size = page > 0 ? (uintptr_t)page : 4096;
     for (size_t i = 0; i < sizeof layouts / sizeof *layouts; i++)
         if (layouts[i].minor == minor)
             layout = &layouts[i];
+    if (version && strstr(version, "free-threading"))
+        layout = NULL;
     code_type = gw_global_symbol("PyCode_Type");
     str_type = gw_global_symbol("PyUnicode_Type");
     *(void **)&addr2line = gw_global_symbol("PyCode_Addr2Line");
@@ -88,6 +124,8 @@ static uint64_t text_of(const void *str)
         return 0;
     int64_t length;
     uint32_t state;
+    if (!readable(str, layout->str_size + 16))
+        return 0;
     memcpy(&length, (const char *)str + 16, sizeof length);
     memcpy(&state, (const char *)str + 32, sizeof state);
     const char *text = NULL;
@@ -97,7 +135,7 @@ static uint64_t text_of(const void *str)
         memcpy(&length, (const char *)str + layout->str_size, sizeof length);
         text = field(str, layout->str_size + 8);
     }
-    if (!text || length <= 0 || length >= 4096)
+    if (!text || length <= 0 || length >= 4096 || !readable(text, (size_t)length))
         return 0;
     char copy[4096];
     memcpy(copy, text, (size_t)length);
@@ -134,10 +172,14 @@ static int line_of(const void *frame, const void *code)
     int offset;
     if (layout->minor == 10) {
         int lasti;  /* in code units */
+        if (!readable((const char *)frame + layout->fr_instr, sizeof lasti))
+            return -1;
         memcpy(&lasti, (const char *)frame + layout->fr_instr, sizeof lasti);
         offset = lasti * 2;
     } else {
         const char *instr = field(frame, layout->fr_instr);
+        if (!instr)
+            return -1;
         offset = (int)(instr - ((const char *)code + layout->co_code));
     }
     return offset < 0 ? -1 : addr2line((void *)code, offset);
@@ -147,17 +189,27 @@ unsigned gw_py_raw_stack(const void *thread_state, uint64_t *keys, unsigned max)
 {
     if (!layout || !thread_state)
         return 0;
+    int checked = !__atomic_load_n(&proven, __ATOMIC_RELAXED);
+    if (checked && __atomic_load_n(&tries, __ATOMIC_RELAXED) >= MAX_TRIES)
+        return 0;  /* (the layout never matched this interpreter: given up) */
     const void *frame = field(thread_state, layout->ts_frame);
     if (frame && layout->cframe_current != NO_CFRAME)
         frame = field(frame, layout->cframe_current);
     unsigned n = 0;
+    int bad = 0;  /* a frame that is not of the layout ended the walk */
     for (unsigned seen = 0; frame && n < max && seen < 4 * max; seen++) {
         const void *code = field(frame, layout->fr_code);
+        if (layout->fr_owner != NO_OWNER && !readable((const char *)frame + layout->fr_owner, 1)) {
+            bad = 1;
+            break;
+        }
         int entry = layout->fr_owner != NO_OWNER &&
                     *((const unsigned char *)frame + layout->fr_owner) == OWNED_BY_CSTACK;
         if (!entry) {
-            if (!of_type(code, code_type))
-                break;  /* not a frame of the layout's: stop rather than follow it */
+            if (!of_type(code, code_type)) {
+                bad = 1;  /* not a frame of the layout's: stop rather than follow it */
+                break;
+            }
             int line = line_of(frame, code);
             const struct names *words = names_of(code);
             if (line > 0 && words->file_id && words->file_id < (1ull << 31) &&
@@ -169,6 +221,11 @@ unsigned gw_py_raw_stack(const void *thread_state, uint64_t *keys, unsigned max)
         }
         frame = field(frame, layout->fr_previous);
     }
+    /* (a thread with no Python frame now, an empty chain, proves nothing either way) */
+    if (checked && n)
+        __atomic_store_n(&proven, 1, __ATOMIC_RELAXED);
+    else if (checked && bad)
+        __atomic_add_fetch(&tries, 1, __ATOMIC_RELAXED);
     return n;
 }
 

@@ -5,8 +5,9 @@
 
 #include <stdint.h>
 
-/* 0 when Python 3.`minor`'s layout is known and the interpreter's symbols were found. */
-int gw_py_raw_init(unsigned minor);
+/* 0 when Python 3.`minor`'s layout is known (version: Py_GetVersion's text; a free-threaded
+ * build's is not) and the interpreter's symbols were found. */
+int gw_py_raw_init(unsigned minor, const char *version);
 /* The calling thread's stack, its PyThreadState given: (key, line) pairs, innermost first,
  * at most max frames, for gw_rec_pystack with gw_py_raw_describe. */
 unsigned gw_py_raw_stack(const void *thread_state, uint64_t *keys, unsigned max);
