@@ -93,8 +93,10 @@ if scenario == "straggler":
             problems.append("rank 2 arrived last at %d of %d" % (f["figures"]["last_arrivals"], coll["steady"]))
         # its own cause is the loading, or a change its replay finds about as good: taking
         # the per-step read out lets the slow loads overlap the GPU's work, and with fewer
-        # CPUs left for workers (a busy machine) that comes within 20 % of the workers' or
-        # past it, a tie the run cannot order
+        # CPUs left for workers (a busy machine) that comes within 20 % of the workers', a
+        # tie the run cannot order (either way: one far under or over it is no tie); or
+        # contention, the machine's (as in the
+        # calibration: another process took the CPUs it loads on)
         own = re.search(r"its top finding is (\w+)", f["evidence"])
         own = own.group(1) if own else None
         world = {"input_pipeline": "input_workers", "sync_bubble": "no_sync",
@@ -102,16 +104,21 @@ if scenario == "straggler":
         whatif = [p for p in procs if p["rank"] == 2][0]["replay"].get("whatif", {})
         loads = whatif.get("input_workers", {}).get("saving_ns", 0)
         other = whatif.get(world, {}).get("saving_ns", 0) if world else 0
-        if own != "input_pipeline" and not (world and other > 0 and loads >= 0.8 * other):
+        if own not in ("input_pipeline", "contention") and not (
+                world and other > 0 and min(loads, other) >= 0.8 * max(loads, other)):
             problems.append("straggler's own cause: %s (workers save %d ns, its change %d)" %
                             (f["evidence"], loads, other))
     if "exposed_communication" in found:
         problems.append("the fast ranks' wait was called exposed communication")
-    # in the steady state rank 2 waits for nobody (a few us of noise at most; the first
-    # collective, start-up, may keep it waiting for a process still starting)
+    # in the steady state rank 2 waits for nobody but at the collectives it did not arrive
+    # last at (a fast rank preempted, above), each no longer than the others wait at one on
+    # average, and a few us of noise at the others (one more collective's worth; the
+    # first collective, start-up, may keep it waiting for a process still starting). Beside
+    # a CPU hog: last at 37 of 39, 1.49 ms waited, the others 110 ms each at least.
     slow = [p for p in procs if p["rank"] == 2][0]["communication"]
     least = min(p["communication"]["waited_steady_ns"] for p in procs if p["rank"] != 2)
-    if (slow["waited_steady_ns"] >= least / 100 or
+    not_last = max(0, coll["steady"] - slow["last_arrivals"])
+    if (slow["waited_steady_ns"] >= least * (not_last + 1) / max(1, coll["steady"]) or
             slow["last_arrivals"] < coll["steady"] - max(1, coll["steady"] // 10)):
         problems.append("rank 2 waited %d ns in the steady state (the others %d at least), "
                         "last at %d" % (slow["waited_steady_ns"], least, slow["last_arrivals"]))
