@@ -11,6 +11,7 @@
  */
 #include "replay.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,6 +38,16 @@ struct an_rp_op {
     int waits;                       /* its call waited for the GPU as measured */
     uint64_t sim[AN_WORLDS];       /* the call's replayed start */
 };
+
+/* *to = *from, of the live worlds' starts only (a matched record's call is copied aside
+ * for the records of the same call after it: whole, that copy was a tenth of the GPU
+ * side's replay) */
+static void copy_op(const struct an_replay_state *st, struct an_rp_op *to,
+                    const struct an_rp_op *from)
+{
+    memcpy(to, from, offsetof(struct an_rp_op, sim));
+    memcpy(to->sim, from->sim, st->nlive * sizeof *from->sim);
+}
 
 /* When the host had issued op in world w, replayed: its call's start, plus its own time
  * where it did not wait (so it was not kept per world: only a drain's first and last
@@ -304,11 +315,21 @@ static struct an_rp_thread *known_thread(struct an_replay_state *st, uint32_t ti
     return NULL;
 }
 
-static struct an_rp_thread *thread_of(struct an_replay_state *st, uint32_t tid, uint64_t ts)
+static struct an_rp_thread *new_thread(struct an_replay_state *st, uint32_t tid, uint64_t ts);
+
+/* (the thread replayed last first, inline: nearly every call is on it) */
+static inline struct an_rp_thread *thread_of(struct an_replay_state *st, uint32_t tid,
+                                            uint64_t ts)
 {
+    if (st->last_thread && st->threads[st->last_thread - 1].tid == tid)
+        return &st->threads[st->last_thread - 1];
     struct an_rp_thread *known = known_thread(st, tid);
-    if (known)
-        return known;
+    return known ? known : new_thread(st, tid, ts);
+}
+
+__attribute__((noinline))
+static struct an_rp_thread *new_thread(struct an_replay_state *st, uint32_t tid, uint64_t ts)
+{
     if (st->nthreads == st->threads_cap) {
         if (st->threads_cap >= MAX_THREADS)
             return &st->threads[st->nthreads - 1];  /* absurdly many: lump the rest */
@@ -395,10 +416,18 @@ static const struct an_ev *step_boundary(struct an_replay_state *st, const struc
     return mark;
 }
 
-static struct an_rp_stream *stream_of(struct an_replay_state *st, uint64_t id)
+static struct an_rp_stream *other_stream(struct an_replay_state *st, uint64_t id);
+
+static inline struct an_rp_stream *stream_of(struct an_replay_state *st, uint64_t id)
 {
     if (st->last_stream && st->streams[st->last_stream - 1].id == id)
         return &st->streams[st->last_stream - 1];  /* (nearly every call: the same one) */
+    return other_stream(st, id);
+}
+
+__attribute__((noinline))
+static struct an_rp_stream *other_stream(struct an_replay_state *st, uint64_t id)
+{
     uint64_t *at = gw_map_get(&st->stream_index, id);
     if (at) {
         st->last_stream = (size_t)*at;
@@ -570,14 +599,19 @@ static void run_op(struct an_replay_state *st, struct an_rp_stream *s, const str
         dur_in[w] = an_wi_op_ns(st, c, &op->call, dur);
     }
     struct an_rp_device *dev = kernel ? one_at_a_time(st, s, ts, end) : NULL;
-    if (barred)
-        for (unsigned w = 0; w < st->nlive; w++)
-            s->g[w] = max64(s->g[w], max64(op->sim[w] + lat_in[w], other[w])) + dur_in[w];
-    else
-        for (unsigned w = 0; w < st->nlive; w++)
-            s->g[w] = max64(s->g[w], op->sim[w] + lat_in[w]) + dur_in[w];
-    if (dev)
-        after_device(st, dev, s, dur_in);
+    /* (after the device's latest kernel too, where it runs them one at a time: the loop
+     * once, its branches the same for every world) */
+    uint64_t *device_end = dev ? dev->kernel_end : NULL;
+    for (unsigned w = 0; w < st->nlive; w++) {
+        uint64_t start = max64(s->g[w], op->sim[w] + lat_in[w]);
+        if (barred)
+            start = max64(start, other[w]);
+        if (device_end)
+            start = max64(start, device_end[w]);
+        s->g[w] = start + dur_in[w];
+        if (device_end)
+            device_end[w] = s->g[w];
+    }
     if (end > s->g_meas)
         s->g_meas = end;
     mark_done(st, s, op->seq);
@@ -630,7 +664,7 @@ static int match_record(struct an_replay_state *st, struct an_rp_stream *s,
             s->q_n -= n;
             st->virtual_ops += n;
         }
-        s->cur = s->q[s->q_head];
+        copy_op(st, &s->cur, &s->q[s->q_head]);
         s->q_head = (s->q_head + 1) & (s->q_cap - 1);
         s->q_n--;
         s->have_cur = 1;
@@ -664,10 +698,18 @@ static void match_pending(struct an_replay_state *st, struct an_rp_stream *s, ui
     }
 }
 
-static void match_all_pending(struct an_replay_state *st, uint64_t upto)
+static void match_streams(struct an_replay_state *st, uint64_t upto);
+
+static inline void match_all_pending(struct an_replay_state *st, uint64_t upto)
 {
     if (upto > st->horizon)
         st->horizon = upto;
+    if (st->npending)
+        match_streams(st, upto);
+}
+
+static void match_streams(struct an_replay_state *st, uint64_t upto)
+{
     for (size_t i = 0; st->npending && i < st->nstreams; i++)
         if (st->streams[i].p_n)
             match_pending(st, &st->streams[i], upto);

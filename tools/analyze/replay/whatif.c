@@ -45,22 +45,6 @@ const char *an_whatif_advice(enum an_whatif w)
     }
 }
 
-int an_wi_issues(const struct an_ev *ev)
-{
-    if (ev->flags & AN_F_ERROR)
-        return 0;
-    if (ev->kind == AN_LAUNCH)
-        return ev->api != GW_API_cuLaunchHostFunc && ev->api != GW_API_cuLaunchHostFunc_ptsz;
-    if (ev->kind == AN_COPY)
-        return ev->dir != GW_COPY_HTOH;
-    return ev->kind == AN_SET;
-}
-
-int an_wi_waits_measured(const struct an_ev *ev)
-{
-    return (ev->flags & (AN_F_DRAINS | AN_F_BLOCKING)) != 0;
-}
-
 /* A download of this many bytes or more is data the host goes on to use (an offloaded
  * optimizer's gradients, a state_dict), not a scalar read to log: dropping .item() does not
  * remove it, pinning it does make it faster (thresholds.h's h2d_min_bytes default: the
@@ -168,11 +152,6 @@ static uint64_t worker_gap(struct an_replay_state *st, int world, uint64_t gap, 
  * from the GPU before the pause (the state_dict) it still reads: a sync or read-back
  * followed by a pause is the pause's own, and no_sync keeps its wait (replay.c).
  */
-int an_wi_loop_pause(const struct an_replay_state *st, uint64_t gap, uint32_t iterations)
-{
-    return gap >= st->th.pause_min_ns && iterations >= st->th.pause_every_min;
-}
-
 int an_wi_gathers(const struct an_replay_state *st, const struct an_ev *ev)
 {
     return an_wi_waits_measured(ev) && user_sync(st, ev);
@@ -192,11 +171,6 @@ int an_wi_batch_load(const struct an_replay_state *st, const struct an_ev *ev, u
      * gained 85 %) */
     return gap >= st->th.input_gap_ns && (gap < st->th.pause_min_ns || st->long_rhythm) &&
            !(ev->kind == AN_CALL && (ev->flags & AN_F_STEP_END));
-}
-
-int an_wi_kernel_launch(const struct an_ev *ev)
-{
-    return kernel_launch(ev);
 }
 
 /* a replayed graph skips the per-op host work between its launches too (Python, the
