@@ -1,6 +1,6 @@
 /*
  * pauses: the training thread stopped making CUDA calls in a few long stretches, each after
- * many iterations of its loop (whatif.c, an_wi_loop_pause: pause_min_ns or more, after
+ * many iterations of its loop (whatif.h, an_wi_loop_pause: pause_min_ns or more, after
  * pause_every_min iterations): what a training loop does every so many steps — saving a
  * checkpoint, heavy logging, a DataLoader that restarts its workers at each epoch. Per-step
  * DataLoader advice would be wrong for it: the replay's workers never take such a stretch.
