@@ -101,8 +101,12 @@ calibrate() {  # calibrate LABEL EXPECTED_ID EXAMPLE FIX_ARGS [ARGS...] (FIX_ARG
         # a fix gains beyond the noise and the findings' floor (min_share, thresholds.h: 5 %
         # of the loop; below it a run of the same program differs by as much): its finding
         # is there in every run, first or tied. Under the floor none need be.
+        # (and beyond the bar's own 20 %: a prediction 20 % under a gain that barely clears
+        # the floor is right and under it; beside a CPU hog input_off_cpu's workers gained
+        # 18.4 +- 4.8 ms of 250, 7 %, and the runs predicted 0 to 18 ms as the budget read
+        # the hog)
         local helps=0
-        awk -v g="$gain" -v n="$noise" -v w="$wall_p" 'BEGIN { exit !(g - n > 0.05 * w) }' && helps=1
+        awk -v g="$gain" -v n="$noise" -v w="$wall_p" 'BEGIN { exit !(0.8 * (g - n) > 0.05 * w) }' && helps=1
         # each tagged finding's best fix, measured: a top finding whose own fix gained within
         # 20 % of the best (or within the noise of it) is a tie, as the issue's bar has it
         local -A gain_of=() noise_of_id=()
@@ -135,7 +139,7 @@ calibrate() {  # calibrate LABEL EXPECTED_ID EXAMPLE FIX_ARGS [ARGS...] (FIX_ARG
         done
         [ "$busy" -eq 0 ] || echo "  $name ($mode): contention first in $busy of $i planted runs (the machine's)"
         [ -z "$ties" ] || echo "  $name ($mode): tied with $want, ranked above it: $ties"
-        [ "$helps" -eq 1 ] || echo "  $name ($mode): no fix gains 5 % of the run beyond the noise here"
+        [ "$helps" -eq 1 ] || echo "  $name ($mode): no fix gains 5 % of the run beyond the noise and the 20 % bar here"
         noise_note "$name ($mode)" "$noise" "$gain"
         local check=1
         [[ " ${SAVING_MODES:-host cupti sampled} " == *" $mode "* ]] || check=0
