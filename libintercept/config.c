@@ -45,6 +45,19 @@ static unsigned long env_number(const char *var, unsigned long min, unsigned lon
     return value;
 }
 
+/* A setting of two words: 1 when VAR names `other`, 0 for `usual` or unset; anything else
+ * warns and is taken as `usual`. */
+static int env_other(const char *var, const char *usual, const char *other)
+{
+    const char *text = getenv(var);
+    if (!text || !*text || strcmp(text, usual) == 0)
+        return 0;
+    if (strcmp(text, other) == 0)
+        return 1;
+    gw_warn("%s=%s is not '%s' or '%s'; using %s", var, text, usual, other, usual);
+    return 0;
+}
+
 static size_t round_up_pow2(size_t value)
 {
     size_t pow2 = 1;
@@ -80,24 +93,8 @@ void gw_config_load(struct gw_config *cfg)
     cfg->py_depth = (unsigned)env_number("GPUWATCH_PY_DEPTH", 0, GW_STACK_MAX_FRAMES,
                                          DEFAULT_PY_DEPTH);
 
-    const char *frames = getenv("GPUWATCH_PY_FRAMES");
-    cfg->py_read_frames = 1;
-    if (frames && *frames) {
-        if (strcmp(frames, "hooks") == 0)
-            cfg->py_read_frames = 0;
-        else if (strcmp(frames, "read") != 0)
-            gw_warn("GPUWATCH_PY_FRAMES=%s is not 'read' or 'hooks'; using read", frames);
-    }
-
-    const char *unwinder = getenv("GPUWATCH_STACK_UNWINDER");
-    cfg->stack_libc = 0;
-    if (unwinder && *unwinder) {
-        if (strcmp(unwinder, "libc") == 0)
-            cfg->stack_libc = 1;
-        else if (strcmp(unwinder, "libunwind") != 0)
-            gw_warn("GPUWATCH_STACK_UNWINDER=%s is not 'libunwind' or 'libc'; using libunwind",
-                    unwinder);
-    }
+    cfg->py_read_frames = !env_other("GPUWATCH_PY_FRAMES", "read", "hooks");
+    cfg->stack_libc = env_other("GPUWATCH_STACK_UNWINDER", "libunwind", "libc");
 
     const char *timeline = getenv("GPUWATCH_TIMELINE");
     cfg->timeline = GW_TIMELINE_SAMPLED;
@@ -119,12 +116,5 @@ void gw_config_load(struct gw_config *cfg)
     if (cfg->every_ms <= cfg->window_ms)
         cfg->timeline = cfg->timeline == GW_TIMELINE_SAMPLED ? GW_TIMELINE_FULL : cfg->timeline;
 
-    const char *clock = getenv("GPUWATCH_CLOCK");
-    cfg->use_tsc = 1;
-    if (clock && *clock) {
-        if (strcmp(clock, "monotonic") == 0)
-            cfg->use_tsc = 0;
-        else if (strcmp(clock, "tsc") != 0)
-            gw_warn("GPUWATCH_CLOCK=%s is not 'tsc' or 'monotonic'; using tsc", clock);
-    }
+    cfg->use_tsc = !env_other("GPUWATCH_CLOCK", "tsc", "monotonic");
 }
