@@ -23,6 +23,19 @@ struct rr_bytes {
     size_t n, at;
 };
 
+/* The bytes of a seed's run: xorshift from seed x golden ratio + salt (a test of its own
+ * draws other runs from the same seeds with another salt). */
+static inline void rr_seed_bytes(uint64_t seed, uint64_t salt, uint8_t *bytes, size_t n)
+{
+    uint64_t x = seed * 0x9E3779B97F4A7C15ull + salt;
+    for (size_t i = 0; i < n; i++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        bytes[i] = (uint8_t)(x >> 24);
+    }
+}
+
 static inline unsigned rr_byte(struct rr_bytes *in)
 {
     return in->at < in->n ? in->p[in->at++] : 0;

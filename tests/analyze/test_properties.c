@@ -20,29 +20,13 @@
 #define DEFAULT_RUNS 600
 #define RUN_BYTES 512
 
-static uint64_t xorshift(uint64_t *state)
-{
-    uint64_t x = *state;
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    return *state = x;
-}
-
-static void run_bytes(uint64_t seed, uint8_t *bytes)
-{
-    uint64_t state = seed * 0x9E3779B97F4A7C15ull + 1;
-    for (size_t i = 0; i < RUN_BYTES; i++)
-        bytes[i] = (uint8_t)(xorshift(&state) >> 24);
-}
-
 /* The run of one seed, analyzed: 0 when every invariant holds. The model and findings are
  * returned for the tests that look further. */
 static int check_seed(uint64_t seed, int gpu_records, struct inv *v, struct rr *r,
                       struct an_model **model, struct an_findings *found)
 {
     uint8_t bytes[RUN_BYTES];
-    run_bytes(seed, bytes);
+    rr_seed_bytes(seed, 1, bytes, sizeof bytes);
     uint64_t others = seed % 3 == 0 ? 256ull << 20 : 0;
     return oracle_check_run(bytes, sizeof bytes, gpu_records, others, r, model, found, v);
 }

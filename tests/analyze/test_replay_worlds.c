@@ -22,15 +22,6 @@
 #define RUNS 300
 #define RUN_BYTES 512
 
-static uint64_t xorshift(uint64_t *state)
-{
-    uint64_t x = *state;
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    return *state = x;
-}
-
 static int by_end(const void *a, const void *b)
 {
     const struct an_ev *x = a, *y = b;
@@ -76,9 +67,7 @@ static void check_mode(int gpu_records)
     unsigned failures = 0, slept = 0, woke = 0;
     for (uint64_t seed = 1; seed <= RUNS; seed++) {
         uint8_t bytes[RUN_BYTES];
-        uint64_t state = seed * 0x9E3779B97F4A7C15ull + 7;
-        for (size_t i = 0; i < RUN_BYTES; i++)
-            bytes[i] = (uint8_t)(xorshift(&state) >> 24);
+        rr_seed_bytes(seed, 7, bytes, sizeof bytes);
         struct rr_bytes in = {bytes, sizeof bytes, 0};
         struct rr *r = malloc(sizeof *r);
         assert_non_null(r);
