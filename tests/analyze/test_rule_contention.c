@@ -148,6 +148,51 @@ static void preempted_in_waits_is_no_contention(void **state)
     }
 }
 
+/* Preempted at the start only (issue 34: CPU hogs that eased off after 170 ms): 12 steps
+ * of 15 ms, 8 ms of each runnable without a CPU, then 40 steps of 7 ms. Slow by preemption,
+ * the first steps are no warm-up, and the contention they show is found; the same slow
+ * start with no preemption recorded is warm-up, and nothing is contended. */
+static void a_preempted_start_is_no_warmup(void **state)
+{
+    (void)state;
+    for (int preempted = 0; preempted < 2; preempted++) {
+        struct synth s = {.gpu_records = 1, .cpus = 8};
+        struct loop slow = {.steps = 12, .input_ns = 12 * MS, .kernels = 3,
+                            .kernel_ns = 1 * MS, .launch_ns = 5 * US, .item = 1};
+        struct loop L = slow;
+        L.steps = 40;
+        L.input_ns = 4 * MS;
+        synth_loop(&s, &slow);
+        uint64_t slow_end = s.now;
+        synth_loop(&s, &L);
+        for (uint64_t t = 0; t <= s.now + 25 * MS; t += 25 * MS) {
+            uint64_t in_slow = t < 1000 * MS ? 0 : (t < slow_end ? t : slow_end) - 1000 * MS;
+            struct an_ev thread = {.ts = t, .tid = 99, .kind = AN_CPU_THREAD, .ptr = 1,
+                                   .bytes = t / 2, .dir = 1,
+                                   .end = t + (preempted ? in_slow * 8 / 15 : 0)};
+            synth_push(&s, &thread);
+            struct an_ev proc = {.ts = t, .end = t, .tid = 99, .kind = AN_CPU_PROC,
+                                 .bytes = t / 2};
+            synth_push(&s, &proc);
+        }
+        struct an_model *m = synth_model(&s, NULL, 1ull << 30, 0);
+        synth_free(&s);
+        struct an_rule_ctx ctx = {.cpus = 8, .local_world = 1};
+        struct an_findings out = {0};
+        an_run_rules(m, &ctx, &out);
+        const struct an_finding *f = an_findings_find(&out, "contention");
+        if (preempted) {
+            assert_int_equal(m->steps.warmup, 0);
+            assert_non_null(f);
+        } else {
+            assert_int_equal(m->steps.warmup, 11);  /* (the first step ends at the first marker) */
+            assert_null(f);
+        }
+        an_findings_free(&out);
+        an_model_free(m);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -155,6 +200,7 @@ int main(void)
         cmocka_unit_test(preempted_is_contention),
         cmocka_unit_test(some_preemption_trims_the_input_saving),
         cmocka_unit_test(unrecorded_says_nothing),
+        cmocka_unit_test(a_preempted_start_is_no_warmup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -168,6 +168,39 @@ void an_cpu_summarize(const struct an_cpu_samples *s, uint64_t start, uint64_t e
     }
 }
 
+/* The counter at t, on the line through the two points nearest t (s->n >= 2). */
+static double runq_at(const struct an_cpu_series *s, uint64_t t)
+{
+    size_t b = 1;
+    while (b + 1 < s->n && s->points[b].ts < t)
+        b++;
+    const struct an_cpu_point *pa = &s->points[b - 1], *pb = &s->points[b];
+    if (pb->ts <= pa->ts)
+        return (double)pa->runq_ns;
+    double rate = (double)growth(pa->runq_ns, pb->runq_ns) / (double)(pb->ts - pa->ts);
+    return (double)pa->runq_ns + rate * ((double)t - (double)pa->ts);
+}
+
+uint64_t an_cpu_preempted(const struct an_cpu_samples *s, uint32_t pid, uint64_t t0,
+                          uint64_t t1)
+{
+    /* the main thread, else (not sampled) the one with the most CPU time */
+    const struct an_cpu_series *t = NULL;
+    for (size_t i = 0; i < s->nthreads; i++) {
+        const struct an_cpu_series *c = &s->threads[i];
+        if (!c->n || (t && t->id == pid))
+            continue;
+        if (!t || c->id == pid || c->points[c->n - 1].cpu_ns > t->points[t->n - 1].cpu_ns)
+            t = c;
+    }
+    if (!t || t->n < 2 || t1 <= t0 || !t->points[0].has_runq || !t->points[t->n - 1].has_runq)
+        return 0;
+    double d = runq_at(t, t1) - runq_at(t, t0);
+    if (d <= 0)
+        return 0;
+    return d < (double)(t1 - t0) ? (uint64_t)d : t1 - t0;
+}
+
 void an_cpu_free(struct an_cpu_samples *s)
 {
     free(s->process.points);

@@ -73,6 +73,12 @@ void an_cpu_sample(struct an_cpu_samples *s, const struct an_ev *ev);
 /* Sums [start, end) (the steady state); pid is the process's (its main thread's tid). */
 void an_cpu_summarize(const struct an_cpu_samples *s, uint64_t start, uint64_t end,
                       uint32_t pid, struct an_cpu_use *out);
+/* The training thread's time runnable without a CPU within [t0, t1): its cumulative
+ * counter spread evenly over each interval between two samples (before the first and after
+ * the last, at the nearest interval's rate). The training thread: the process's main one
+ * (pid) when sampled, else the one with the most CPU time. 0 where its samples do not say. */
+uint64_t an_cpu_preempted(const struct an_cpu_samples *s, uint32_t pid, uint64_t t0,
+                          uint64_t t1);
 void an_cpu_free(struct an_cpu_samples *s);
 
 #endif

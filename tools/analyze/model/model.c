@@ -423,7 +423,7 @@ void an_model_finish(struct an_model *m)
     memcpy(m->largest, st->keep[m->gpu_timeline], sizeof m->largest);
     an_phases_finish(&st->phases, &m->phases, m->resolve, m->resolve_user);
     an_phases_free(&st->phases);
-    an_steps_choose(m, &st->steps);
+    an_steps_choose(m, &st->steps, &st->cpu);
     steady_from_bins(m);
     slices_from_bins(m);
     an_steps_top_kernels(m, &st->steps);

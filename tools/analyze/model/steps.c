@@ -220,18 +220,23 @@ static int better(const struct an_step_key *a, const struct an_step_key *b)
 }
 
 /* Warm-up: the leading steps before the first run of WARM_RUN steps that are all within
- * warmup_factor x the median (an isolated slow step later on is not warm-up). Returns the
- * index of the first steady step. */
+ * warmup_factor x the median (an isolated slow step later on is not warm-up). A step slow
+ * only by the time the main thread waited for a CPU is not warm-up: preemption is no
+ * one-off (beside CPU hogs that eased off, 114 of a 170 ms "warm-up" was preempted, and
+ * the contention it hid was 40 % of the run). Returns the index of the first steady step. */
 #define WARM_RUN 3
 static size_t find_warmup(const struct an_model *m, const struct an_step_key *k,
-                          uint64_t median)
+                          uint64_t median, const struct an_cpu_samples *cpu)
 {
     size_t intervals = k->nsamples - 1;
     size_t limit = (size_t)((double)intervals * m->th.warmup_max_share);
     size_t w = 0, normal = 0;
     for (size_t i = 0; i < intervals && w <= limit; i++) {
         uint64_t d = k->sample[i + 1].ts - k->sample[i].ts;
-        if ((double)d > m->th.warmup_factor * (double)median) {
+        if ((double)d > m->th.warmup_factor * (double)median &&
+            (double)(d - an_cpu_preempted(cpu, m->header.pid, k->sample[i].ts,
+                                          k->sample[i + 1].ts)) >
+                m->th.warmup_factor * (double)median) {
             normal = 0;
             w = i + 1;
         } else if (++normal == WARM_RUN) {
@@ -570,7 +575,8 @@ static const struct an_step_key *per_item_uploads(const struct an_model *m,
     return choose_kernel(m, f, span, buf, reg);  /* (NULL: no steps) */
 }
 
-void an_steps_choose(struct an_model *m, struct an_step_finder *f)
+void an_steps_choose(struct an_model *m, struct an_step_finder *f,
+                     const struct an_cpu_samples *cpu)
 {
     memset(&m->steps, 0, sizeof m->steps);
     m->steady = m->total;
@@ -606,7 +612,7 @@ void an_steps_choose(struct an_model *m, struct an_step_finder *f)
         return;
     }
     size_t n = sorted_intervals(best, 0, buf);
-    size_t w = find_warmup(m, best, buf[n / 2]);
+    size_t w = find_warmup(m, best, buf[n / 2], cpu);
     n = sorted_intervals(best, w, buf);
     struct an_steps *s = &m->steps;
     s->source = best->tier == AN_TIER_NVTX ? AN_STEPS_NVTX : AN_STEPS_AUTO;

@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cpu_use.h"
 #include "gw_map.h"
 #include "model.h"
 
@@ -109,8 +110,10 @@ static inline void an_steps_kernel(struct an_step_finder *f, const struct an_mod
 
 /* The most launched kernels (kernel-tier keys), into m->top_kernels. */
 void an_steps_top_kernels(struct an_model *m, const struct an_step_finder *f);
-/* Picks the step marker and fills m->steps, m->steady, m->steady_start/end. */
-void an_steps_choose(struct an_model *m, struct an_step_finder *f);
+/* Picks the step marker and fills m->steps, m->steady, m->steady_start/end; cpu: the
+ * CPU samples, which say where a slow early step waited for a CPU (not warm-up). */
+void an_steps_choose(struct an_model *m, struct an_step_finder *f,
+                     const struct an_cpu_samples *cpu);
 void an_steps_free(struct an_step_finder *f);
 
 #endif
