@@ -294,9 +294,11 @@ static void test_sigkill_anywhere_loses_nothing(void **state)
         if (traced < returned || traced > returned + 1)
             fail_msg("round %d (kill %u us after ready): %" PRIu64 " launches returned, %"
                      PRIu64 " in the trace", round, kill_after_us, returned, traced);
-        /* their definitions too: every launch keeps its kernel's name */
+        /* their definitions too: every launch keeps its kernel's name (beside a CPU hog a
+         * kill 0-150 ms after "ready" came before the first launch: nothing to name) */
         assert_int_equal(f->launches_named, traced);
-        assert_string_equal(f->first_kernel, "tiny_kernel");
+        if (traced)
+            assert_string_equal(f->first_kernel, "tiny_kernel");
         finish();
     }
     munmap(done, sizeof *done);
