@@ -1103,7 +1103,10 @@ static void replay_call(struct an_replay_state *st, const struct an_ev *ev)
     } else {
         uint64_t ready_sim[AN_WORLDS];
         int waited_long = dur > nowait + st->th.drain_slack_ns;
-        match_all_pending(st, ev->end);  /* the work that started while it waited */
+        /* the work that started while it waited: by its end, as far as the GPU's clock
+         * and the host's agree (drain_slack_ns; a record of the wait's own copy may start
+         * a few us after the call returned) */
+        match_all_pending(st, ev->end + st->th.drain_slack_ns);
         st->drained_unknown = 0;
         uint64_t ready = drained(st, ev, waited_long, ready_sim);
         /* as measured: the call's own time, or its own cost, the wait, and what came after
@@ -1152,7 +1155,7 @@ static void release_host(struct an_replay_state *st, int all)
 {
     while (st->fifo_n) {
         const struct an_ev *ev = &st->fifo[st->fifo_head];
-        if (!all && ev->end > st->gpu_seen)
+        if (!all && ev->end + st->th.drain_slack_ns > st->gpu_seen)
             return;
         replay_call(st, ev);
         st->fifo_head = (st->fifo_head + 1) & (st->fifo_cap - 1);
@@ -1172,7 +1175,7 @@ void an_replay_host(struct an_replay_state *st, const struct an_ev *ev)
         return;
     }
     release_host(st, 0);
-    if (!st->fifo_n && ev->end <= st->gpu_seen) {
+    if (!st->fifo_n && ev->end + st->th.drain_slack_ns <= st->gpu_seen) {
         replay_call(st, ev);
         return;
     }
