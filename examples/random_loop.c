@@ -8,9 +8,9 @@
  * the backward pass on a thread of its own, and loss.backward() waits for it).
  * --fix CHANGE applies one of the changes gpuwatch's advice names, so that the saving it
  * predicts can be measured (given twice, both: a changes_together finding's pair):
- *   no_sync        the loss stays on the GPU, read every 10 or 50 steps (drawn;
- *                  --read-every N); an event two steps back keeps the host from running
- *                  further ahead
+ *   no_sync        the loss stays on the GPU, read once at the end, or with --extras 1
+ *                  every 10 or 50 steps (drawn; --read-every N); an event two steps back
+ *                  keeps the host from running further ahead
  *   input_workers  batches loaded by 2, 4 or 8 worker threads (drawn; --workers N), 2
  *                  each ahead, as users pick the count: not from the CPUs
  *   pinned_async   the batch in pinned memory, copied without waiting for the stream
@@ -21,10 +21,11 @@
  *   coalesced      the small uploads gathered into one pinned staging buffer, one async copy
  * pinned_async makes the per-step download pinned and asynchronous too (an event waited
  * for before its data is used): pinned both ways.
- * Drawn too (after the knobs above, so that their draws stay): a checkpoint every N steps
- * (its state read back into pageable memory, then written: host work), small blocking
- * uploads each step (a dict of tensors moved one by one), and a download each step into
- * pageable memory (an offloaded optimizer's gradients).
+ * With --extras 1, drawn too (after the knobs above, so that their draws stay): a
+ * checkpoint every N steps (its state read back into pageable memory, then written: the
+ * thread waits on storage), small blocking uploads each step (a dict of tensors moved one
+ * by one), and a download each step into pageable memory (an offloaded optimizer's
+ * gradients). Without it a seed draws the loop it drew before these knobs existed.
  * The knobs drawn are printed on the first line of stdout.
  */
 #include <getopt.h>
@@ -96,7 +97,7 @@ static uint64_t pick_scale(uint64_t *state, uint64_t lo, uint64_t hi)
     return v > hi ? hi : v;
 }
 
-static void draw(struct knobs *k, uint64_t seed)
+static void draw(struct knobs *k, uint64_t seed, int extras)
 {
     uint64_t st = seed;
     st = next_random(&st);  /* a hash of the seed: close seeds draw unrelated loops */
@@ -118,6 +119,12 @@ static void draw(struct knobs *k, uint64_t seed)
     k->ckpt_write_ns = pick(&st, 2000, 20000) * 1000;
     k->small_copies = pick(&st, 0, 3) == 0 ? (unsigned)pick(&st, 50, 400) : 0;
     k->download_bytes = pick(&st, 0, 5) == 0 ? pick_scale(&st, 1u << 20, 16u << 20) : 0;
+    if (!extras) {  /* the loops drawn before these knobs were (the tests' seeds) */
+        k->read_every = 0;
+        k->ckpt_every = 0;
+        k->small_copies = 0;
+        k->download_bytes = 0;
+    }
 }
 
 static void usage(FILE *out, const char *prog)
@@ -128,7 +135,7 @@ static void usage(FILE *out, const char *prog)
             "          [--sync-every N] [--log-us N] [--streams 1|2] [--churn 0|1]\n"
             "          [--nvtx 0|1] [--backward-thread 0|1 (with --streams 1)] [--workers N]\n"
             "          [--read-every N] [--ckpt-every N] [--ckpt-mb N] [--ckpt-write-us N]\n"
-            "          [--small-copies N] [--download-kb N]\n"
+            "          [--small-copies N] [--download-kb N] [--extras 0|1]\n"
             "A training-like loop drawn from --seed (default 1), knobs set after it;\n"
             "--fix: no_sync, input_workers, pinned_async, cuda_graphs, no_churn,\n"
             "async_checkpoint, coalesced (given twice or more: all of them).\n",
@@ -165,20 +172,25 @@ static unsigned parse(int argc, char **argv, struct knobs *k)
         {"ckpt-write-us", required_argument, NULL, 'W'},
         {"small-copies", required_argument, NULL, 'Q'},
         {"download-kb", required_argument, NULL, 'D'},
+        {"extras", required_argument, NULL, 'X'},
         {"help", no_argument, NULL, 'h'},
         {0}};
     uint64_t seed = 1;
-    for (int c; (c = getopt_long(argc, argv, "S:h", opts, NULL)) != -1;)  /* the seed first */
+    int extras = 0;
+    for (int c; (c = getopt_long(argc, argv, "S:h", opts, NULL)) != -1;) { /* the seed first */
         if (c == 'S')
             seed = number(prog, "--seed", optarg, UINT32_MAX);
-    draw(k, seed);
+        else if (c == 'X')
+            extras = (int)number(prog, "--extras", optarg, 1);
+    }
+    draw(k, seed, extras);
     k->steps = 60;
     k->backward_thread = 0;
     unsigned fixes = 0;
     optind = 1;
     for (int c; (c = getopt_long(argc, argv, "S:h", opts, NULL)) != -1;) {
         switch (c) {
-        case 'S': break;
+        case 'S': case 'X': break;
         case 'x': {
             enum fix fix;
             for (fix = FIX_NONE; fix <= FIX_LAST && strcmp(optarg, fix_names[fix]); fix++)
@@ -218,8 +230,6 @@ static unsigned parse(int argc, char **argv, struct knobs *k)
         k->steps = 1;
     if (!k->streams)
         k->streams = 1;
-    if (!k->read_every)
-        k->read_every = 1;
     if (!k->ckpt_bytes)
         k->ckpt_every = 0;
     if (k->backward_thread && k->streams > 1) {
@@ -498,7 +508,8 @@ int main(int argc, char **argv)
             if (k.sync_every && s % k.sync_every == 0)
                 ex_work_ns(k.log_ns);  /* the logging stays, of the value read earlier */
             /* the fix users write reads the accumulated loss every N steps */
-            if (k.sync_every && (fixes & FIX(FIX_NO_SYNC)) && (s + 1) % k.read_every == 0)
+            if (k.sync_every && (fixes & FIX(FIX_NO_SYNC)) && k.read_every &&
+                (s + 1) % k.read_every == 0)
                 EX_CK(&ex, cuMemcpyDtoHAsync(&item, acts, sizeof item, ex.stream));
             /* the host stays at most two steps ahead */
             if (s >= 2)
