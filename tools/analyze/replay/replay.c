@@ -125,6 +125,9 @@ struct an_rp_thread {
      * stretch after it uses what it read (an offloaded optimizer step, a metric), no batch
      * load: a batch reaches the GPU by an upload that waits on no read-back */
     uint8_t after_readback;
+    /* stretches of input_gap_ns or more after a read-back since its latest pause that were
+     * no pause: the loop's rhythm (an_wi_loop_pause) */
+    uint32_t readback_stretches;
     /* its latest call read the GPU's results and the worlds holding `held` took its wait
      * away: when each would have waited until (restored where a pause follows it) */
     int holding;
@@ -951,7 +954,9 @@ static void loop_pause(struct an_replay_state *st, struct an_rp_thread *t, uint6
         iterations = t->steps_ended;
     if (iterations)
         t->looping = 1;
-    st->pause = an_wi_loop_pause(st, gap, iterations);
+    st->pause = an_wi_loop_pause(st, gap, iterations, t->after_readback, t->readback_stretches);
+    if (!st->pause && t->after_readback && gap >= st->th.input_gap_ns && t->looping)
+        t->readback_stretches++;
     int long_stretch = gap >= st->th.pause_min_ns && t->looping;
     st->long_rhythm = long_stretch && !st->pause && t->long_seen;
     t->long_seen |= long_stretch;
@@ -964,9 +969,14 @@ static void loop_pause(struct an_replay_state *st, struct an_rp_thread *t, uint6
         st->pauses++;
         st->pause_ns += gap;
         st->pause_cycles += iterations;
+        st->readback_pauses += gap < st->th.pause_min_ns;
+        if (!st->shortest_pause_ns || gap < st->shortest_pause_ns)
+            st->shortest_pause_ns = gap;
     }
-    if (gap >= st->th.pause_min_ns)
+    if (gap >= st->th.pause_min_ns || st->pause) {
         t->waits_after_work = t->uploads_after_work = t->steps_ended = 0;
+        t->readback_stretches = 0;
+    }
 }
 
 /*
@@ -1233,6 +1243,8 @@ void an_replay_finish(struct an_replay_state *st, uint64_t first_ts, uint64_t me
     out->pauses = st->pauses;
     out->pause_ns = st->pause_ns;
     out->pause_cycles = st->pause_cycles;
+    out->readback_pauses = st->readback_pauses;
+    out->shortest_pause_ns = st->shortest_pause_ns;
     out->ops_matched = st->matched;
     out->ops_virtual = st->virtual_ops;
     out->records_unmatched = st->unmatched;

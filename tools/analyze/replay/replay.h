@@ -73,6 +73,8 @@ struct an_replay {
     uint64_t loop_ns;                /* from the first of them to the last call replayed */
     uint64_t pauses, pause_ns;       /* ... taken as the loop's pauses, and their length */
     uint64_t pause_cycles;           /* the loop's iterations before each of them, summed */
+    uint64_t readback_pauses;        /* ... of them right after a read-back (whatif.h) */
+    uint64_t shortest_pause_ns;      /* ... the shortest of them (0: none) */
     uint64_t ops_matched;            /* GPU records matched to the call that issued them */
     uint64_t ops_virtual;            /* issued work replayed from what drains proved */
     uint64_t records_unmatched;      /* GPU records no issuing call was found for */
@@ -160,7 +162,7 @@ struct an_replay_state {
         uint32_t tid;
         size_t thread;               /* its index in threads, + 1 */
     } busy[2];
-    uint64_t pauses, pause_ns, pause_cycles;
+    uint64_t pauses, pause_ns, pause_cycles, readback_pauses, shortest_pause_ns;
     uint64_t best_pinned_bw;     /* best pinned H2D bytes/s seen on the GPU */
     /* Per device (GPU records' ordinal, the first AN_RP_DEVICES): a device that has not run
      * two streams' kernels at once so far runs them one at a time in every world too (no
