@@ -352,7 +352,10 @@ static struct an_model *checkpoint_loop(int gpu, unsigned every, uint64_t write_
 
 /* Short saves are pauses too (issue 36: 8 ms saves every 25 steps got no finding, under
  * pause_min_ns and, after a read-back, no batch load): rare, right after the read-back of
- * the state, input_gap_ns or more. Each is taken off the thread: the writes' 8 x 8 ms. */
+ * the state, input_gap_ns or more. Saved as users do (the state copied into pinned memory
+ * on a side stream, written by a background thread), each write leaves the thread and so
+ * does the read, whose copy, pinned, still takes a third of its 6.4 ms on the stream:
+ * 8 x (8 ms + 2/3 x 6.4 ms). */
 static void short_checkpoints_are_pauses(void **state)
 {
     (void)state;
@@ -367,7 +370,9 @@ static void short_checkpoints_are_pauses(void **state)
         assert_non_null(f);
         assert_int_equal(fig(f, "pauses"), 8);
         assert_int_equal(fig(f, "iterations_between"), 25);
-        assert_int_equal(f->saving_ns, 8 * 8 * MS);
+        double want = 8 * (8.0 * MS + 6.4 * MS * 2 / 3);
+        if (fabs((double)f->saving_ns - want) > 0.005 * want)
+            fail_msg("saving %.3f ms, expected %.3f", f->saving_ns / 1e6, want / 1e6);
         assert_non_null(strstr(f->evidence, "8 of them right after it read tensors back"));
         assert_non_null(strstr(f->evidence, "8.00 ms at the shortest"));
         assert_non_null(strstr(f->change, "async_save"));
@@ -392,6 +397,9 @@ static void readback_stretches_that_are_no_pause(void **state)
     synth_free(&s);
     m = checkpoint_loop(1, 25, 900 * US, &s);
     assert_int_equal(m->replay.pauses, 0);
+    struct an_findings none = {0};
+    assert_null(synth_rule(m, an_rule_pauses, &none, 8));
+    an_findings_free(&none);
     an_model_free(m);
     synth_free(&s);
     memset(&s, 0, sizeof s);

@@ -152,6 +152,15 @@ struct an_replay_state {
      * is no pause and repeats an earlier one (replay.c, long_seen) */
     int load, pause, long_rhythm;
     uint64_t bg_free[AN_WORLDS];
+    /* the call replayed now reads tensors back where a pause of the loop may follow (a
+     * checkpoint's state: an_wi_checkpoint_read): AN_WI_BACKGROUND copies it on a side
+     * stream into pinned memory and the background thread waits for it, not the loop;
+     * per world, when such a read was done, for the pause after it to start no earlier
+     * (0: none pending). A read no pause follows is waited for after all, but its copy
+     * stays pinned there (timed before the stretch after it is seen): without pauses the
+     * background world's saving is no finding's */
+    int ckpt_read;
+    uint64_t bg_from[AN_WORLDS];
     /* the part of the stretch before the call replayed now in which no other thread issued
      * GPU work (what batch loads and pauses are made of), and the latest end of a call that
      * issued work, and the latest on a thread other than that one's (replay.c,

@@ -75,11 +75,13 @@ void an_rule_pauses(const struct an_model *m, const struct an_rule_ctx *ctx,
     }
     an_appendf(f->change, sizeof f->change,
                "Find what the training loop does about every %llu iterations and take it off "
-               "the training thread. Checkpoints: save asynchronously "
-               "(torch.distributed.checkpoint.async_save, or copy the state_dict to CPU and "
-               "write it from a background thread): replayed with each pause on a background "
-               "thread, one at a time, the run gives back %s (a pause hides only the loop up "
-               "to the next one). Epoch starts: DataLoader(persistent_workers=True) keeps the "
+               "the training thread. Checkpoints: save asynchronously (copy the state_dict "
+               "into pinned memory with non_blocking=True on a side stream and write it from "
+               "a background thread once an event recorded after the copies has passed; "
+               "torch.distributed.checkpoint.async_save stages it on the training thread, "
+               "which keeps the read's wait): replayed with each pause, and the read of the "
+               "state right before it, on a background thread, one at a time, the run gives "
+               "back %s (a pause hides only the loop up to the next one). Epoch starts: DataLoader(persistent_workers=True) keeps the "
                "workers and their prefetched batches across epochs. Logging: gather metrics "
                "on the GPU and log every N steps. Work dropped or made rarer gives back up "
                "to the pauses' whole %s.",
