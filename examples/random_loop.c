@@ -8,13 +8,24 @@
  * the backward pass on a thread of its own, and loss.backward() waits for it).
  * --fix CHANGE applies one of the changes gpuwatch's advice names, so that the saving it
  * predicts can be measured (given twice, both: a changes_together finding's pair):
- *   no_sync        the loss stays on the GPU (read once at the end); an event two steps
- *                  back keeps the host from running further ahead
+ *   no_sync        the loss stays on the GPU, read once at the end, or with --extras 1
+ *                  every 10 or 50 steps (drawn; --read-every N); an event two steps back
+ *                  keeps the host from running further ahead
  *   input_workers  batches loaded by 2, 4 or 8 worker threads (drawn; --workers N), 2
  *                  each ahead, as users pick the count: not from the CPUs
  *   pinned_async   the batch in pinned memory, copied without waiting for the stream
  *   cuda_graphs    the step's kernels captured once into a graph, replayed each step
  *   no_churn       the scratch buffer allocated once
+ *   async_checkpoint  the checkpoint's state copied into pinned memory on a side stream and
+ *                  written by a background thread, one save in flight
+ *   coalesced      the small uploads gathered into one pinned staging buffer, one async copy
+ * pinned_async makes the per-step download pinned and asynchronous too (an event waited
+ * for before its data is used): pinned both ways.
+ * With --extras 1, drawn too (after the knobs above, so that their draws stay): a
+ * checkpoint every N steps (its state read back into pageable memory, then written: the
+ * thread waits on storage), small blocking uploads each step (a dict of tensors moved one
+ * by one), and a download each step into pageable memory (an offloaded optimizer's
+ * gradients). Without it a seed draws the loop it drew before these knobs existed.
  * The knobs drawn are printed on the first line of stdout.
  */
 #include <getopt.h>
@@ -45,12 +56,21 @@ struct knobs {
                                 ProfilerStep#N: it starts before the batch is loaded) */
     int backward_thread;     /* the second half of the kernels on an "autograd" thread */
     long workers;            /* the input_workers fix's DataLoader workers */
+    unsigned read_every;     /* the no_sync fix reads the loss every N steps */
+    unsigned ckpt_every;     /* a checkpoint every N steps (0: none) ... */
+    uint64_t ckpt_bytes;     /* ... reading back this much state into pageable memory ... */
+    uint64_t ckpt_write_ns;  /* ... then writing it (host work) */
+    unsigned small_copies;   /* blocking 4 KiB uploads from pageable memory per step */
+    uint64_t download_bytes; /* a device-to-host copy into pageable memory per step (0: none) */
 };
 
-enum fix { FIX_NONE, FIX_NO_SYNC, FIX_INPUT, FIX_PINNED, FIX_GRAPHS, FIX_CHURN };
+enum fix { FIX_NONE, FIX_NO_SYNC, FIX_INPUT, FIX_PINNED, FIX_GRAPHS, FIX_CHURN, FIX_CKPT,
+           FIX_COALESCE, FIX_LAST = FIX_COALESCE };
 #define FIX(f) (1u << (f))  /* the changes made: a mask of them */
-static const char *const fix_names[] = {"none", "no_sync", "input_workers", "pinned_async",
-                                        "cuda_graphs", "no_churn"};
+static const char *const fix_names[] = {"none",        "no_sync",          "input_workers",
+                                        "pinned_async", "cuda_graphs",     "no_churn",
+                                        "async_checkpoint", "coalesced"};
+#define SMALL_COPY_BYTES 4096u
 
 static uint64_t next_random(uint64_t *state)  /* splitmix64 */
 {
@@ -77,7 +97,7 @@ static uint64_t pick_scale(uint64_t *state, uint64_t lo, uint64_t hi)
     return v > hi ? hi : v;
 }
 
-static void draw(struct knobs *k, uint64_t seed)
+static void draw(struct knobs *k, uint64_t seed, int extras)
 {
     uint64_t st = seed;
     st = next_random(&st);  /* a hash of the seed: close seeds draw unrelated loops */
@@ -92,7 +112,19 @@ static void draw(struct knobs *k, uint64_t seed)
     k->streams = (unsigned)pick(&st, 1, 2);
     k->churn = pick(&st, 0, 3) == 0;
     k->nvtx = (int)pick(&st, 0, 1);
-    k->workers = 2l << pick(&st, 0, 2);  /* (drawn last: the loops drawn before stay) */
+    k->workers = 2l << pick(&st, 0, 2);  /* (drawn after the others: their loops stay) */
+    k->read_every = pick(&st, 0, 1) ? 50 : 10;
+    k->ckpt_every = pick(&st, 0, 3) == 0 ? (unsigned)pick(&st, 20, 50) : 0;
+    k->ckpt_bytes = pick(&st, 8, 64) << 20;
+    k->ckpt_write_ns = pick(&st, 2000, 20000) * 1000;
+    k->small_copies = pick(&st, 0, 3) == 0 ? (unsigned)pick(&st, 50, 400) : 0;
+    k->download_bytes = pick(&st, 0, 5) == 0 ? pick_scale(&st, 1u << 20, 16u << 20) : 0;
+    if (!extras) {  /* the loops drawn before these knobs were (the tests' seeds) */
+        k->read_every = 0;
+        k->ckpt_every = 0;
+        k->small_copies = 0;
+        k->download_bytes = 0;
+    }
 }
 
 static void usage(FILE *out, const char *prog)
@@ -102,8 +134,11 @@ static void usage(FILE *out, const char *prog)
             "          [--kernel-ns N] [--copy-kb N] [--pageable 0|1] [--sync-copy 0|1]\n"
             "          [--sync-every N] [--log-us N] [--streams 1|2] [--churn 0|1]\n"
             "          [--nvtx 0|1] [--backward-thread 0|1 (with --streams 1)] [--workers N]\n"
+            "          [--read-every N] [--ckpt-every N] [--ckpt-mb N] [--ckpt-write-us N]\n"
+            "          [--small-copies N] [--download-kb N] [--extras 0|1]\n"
             "A training-like loop drawn from --seed (default 1), knobs set after it;\n"
-            "--fix: no_sync, input_workers, pinned_async, cuda_graphs, no_churn (twice: both).\n",
+            "--fix: no_sync, input_workers, pinned_async, cuda_graphs, no_churn,\n"
+            "async_checkpoint, coalesced (given twice or more: all of them).\n",
             prog);
 }
 
@@ -132,25 +167,35 @@ static unsigned parse(int argc, char **argv, struct knobs *k)
         {"churn", required_argument, NULL, 'u'},     {"nvtx", required_argument, NULL, 'v'},
         {"backward-thread", required_argument, NULL, 'b'},
         {"workers", required_argument, NULL, 'w'},
+        {"read-every", required_argument, NULL, 'R'},
+        {"ckpt-every", required_argument, NULL, 'C'}, {"ckpt-mb", required_argument, NULL, 'M'},
+        {"ckpt-write-us", required_argument, NULL, 'W'},
+        {"small-copies", required_argument, NULL, 'Q'},
+        {"download-kb", required_argument, NULL, 'D'},
+        {"extras", required_argument, NULL, 'X'},
         {"help", no_argument, NULL, 'h'},
         {0}};
     uint64_t seed = 1;
-    for (int c; (c = getopt_long(argc, argv, "S:h", opts, NULL)) != -1;)  /* the seed first */
+    int extras = 0;
+    for (int c; (c = getopt_long(argc, argv, "S:h", opts, NULL)) != -1;) { /* the seed first */
         if (c == 'S')
             seed = number(prog, "--seed", optarg, UINT32_MAX);
-    draw(k, seed);
+        else if (c == 'X')
+            extras = (int)number(prog, "--extras", optarg, 1);
+    }
+    draw(k, seed, extras);
     k->steps = 60;
     k->backward_thread = 0;
     unsigned fixes = 0;
     optind = 1;
     for (int c; (c = getopt_long(argc, argv, "S:h", opts, NULL)) != -1;) {
         switch (c) {
-        case 'S': break;
+        case 'S': case 'X': break;
         case 'x': {
             enum fix fix;
-            for (fix = FIX_NONE; fix <= FIX_CHURN && strcmp(optarg, fix_names[fix]); fix++)
+            for (fix = FIX_NONE; fix <= FIX_LAST && strcmp(optarg, fix_names[fix]); fix++)
                 ;
-            if (fix > FIX_CHURN) {
+            if (fix > FIX_LAST) {
                 fprintf(stderr, "%s: --fix: unknown change '%s'\n", prog, optarg);
                 exit(2);
             }
@@ -171,6 +216,12 @@ static unsigned parse(int argc, char **argv, struct knobs *k)
         case 'v': k->nvtx = (int)number(prog, "--nvtx", optarg, 1); break;
         case 'b': k->backward_thread = (int)number(prog, "--backward-thread", optarg, 1); break;
         case 'w': k->workers = (long)number(prog, "--workers", optarg, EX_MAX_WORKERS); break;
+        case 'R': k->read_every = (unsigned)number(prog, "--read-every", optarg, 100000); break;
+        case 'C': k->ckpt_every = (unsigned)number(prog, "--ckpt-every", optarg, 100000); break;
+        case 'M': k->ckpt_bytes = number(prog, "--ckpt-mb", optarg, 1024) << 20; break;
+        case 'W': k->ckpt_write_ns = number(prog, "--ckpt-write-us", optarg, 10000000) * 1000; break;
+        case 'Q': k->small_copies = (unsigned)number(prog, "--small-copies", optarg, 100000); break;
+        case 'D': k->download_bytes = number(prog, "--download-kb", optarg, 1u << 20) << 10; break;
         case 'h': usage(stdout, argv[0]); exit(0);
         default: usage(stderr, argv[0]); exit(2);
         }
@@ -179,24 +230,29 @@ static unsigned parse(int argc, char **argv, struct knobs *k)
         k->steps = 1;
     if (!k->streams)
         k->streams = 1;
+    if (!k->ckpt_bytes)
+        k->ckpt_every = 0;
     if (k->backward_thread && k->streams > 1) {
         fprintf(stderr, "%s: --backward-thread 1 wants --streams 1\n", prog);
         exit(2);
     }
-    char made[64] = "";
-    for (enum fix f = FIX_NO_SYNC; f <= FIX_CHURN; f++)
+    char made[128] = "";
+    for (enum fix f = FIX_NO_SYNC; f <= FIX_LAST; f++)
         if (fixes & FIX(f))
             snprintf(made + strlen(made), sizeof made - strlen(made), "%s%s", *made ? "+" : "",
                      fix_names[f]);
     printf("random_loop: steps %ld load %llu us, %u kernels x %llu ns, copy %llu KiB %s %s, "
-           "sync every %u + log %llu us, %u stream%s, churn %d, nvtx %d%s; fix %s"
-           " (%ld workers)\n",
+           "sync every %u + log %llu us, %u stream%s, churn %d, nvtx %d%s, checkpoint every %u "
+           "(%llu MiB, %llu us), %u small copies, download %llu KiB; fix %s (%ld workers, "
+           "read every %u)\n",
            k->steps, (unsigned long long)(k->load_ns / 1000), k->kernels,
            (unsigned long long)k->kernel_ns, (unsigned long long)(k->copy_bytes >> 10),
            k->pageable ? "pageable" : "pinned", k->sync_copy ? "sync" : "async", k->sync_every,
            (unsigned long long)(k->log_ns / 1000), k->streams, k->streams > 1 ? "s" : "",
-           k->churn, k->nvtx, k->backward_thread ? ", backward thread" : "",
-           *made ? made : fix_names[FIX_NONE], k->workers);
+           k->churn, k->nvtx, k->backward_thread ? ", backward thread" : "", k->ckpt_every,
+           (unsigned long long)(k->ckpt_bytes >> 20), (unsigned long long)(k->ckpt_write_ns / 1000),
+           k->small_copies, (unsigned long long)(k->download_bytes >> 10),
+           *made ? made : fix_names[FIX_NONE], k->workers, k->read_every);
     return fixes;
 }
 
@@ -263,6 +319,32 @@ static void autograd_stop(struct autograd *a)
     a->running = 0;
 }
 
+/* async_checkpoint: the background thread that writes a save once its state is on the host
+ * (torch.distributed.checkpoint.async_save, or a thread writing the state_dict). */
+struct writer {
+    pthread_t thread;
+    int running;
+    struct ex_ctx *ex;
+    CUstream stream;     /* the save's copy back, on a side stream */
+    uint64_t write_ns;
+};
+
+static void *writer_main(void *arg)
+{
+    struct writer *w = arg;
+    EX_CK(w->ex, cuCtxSetCurrent(w->ex->ctx));
+    EX_CK(w->ex, cuStreamSynchronize(w->stream));
+    ex_sleep_ns(w->write_ns);  /* (writing to storage: the thread waits, off the CPU) */
+    return NULL;
+}
+
+static void writer_wait(struct writer *w)
+{
+    if (w->running)
+        pthread_join(w->thread, NULL);
+    w->running = 0;
+}
+
 /* The step's kernels, every other one on the second stream when there are two (joined
  * back to the first by an event); with an autograd thread, the first half (the forward)
  * here, then the second half on that thread. */
@@ -320,6 +402,45 @@ int main(int argc, char **argv)
     memset(batch, 1, copy);
     if (k.churn && (fixes & FIX(FIX_CHURN)))
         EX_CK(&ex, cuMemAlloc(&scratch, 8u << 20));
+    /* the checkpoint's state, the host memory it is read into (pinned when saved
+     * asynchronously), the small uploads' tensors and the per-step download's */
+    CUdeviceptr ckpt_dev = 0, small_dev = 0, down_dev = 0;
+    void *ckpt_host = NULL, *down_host = NULL;
+    unsigned char *small_host = NULL, *staging = NULL;
+    CUstream ckpt_stream = NULL;
+    CUevent ckpt_ready = NULL, down_done = NULL;
+    struct writer writer = {.ex = &ex, .write_ns = k.ckpt_write_ns};
+    int ckpt_async = (fixes & FIX(FIX_CKPT)) != 0, down_pinned = (fixes & FIX(FIX_PINNED)) != 0;
+    if (k.ckpt_every) {
+        EX_CK(&ex, cuMemAlloc(&ckpt_dev, k.ckpt_bytes));
+        if (ckpt_async) {
+            EX_CK(&ex, cuMemHostAlloc(&ckpt_host, k.ckpt_bytes, 0));
+            EX_CK(&ex, cuStreamCreate(&ckpt_stream, CU_STREAM_NON_BLOCKING));
+            EX_CK(&ex, cuEventCreate(&ckpt_ready, CU_EVENT_DISABLE_TIMING));
+            writer.stream = ckpt_stream;
+        } else if (!(ckpt_host = malloc(k.ckpt_bytes))) {
+            return 1;
+        }
+        memset(ckpt_host, 0, k.ckpt_bytes);
+    }
+    size_t small_bytes = (size_t)k.small_copies * SMALL_COPY_BYTES;
+    if (small_bytes) {
+        EX_CK(&ex, cuMemAlloc(&small_dev, small_bytes));
+        if (!(small_host = calloc(1, small_bytes)))
+            return 1;
+        if (fixes & FIX(FIX_COALESCE))  /* (two: one step's copy may still be in flight) */
+            EX_CK(&ex, cuMemHostAlloc((void **)&staging, 2 * small_bytes, 0));
+    }
+    if (k.download_bytes) {
+        EX_CK(&ex, cuMemAlloc(&down_dev, k.download_bytes));
+        if (down_pinned) {
+            EX_CK(&ex, cuMemHostAlloc(&down_host, k.download_bytes, 0));
+            EX_CK(&ex, cuEventCreate(&down_done, CU_EVENT_DISABLE_TIMING));
+        } else if (!(down_host = malloc(k.download_bytes))) {
+            return 1;
+        }
+        memset(down_host, 0, k.download_bytes);
+    }
     struct ex_loader loader = {0};
     if (k.load_ns && (fixes & FIX(FIX_INPUT)) &&
         ex_loader_start(&loader, k.steps, k.load_ns, k.workers) != 0)
@@ -349,6 +470,16 @@ int main(int argc, char **argv)
         }
         if (k.churn && !(fixes & FIX(FIX_CHURN)))
             EX_CK(&ex, cuMemAlloc(&scratch, 8u << 20));
+        if (small_bytes && staging) {  /* gathered on the host, one copy */
+            unsigned char *half = staging + (size_t)b * small_bytes;
+            memcpy(half, small_host, small_bytes);
+            EX_CK(&ex, cuMemcpyHtoDAsync(small_dev, half, small_bytes, ex.stream));
+        } else {
+            for (unsigned i = 0; i < k.small_copies; i++)  /* x.cuda() for each of them */
+                EX_CK(&ex, cuMemcpyHtoD(small_dev + (CUdeviceptr)i * SMALL_COPY_BYTES,
+                                        small_host + (size_t)i * SMALL_COPY_BYTES,
+                                        SMALL_COPY_BYTES));
+        }
         if (k.copy_bytes || k.load_ns) {  /* (a batch loaded is a batch uploaded: 4 KiB) */
             batch[0] = (unsigned char)s;
             EX_CK(&ex, cuMemcpyHtoDAsync(acts, batch, copy, ex.stream));
@@ -362,6 +493,13 @@ int main(int argc, char **argv)
             launch_kernels(&ex, &k, side, fork, join, &autograd);
         if (k.churn && !(fixes & FIX(FIX_CHURN)))
             EX_CK(&ex, cuMemFree(scratch));  /* waits for the device */
+        if (k.download_bytes && down_pinned) {  /* non_blocking=True, an event before use */
+            EX_CK(&ex, cuMemcpyDtoHAsync(down_host, down_dev, k.download_bytes, ex.stream));
+            EX_CK(&ex, cuEventRecord(down_done, ex.stream));
+            EX_CK(&ex, cuEventSynchronize(down_done));
+        } else if (k.download_bytes) {  /* grads.cpu(): waits for the step, then moves */
+            EX_CK(&ex, cuMemcpyDtoH(down_host, down_dev, k.download_bytes));
+        }
         if (k.sync_every && s % k.sync_every == 0 && !(fixes & FIX(FIX_NO_SYNC))) {
             /* loss.item(): a copy to pageable memory on the stream, which waits for it */
             EX_CK(&ex, cuMemcpyDtoHAsync(&item, acts, sizeof item, ex.stream));
@@ -369,16 +507,58 @@ int main(int argc, char **argv)
         } else {
             if (k.sync_every && s % k.sync_every == 0)
                 ex_work_ns(k.log_ns);  /* the logging stays, of the value read earlier */
+            /* the fix users write reads the accumulated loss every N steps */
+            if (k.sync_every && (fixes & FIX(FIX_NO_SYNC)) && k.read_every &&
+                (s + 1) % k.read_every == 0)
+                EX_CK(&ex, cuMemcpyDtoHAsync(&item, acts, sizeof item, ex.stream));
             /* the host stays at most two steps ahead */
             if (s >= 2)
                 EX_CK(&ex, cuEventSynchronize(done[b]));
             EX_CK(&ex, cuEventRecord(done[b], ex.stream));
         }
+        if (k.ckpt_every && (s + 1) % k.ckpt_every == 0) {
+            if (ckpt_async) {  /* one save in flight: the previous one written first */
+                writer_wait(&writer);
+                EX_CK(&ex, cuEventRecord(ckpt_ready, ex.stream));
+                EX_CK(&ex, cuStreamWaitEvent(ckpt_stream, ckpt_ready, 0));
+                EX_CK(&ex, cuMemcpyDtoHAsync(ckpt_host, ckpt_dev, k.ckpt_bytes, ckpt_stream));
+                writer.running = pthread_create(&writer.thread, NULL, writer_main, &writer) == 0;
+            } else {  /* torch.save(model.state_dict()): read back, then written */
+                EX_CK(&ex, cuMemcpyDtoH(ckpt_host, ckpt_dev, k.ckpt_bytes));
+                ex_sleep_ns(k.ckpt_write_ns);
+            }
+        }
         if (k.nvtx)
             nvtxRangePop();
     }
+    writer_wait(&writer);
     if ((fixes & FIX(FIX_NO_SYNC)) && k.sync_every)
         EX_CK(&ex, cuMemcpyDtoHAsync(&item, acts, sizeof item, ex.stream));
+    if (ckpt_dev) {
+        EX_CK(&ex, cuMemFree(ckpt_dev));
+        if (ckpt_async) {
+            EX_CK(&ex, cuMemFreeHost(ckpt_host));
+            EX_CK(&ex, cuEventDestroy(ckpt_ready));
+            EX_CK(&ex, cuStreamDestroy(ckpt_stream));
+        } else {
+            free(ckpt_host);
+        }
+    }
+    if (small_dev) {
+        EX_CK(&ex, cuMemFree(small_dev));
+        free(small_host);
+        if (staging)
+            EX_CK(&ex, cuMemFreeHost(staging));
+    }
+    if (down_dev) {
+        EX_CK(&ex, cuMemFree(down_dev));
+        if (down_pinned) {
+            EX_CK(&ex, cuMemFreeHost(down_host));
+            EX_CK(&ex, cuEventDestroy(down_done));
+        } else {
+            free(down_host);
+        }
+    }
     ex_loader_join(&loader);
     autograd_stop(&autograd);
     if (graph_exec)

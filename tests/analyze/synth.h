@@ -141,6 +141,20 @@ static inline void synth_item(struct synth *s)
     e->bytes = 4;
 }
 
+/* tensor.cpu() into pageable memory: a blocking download that waits for the stream, then
+ * moves `bytes` in copy_ns. */
+static inline void synth_download(struct synth *s, uint64_t bytes, uint64_t copy_ns)
+{
+    uint64_t issued = s->now;
+    synth_gpu(s, AN_GPU_COPY, issued, copy_ns, GW_COPY_DTOH, GW_HOST_PAGEABLE, bytes);
+    uint64_t dur = s->gpu_end - issued + 2 * US;
+    struct an_ev *e = synth_call(s, AN_COPY, GW_API_cuMemcpyDtoH_v2, dur,
+                                 AN_F_BLOCKING | AN_F_DRAINS);
+    e->dir = GW_COPY_DTOH;
+    e->host_kind = GW_HOST_PAGEABLE;
+    e->bytes = bytes;
+}
+
 static inline void synth_stream_sync(struct synth *s)
 {
     uint64_t wait = s->gpu_end > s->now ? s->gpu_end - s->now : 0;

@@ -36,6 +36,7 @@ struct an_rp_op {
     uint64_t issued_meas;            /* when the host had issued it (measured) */
     unsigned touched;                /* the changes that transform it (an_wi_touched) */
     int waits;                       /* its call waited for the GPU as measured */
+    int ckpt;                        /* ... a checkpoint read (replay.h, ckpt_read) */
     uint64_t sim[AN_WORLDS];       /* the call's replayed start */
 };
 
@@ -125,10 +126,16 @@ struct an_rp_thread {
      * stretch after it uses what it read (an offloaded optimizer step, a metric), no batch
      * load: a batch reaches the GPU by an upload that waits on no read-back */
     uint8_t after_readback;
+    /* stretches of input_gap_ns or more after a read-back since its latest pause that were
+     * no pause: the loop's rhythm (an_wi_loop_pause) */
+    uint32_t readback_stretches;
     /* its latest call read the GPU's results and the worlds holding `held` took its wait
      * away: when each would have waited until (restored where a pause follows it) */
     int holding;
     uint64_t held[AN_WORLDS];
+    /* the worlds (a bit per slot) holding it only because AN_WI_BACKGROUND took a
+     * checkpoint read off the thread (replay.h, ckpt_read) */
+    uint32_t bg_held;
 };
 
 /* A read-back of this much or less is a scalar (loss.item(), a metric): what follows it is
@@ -255,6 +262,8 @@ static void copy_slot(struct an_replay_state *st, unsigned to, unsigned from)
     for (size_t i = 0; i < st->nthreads; i++) {
         st->threads[i].h[to] = st->threads[i].h[from];
         st->threads[i].held[to] = st->threads[i].held[from];
+        st->threads[i].bg_held &= ~(1u << to);
+        st->threads[i].bg_held |= ((st->threads[i].bg_held >> from) & 1u) << to;
     }
     for (size_t i = 0; i < st->nstreams; i++) {
         struct an_rp_stream *s = &st->streams[i];
@@ -272,6 +281,7 @@ static void copy_slot(struct an_replay_state *st, unsigned to, unsigned from)
     st->first_ask[to] = st->first_ask[from];
     st->first_fetched[to] = st->first_fetched[from];
     st->bg_free[to] = st->bg_free[from];
+    st->bg_from[to] = st->bg_from[from];
     if (st->nworkers) {
         memcpy(st->worker_free + to * st->nworkers, st->worker_free + from * st->nworkers,
                st->nworkers * sizeof *st->worker_free);
@@ -596,6 +606,9 @@ static void run_op(struct an_replay_state *st, struct an_rp_stream *s, const str
         unsigned c = st->changes[w] & op->touched;
         if (an_wi_back_to_back(c, &op->call))
             lat_in[w] = 0;
+        /* (a checkpoint read saved in the background is copied into pinned memory) */
+        if (op->ckpt && (c & AN_WI_BIT(AN_WI_BACKGROUND)))
+            c |= AN_WI_BIT(AN_WI_PINNED_ASYNC);
         dur_in[w] = an_wi_op_ns(st, c, &op->call, dur);
     }
     struct an_rp_device *dev = kernel ? one_at_a_time(st, s, ts, end) : NULL;
@@ -838,7 +851,7 @@ static void issue(struct an_replay_state *st, const struct an_ev *ev, const uint
          (ev->dir == GW_COPY_DTOH && ev->host_kind == GW_HOST_PAGEABLE &&
           ev->bytes >= (64u << 10)))) {
         struct an_rp_op op = {.call = *ev, .seq = s->issued++, .issued_meas = ev->ts,
-                              .touched = touched, .waits = waits};
+                              .touched = touched, .waits = waits, .ckpt = st->ckpt_read};
         memcpy(op.sim, start_sim, st->nlive * sizeof *start_sim);
         host_only_upload(st, s, ev, &op);
         return;
@@ -855,6 +868,7 @@ static void issue(struct an_replay_state *st, const struct an_ev *ev, const uint
     op->issued_meas = waits ? ev->ts : ev->end;
     op->touched = touched;
     op->waits = waits;
+    op->ckpt = st->ckpt_read;
     memcpy(op->sim, start_sim, st->nlive * sizeof *start_sim);
     s->q_n++;
     match_pending(st, s, ev->end);
@@ -942,31 +956,53 @@ static uint64_t drained(struct an_replay_state *st, const struct an_ev *ev, int 
  * (st->pause, whatif.c): if so, a read of the GPU's results just before it keeps its wait
  * in every world (the pause used what it read). A step range's end (a mark) passes the
  * read on to the stretch after it. */
-static void loop_pause(struct an_replay_state *st, struct an_rp_thread *t, uint64_t gap,
-                       int mark)
+static uint32_t loop_iterations(const struct an_rp_thread *t)
 {
     uint32_t iterations = t->waits_after_work > t->uploads_after_work ? t->waits_after_work
                                                                       : t->uploads_after_work;
-    if (t->steps_ended > iterations)
-        iterations = t->steps_ended;
+    return t->steps_ended > iterations ? t->steps_ended : iterations;
+}
+
+static void loop_pause(struct an_replay_state *st, struct an_rp_thread *t, uint64_t gap,
+                       int mark)
+{
+    uint32_t iterations = loop_iterations(t);
     if (iterations)
         t->looping = 1;
-    st->pause = an_wi_loop_pause(st, gap, iterations);
+    st->pause = an_wi_loop_pause(st, gap, iterations, t->after_readback, t->readback_stretches);
+    if (!st->pause && t->after_readback && gap >= st->th.input_gap_ns && t->looping)
+        t->readback_stretches++;
     int long_stretch = gap >= st->th.pause_min_ns && t->looping;
     st->long_rhythm = long_stretch && !st->pause && t->long_seen;
     t->long_seen |= long_stretch;
-    if (t->holding && st->pause)
-        for (unsigned w = 0; w < st->nlive; w++)
-            t->h[w] = max64(t->h[w], t->held[w]);
-    if (!mark || st->pause)
+    /* a checkpoint read the background worlds took off the thread: followed by a pause,
+     * the background thread does the pause once the read is done; followed by none, the
+     * thread waited for it after all */
+    if (t->holding)
+        for (unsigned w = 0; w < st->nlive; w++) {
+            if (!(t->bg_held & (1u << w)))
+                t->h[w] = st->pause ? max64(t->h[w], t->held[w]) : t->h[w];
+            else if (st->pause)
+                st->bg_from[w] = t->held[w];
+            else if (!mark)
+                t->h[w] = max64(t->h[w], t->held[w]);
+        }
+    if (!mark || st->pause) {
         t->holding = 0;
+        t->bg_held = 0;
+    }
     if (st->pause) {
         st->pauses++;
         st->pause_ns += gap;
         st->pause_cycles += iterations;
+        st->readback_pauses += gap < st->th.pause_min_ns;
+        if (!st->shortest_pause_ns || gap < st->shortest_pause_ns)
+            st->shortest_pause_ns = gap;
     }
-    if (gap >= st->th.pause_min_ns)
+    if (gap >= st->th.pause_min_ns || st->pause) {
         t->waits_after_work = t->uploads_after_work = t->steps_ended = 0;
+        t->readback_stretches = 0;
+    }
 }
 
 /*
@@ -1036,6 +1072,9 @@ static void replay_call(struct an_replay_state *st, const struct an_ev *ev)
     st->after_kernel = t->after_kernel;
     t->after_kernel = an_wi_kernel_launch(ev);
     st->load = an_wi_batch_load(st, ev, st->alone) && !t->after_readback;
+    st->ckpt_read = t->looping && an_wi_checkpoint_read(st, ev, loop_iterations(t),
+                                                        t->readback_stretches,
+                                                        AN_SCALAR_READ_BYTES);
     st->run_ahead_bound = event_behind(st, ev);
     st->upload_wait = ev->kind == AN_SYNC && t->upload_to &&
                       (t->upload_to == ev->stream + 1 || (ev->flags & AN_F_ALL_STREAMS));
@@ -1127,6 +1166,11 @@ static void replay_call(struct an_replay_state *st, const struct an_ev *ev)
                 uint64_t mine = t->h[w] + (c ? an_wi_cost(c, ev, before) : before);
                 t->h[w] = max64(mine, ready_sim[w] + after);
                 t->held[w] = t->h[w];
+            } else if (st->ckpt_read && an_wi_waits(st, c & ~AN_WI_BIT(AN_WI_BACKGROUND), ev)) {
+                /* (the read copied on a side stream: the thread goes on at once) */
+                t->held[w] = max64(t->h[w], ready_sim[w] + after);
+                t->holding = 1;
+                t->bg_held |= 1u << w;
             } else {
                 uint64_t mine = t->h[w];
                 t->h[w] += an_wi_cost(c, ev, before + after);
@@ -1236,6 +1280,8 @@ void an_replay_finish(struct an_replay_state *st, uint64_t first_ts, uint64_t me
     out->pauses = st->pauses;
     out->pause_ns = st->pause_ns;
     out->pause_cycles = st->pause_cycles;
+    out->readback_pauses = st->readback_pauses;
+    out->shortest_pause_ns = st->shortest_pause_ns;
     out->ops_matched = st->matched;
     out->ops_virtual = st->virtual_ops;
     out->records_unmatched = st->unmatched;

@@ -73,6 +73,8 @@ struct an_replay {
     uint64_t loop_ns;                /* from the first of them to the last call replayed */
     uint64_t pauses, pause_ns;       /* ... taken as the loop's pauses, and their length */
     uint64_t pause_cycles;           /* the loop's iterations before each of them, summed */
+    uint64_t readback_pauses;        /* ... of them right after a read-back (whatif.h) */
+    uint64_t shortest_pause_ns;      /* ... the shortest of them (0: none) */
     uint64_t ops_matched;            /* GPU records matched to the call that issued them */
     uint64_t ops_virtual;            /* issued work replayed from what drains proved */
     uint64_t records_unmatched;      /* GPU records no issuing call was found for */
@@ -150,6 +152,15 @@ struct an_replay_state {
      * is no pause and repeats an earlier one (replay.c, long_seen) */
     int load, pause, long_rhythm;
     uint64_t bg_free[AN_WORLDS];
+    /* the call replayed now reads tensors back where a pause of the loop may follow (a
+     * checkpoint's state: an_wi_checkpoint_read): AN_WI_BACKGROUND copies it on a side
+     * stream into pinned memory and the background thread waits for it, not the loop;
+     * per world, when such a read was done, for the pause after it to start no earlier
+     * (0: none pending). A read no pause follows is waited for after all, but its copy
+     * stays pinned there (timed before the stretch after it is seen): without pauses the
+     * background world's saving is no finding's */
+    int ckpt_read;
+    uint64_t bg_from[AN_WORLDS];
     /* the part of the stretch before the call replayed now in which no other thread issued
      * GPU work (what batch loads and pauses are made of), and the latest end of a call that
      * issued work, and the latest on a thread other than that one's (replay.c,
@@ -160,7 +171,7 @@ struct an_replay_state {
         uint32_t tid;
         size_t thread;               /* its index in threads, + 1 */
     } busy[2];
-    uint64_t pauses, pause_ns, pause_cycles;
+    uint64_t pauses, pause_ns, pause_cycles, readback_pauses, shortest_pause_ns;
     uint64_t best_pinned_bw;     /* best pinned H2D bytes/s seen on the GPU */
     /* Per device (GPU records' ordinal, the first AN_RP_DEVICES): a device that has not run
      * two streams' kernels at once so far runs them one at a time in every world too (no

@@ -160,7 +160,10 @@ int an_wi_gathers(const struct an_replay_state *st, const struct an_ev *ev)
 static uint64_t background_gap(struct an_replay_state *st, int world, uint64_t gap, uint64_t h)
 {
     uint64_t wait = st->bg_free[world] > h ? st->bg_free[world] - h : 0;
-    st->bg_free[world] = h + wait + gap;
+    /* (after the checkpoint read it waits for, when there was one) */
+    uint64_t from = st->bg_from[world] > h + wait ? st->bg_from[world] : h + wait;
+    st->bg_free[world] = from + gap;
+    st->bg_from[world] = 0;
     return wait;
 }
 
@@ -225,7 +228,7 @@ unsigned an_wi_touched(const struct an_replay_state *st, const struct an_ev *ev)
     unsigned t = 0;
     if (st->load)
         t |= AN_WI_BIT(AN_WI_INPUT_WORKERS);
-    if (st->pause)
+    if (st->pause || st->ckpt_read)
         t |= AN_WI_BIT(AN_WI_BACKGROUND);
     if (kernel_launch(ev))
         t |= AN_WI_BIT(AN_WI_GRAPHS);
@@ -288,6 +291,8 @@ uint64_t an_wi_cost(unsigned changes, const struct an_ev *ev, uint64_t own_ns)
 int an_wi_waits(const struct an_replay_state *st, unsigned changes, const struct an_ev *ev)
 {
     if (!an_wi_waits_measured(ev))
+        return 0;
+    if ((changes & AN_WI_BIT(AN_WI_BACKGROUND)) && st->ckpt_read)
         return 0;
     if ((changes & AN_WI_BIT(AN_WI_NO_SYNC)) && user_sync(st, ev))
         return 0;

@@ -28,12 +28,32 @@
 int an_wi_batch_load(const struct an_replay_state *st, const struct an_ev *ev, uint64_t gap);
 
 /* A no-call stretch of `gap` ns on a thread that ran `iterations` iterations of its loop
- * since its previous stretch of pause_min_ns or more: a pause of the loop
- * (AN_WI_BACKGROUND takes it off the thread). */
+ * since its previous pause: a pause of the loop (AN_WI_BACKGROUND takes it off the
+ * thread) when pause_min_ns or more; or, right after the thread read a tensor back
+ * (after_readback), input_gap_ns or more where no such stretch came since its previous
+ * pause (readback_stretches 0): what the loop does with its state every so many steps (a
+ * checkpoint's torch.save, an evaluation's metrics) is rare, however short; an offloaded
+ * optimizer's step after every download is not. */
 static inline int an_wi_loop_pause(const struct an_replay_state *st, uint64_t gap,
-                                   uint32_t iterations)
+                                   uint32_t iterations, int after_readback,
+                                   uint32_t readback_stretches)
 {
-    return gap >= st->th.pause_min_ns && iterations >= st->th.pause_every_min;
+    if (iterations < st->th.pause_every_min)
+        return 0;
+    return gap >= st->th.pause_min_ns ||
+           (after_readback && !readback_stretches && gap >= st->th.input_gap_ns);
+}
+/* A blocking read-back of more than a scalar (scalar_bytes) where a pause may follow it:
+ * the thread's loop ran pause_every_min iterations since its previous pause with no
+ * stretch after a read-back between (an_wi_loop_pause's other conditions; whether a
+ * stretch follows is not known yet). A checkpoint's torch.save reads the state so. */
+static inline int an_wi_checkpoint_read(const struct an_replay_state *st,
+                                        const struct an_ev *ev, uint32_t iterations,
+                                        uint32_t readback_stretches, uint64_t scalar_bytes)
+{
+    return ev->kind == AN_COPY && ev->dir == GW_COPY_DTOH && ev->bytes > scalar_bytes &&
+           (ev->flags & (AN_F_BLOCKING | AN_F_DRAINS)) && !(ev->flags & AN_F_ERROR) &&
+           iterations >= st->th.pause_every_min && !readback_stretches;
 }
 /* A wait for the GPU that reads its results (a sync, a read-back): followed by a pause, the
  * pause used them (a checkpoint's state_dict), and the wait stays whatever the changes. */

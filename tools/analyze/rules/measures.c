@@ -79,6 +79,8 @@ uint64_t an_world_saving(const struct an_model *m, unsigned changes)
     if (changes & (1u << AN_WI_PINNED_ASYNC))
         cap += m->xfer[GW_COPY_HTOD][GW_HOST_PAGEABLE].gpu_ns +
                m->xfer[GW_COPY_DTOH][GW_HOST_PAGEABLE].gpu_ns;
+    else if (changes & (1u << AN_WI_BACKGROUND))  /* (checkpoint reads saved pinned) */
+        cap += m->xfer[GW_COPY_DTOH][GW_HOST_PAGEABLE].gpu_ns;
     return saving < cap ? saving : cap;
 }
 

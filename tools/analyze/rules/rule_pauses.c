@@ -1,8 +1,9 @@
 /*
  * pauses: the training thread stopped making CUDA calls in a few long stretches, each after
- * many iterations of its loop (whatif.h, an_wi_loop_pause: pause_min_ns or more, after
- * pause_every_min iterations): what a training loop does every so many steps — saving a
- * checkpoint, heavy logging, a DataLoader that restarts its workers at each epoch. Per-step
+ * many iterations of its loop (whatif.h, an_wi_loop_pause: pause_min_ns or more, or shorter
+ * right after a read-back with none like it between, after pause_every_min iterations):
+ * what a training loop does every so many steps — saving a checkpoint, heavy logging, a
+ * DataLoader that restarts its workers at each epoch. Per-step
  * DataLoader advice would be wrong for it: the replay's workers never take such a stretch.
  * Stretches before the loop ran are start-up work, a one-off cost no change here removes.
  * Saving: the replay with each pause run on a background thread, one at a time, the last
@@ -42,14 +43,29 @@ void an_rule_pauses(const struct an_model *m, const struct an_rule_ctx *ctx,
     snprintf(f->title, sizeof f->title,
              "The training loop stops in long pauses every so many steps: checkpoints, "
              "logging or an epoch's restart on the training thread");
-    an_appendf(f->evidence, sizeof f->evidence,
-               "The training thread made no CUDA call for %s or more %llu time%s, %s on "
-               "average (%s in all, %.0f%% of the run), each after %llu iterations of its "
-               "loop or more (a wait for the GPU after queueing work, or a step's end): "
-               "far longer than loading a batch, too rare to be the input's rhythm.",
-               min, (unsigned long long)r->pauses, r->pauses == 1 ? "" : "s", each, all,
-               m->wall_ns ? 100.0 * (double)r->pause_ns / (double)m->wall_ns : 0.0,
-               (unsigned long long)every);
+    if (!r->readback_pauses) {
+        an_appendf(f->evidence, sizeof f->evidence,
+                   "The training thread made no CUDA call for %s or more %llu time%s, %s on "
+                   "average (%s in all, %.0f%% of the run), each after %llu iterations of its "
+                   "loop or more (a wait for the GPU after queueing work, or a step's end): "
+                   "far longer than loading a batch, too rare to be the input's rhythm.",
+                   min, (unsigned long long)r->pauses, r->pauses == 1 ? "" : "s", each, all,
+                   m->wall_ns ? 100.0 * (double)r->pause_ns / (double)m->wall_ns : 0.0,
+                   (unsigned long long)every);
+    } else {
+        char shortest[32];
+        an_fmt_ns(shortest, sizeof shortest, (double)r->shortest_pause_ns);
+        an_appendf(f->evidence, sizeof f->evidence,
+                   "The training thread made no CUDA call %llu time%s for %s on average "
+                   "(%s at the shortest; %s in all, %.0f%% of the run), each after %llu "
+                   "iterations of its loop or more (a wait for the GPU after queueing work, or "
+                   "a step's end); %llu of them right after it read tensors back from the GPU, "
+                   "as a checkpoint's save or an evaluation's metrics do: too rare to be a "
+                   "step's own work.",
+                   (unsigned long long)r->pauses, r->pauses == 1 ? "" : "s", each, shortest,
+                   all, m->wall_ns ? 100.0 * (double)r->pause_ns / (double)m->wall_ns : 0.0,
+                   (unsigned long long)every, (unsigned long long)r->readback_pauses);
+    }
     const struct an_interval *longest = an_longest(m, AN_CAUSE_INPUT);
     if (longest && longest->end - longest->start >= m->th.pause_min_ns) {
         char len[32];
@@ -59,11 +75,13 @@ void an_rule_pauses(const struct an_model *m, const struct an_rule_ctx *ctx,
     }
     an_appendf(f->change, sizeof f->change,
                "Find what the training loop does about every %llu iterations and take it off "
-               "the training thread. Checkpoints: save asynchronously "
-               "(torch.distributed.checkpoint.async_save, or copy the state_dict to CPU and "
-               "write it from a background thread): replayed with each pause on a background "
-               "thread, one at a time, the run gives back %s (a pause hides only the loop up "
-               "to the next one). Epoch starts: DataLoader(persistent_workers=True) keeps the "
+               "the training thread. Checkpoints: save asynchronously (copy the state_dict "
+               "into pinned memory with non_blocking=True on a side stream and write it from "
+               "a background thread once an event recorded after the copies has passed; "
+               "torch.distributed.checkpoint.async_save stages it on the training thread, "
+               "which keeps the read's wait): replayed with each pause, and the read of the "
+               "state right before it, on a background thread, one at a time, the run gives "
+               "back %s (a pause hides only the loop up to the next one). Epoch starts: DataLoader(persistent_workers=True) keeps the "
                "workers and their prefetched batches across epochs. Logging: gather metrics "
                "on the GPU and log every N steps. Work dropped or made rarer gives back up "
                "to the pauses' whole %s.",

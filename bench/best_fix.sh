@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# Is the top finding the fix a user would be best served by (issue 36)? For each seed,
+# examples/random_loop --extras 1 draws a loop (checkpoints, small uploads and per-step
+# downloads among its knobs); every fix a user would try on it (from its knobs, not from the
+# analysis) is run RUNS times, interleaved with the planted loop, and timed; the analysis of
+# the planted loop, host-only and with CUPTI, names its top finding's fix and saving. Per
+# draw and mode it prints the gains, the best fix, and whether
+#   - the top finding's fix is the best one (or ties it: within the noise, or 20 %), or no
+#     finding where no fix gains 5 % of the run beyond the noise;
+#   - its prediction is within 25 % of the best fix's gain (or its noise).
+# Then the counts. By hand, on a quiet machine (RUNS x fixes runs a draw):
+#   bash bench/best_fix.sh [-s FIRST-LAST] [-r RUNS] BUILD_DIR
+set -u
+seeds=1-12 runs=3
+while getopts s:r: opt; do
+    case $opt in
+    s) seeds=$OPTARG ;;
+    r) runs=$OPTARG ;;
+    *) exit 2 ;;
+    esac
+done
+shift $((OPTIND - 1))
+# shellcheck disable=SC2034  # (lib_examples.sh reads it)
+BUILD=$(realpath "${1:?usage: best_fix.sh [-s FIRST-LAST] [-r RUNS] BUILD_DIR}")
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/best_fix.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+failures=0
+fail() { echo "run failed: $*" >&2; failures=$((failures + 1)); }
+. "$(dirname "$(realpath "$0")")/../tests/analyze/lib_examples.sh"
+
+# fixes_of KNOBS: the fixes a user would try on the loop its knobs line describes
+fixes_of() {
+    local k=$1 f=""
+    num() { grep -o "$1" <<<"$k" | grep -o '[0-9]*' | head -1; }
+    [ "$(num 'load [0-9]* us')" -gt 0 ] && f+=" input_workers"
+    [ "$(num 'sync every [0-9]*')" -gt 0 ] && f+=" no_sync"
+    if grep -q 'download [1-9]' <<<"$k" ||
+        { [ "$(num 'copy [0-9]* KiB')" -gt 0 ] && grep -qE 'KiB (pageable|pinned sync)' <<<"$k"; }; then
+        f+=" pinned_async"
+    fi
+    [ "$(num '[0-9]* kernels')" -ge 8 ] && f+=" cuda_graphs"
+    grep -q 'churn 1' <<<"$k" && f+=" no_churn"
+    grep -q 'checkpoint every [1-9]' <<<"$k" && f+=" async_checkpoint"
+    grep -q ' [1-9][0-9]* small copies' <<<"$k" && f+=" coalesced"
+    echo "$f"
+}
+
+# fix_for ID JSON: random_loop's fix for a finding (ex_fix's, and the two fixes only
+# --extras draws need: small uploads gathered, checkpoints saved in the background)
+fix_for() {
+    case $1 in
+    small_copies) echo coalesced ;;
+    pauses) echo async_checkpoint ;;
+    *) ex_fix "$1" "$2" ;;
+    esac
+}
+
+total=0 right_top=0 right_pred=0 with_gain=0
+first=${seeds%-*} last=${seeds#*-}
+for seed in $(seq "$first" "$last"); do
+    args=(--seed "$seed" --extras 1 --steps 150)
+    p="$WORK/s$seed"
+    ex_run "$p-host" host random_loop "${args[@]}"
+    ex_run "$p-cupti" cupti random_loop "${args[@]}"
+    knobs=$(head -1 "$p-host.log" | cut -d: -f2-)
+    read -r -a fixes <<<"$(fixes_of "$knobs")"
+    for mode in host cupti; do  # a changes_together pair is tried too
+        top=$(ex_top "$p-$mode.json" | cut -d' ' -f1)
+        fix=$(fix_for "$top" "$p-$mode.json")
+        [[ "$fix" == *+* ]] && [[ " ${fixes[*]} " != *" $fix "* ]] && fixes+=("$fix")
+    done
+    declare -A walls=()
+    walls[none]=""
+    for i in $(seq 1 "$runs"); do
+        ex_run "$p-none$i" host random_loop "${args[@]}"
+        walls[none]+=" $(ex_wall "$p-none$i.json")"
+        for f in "${fixes[@]}"; do
+            # shellcheck disable=SC2046  # (one word per --fix)
+            ex_run "$p-$f$i" host random_loop "${args[@]}" $(ex_fix_args "$f")
+            walls[$f]+=" $(ex_wall "$p-$f$i.json")"
+        done
+    done
+    wn=$(tr ' ' '\n' <<<"${walls[none]}" | grep . | median)
+    best="" best_gain=0 best_noise=0 line=""
+    declare -A gain=() noise=()
+    for f in "${fixes[@]}"; do
+        wf=$(tr ' ' '\n' <<<"${walls[$f]}" | grep . | median)
+        gain[$f]=$((wn - wf))
+        noise[$f]=$(noise_of "${walls[none]}" "${walls[$f]}")
+        line+=" $f $((gain[$f] / 1000000))+-$((noise[$f] / 1000000))"
+        if [ -z "$best" ] || [ "${gain[$f]}" -gt "$best_gain" ]; then
+            best=$f best_gain=${gain[$f]} best_noise=${noise[$f]}
+        fi
+    done
+    echo "seed $seed:$knobs"
+    echo "  measured (ms, median of $runs, planted $((wn / 1000000))):${line:- no fix to try}"
+    for mode in host cupti; do
+        total=$((total + 1))
+        read -r top pred <<<"$(ex_top "$p-$mode.json")"
+        fix=$(fix_for "${top:-}" "$p-$mode.json")
+        gains=0
+        [ -n "$best" ] && [ $((best_gain - best_noise)) -gt $((wn / 20)) ] && gains=1
+        ok_top=0 ok_pred=0
+        if [ "$gains" == 0 ]; then
+            [ -z "${top:-}" ] && ok_top=1 ok_pred=1
+        else
+            with_gain=$((with_gain + 1))
+            if [ -n "$fix" ] && [ -n "${gain[$fix]+x}" ]; then
+                # a tie: within the two gains' noise, or within 20 % of the best
+                awk -v b="$best_gain" -v g="${gain[$fix]}" -v e="${noise[$fix]}" -v eb="$best_noise" \
+                    'BEGIN { exit !(b - g <= e + eb || g >= 0.8 * b) }' && ok_top=1
+            fi
+            awk -v p="${pred:-0}" -v b="$best_gain" -v e="$best_noise" \
+                'BEGIN { d = p - b; if (d < 0) d = -d; exit !(d <= 0.25 * b + e) }' && ok_pred=1
+        fi
+        right_top=$((right_top + ok_top)) right_pred=$((right_pred + ok_pred))
+        printf "  %-5s top %s (%s) predicts %d ms; best %s %d ms: top %s, prediction %s\n" "$mode" \
+            "${top:-none}" "${fix:-no fix}" "$(( ${pred:-0} / 1000000 ))" "${best:-none}" \
+            "$((best_gain / 1000000))" "$([ $ok_top = 1 ] && echo right || echo WRONG)" \
+            "$([ $ok_pred = 1 ] && echo right || echo WRONG)"
+    done
+    unset walls gain noise
+done
+echo "top finding = the best measured fix: $right_top of $total; prediction within 25 %: $right_pred of $total ($with_gain with a fix that gains 5 % or more)"
+[ "$failures" -eq 0 ]
