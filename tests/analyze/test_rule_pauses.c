@@ -419,6 +419,22 @@ static void readback_stretches_that_are_no_pause(void **state)
     an_findings_free(&out);
     an_model_free(m);
     synth_free(&s);
+    /* a download every step, then the next step at once, but once a 9 ms stretch (the
+     * thread preempted): read-backs are the loop's rhythm, that stretch no save, and no
+     * read is taken off the thread */
+    memset(&s, 0, sizeof s);
+    s.gpu_records = 1;
+    for (int i = 0; i < 100; i++) {
+        synth_loop(&s, &L);
+        synth_download(&s, 4u << 20, 800 * US);
+        if (i == 60)
+            synth_idle(&s, 9 * MS);
+    }
+    m = synth_model(&s, NULL, 1ull << 30, 0);
+    assert_int_equal(m->replay.pauses, 0);
+    assert_int_equal(an_replay_saving(&m->replay, AN_WI_BACKGROUND), 0);
+    an_model_free(m);
+    synth_free(&s);
 }
 
 int main(void)

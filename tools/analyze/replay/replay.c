@@ -126,9 +126,13 @@ struct an_rp_thread {
      * stretch after it uses what it read (an offloaded optimizer step, a metric), no batch
      * load: a batch reaches the GPU by an upload that waits on no read-back */
     uint8_t after_readback;
-    /* stretches of input_gap_ns or more after a read-back since its latest pause that were
-     * no pause: the loop's rhythm (an_wi_loop_pause) */
+    /* since its latest pause, stretches of input_gap_ns or more after a read-back that were
+     * no pause, and tensor read-backs in another iteration of its loop than the latest's
+     * (read_iter, when read_seen): the loop's rhythm, not a rare save (an_wi_loop_pause;
+     * per-step downloads under a CPU hog made a preempted stretch a "pause" otherwise) */
     uint32_t readback_stretches;
+    uint32_t read_iter;
+    uint8_t read_seen;
     /* its latest call read the GPU's results and the worlds holding `held` took its wait
      * away: when each would have waited until (restored where a pause follows it) */
     int holding;
@@ -1002,6 +1006,7 @@ static void loop_pause(struct an_replay_state *st, struct an_rp_thread *t, uint6
     if (gap >= st->th.pause_min_ns || st->pause) {
         t->waits_after_work = t->uploads_after_work = t->steps_ended = 0;
         t->readback_stretches = 0;
+        t->read_seen = 0;
     }
 }
 
@@ -1185,9 +1190,17 @@ static void replay_call(struct an_replay_state *st, const struct an_ev *ev)
         t->launched_since_wait = t->launched_since_upload = 1;
     if (issues)
         t->upload_to = ev->kind == AN_COPY && ev->dir == GW_COPY_HTOD ? ev->stream + 1 : 0;
-    if (an_is_host(ev))  /* (a step's NVTX end between them changes nothing) */
+    if (an_is_host(ev)) {  /* (a step's NVTX end between them changes nothing) */
         t->after_readback = ev->kind == AN_COPY && ev->dir == GW_COPY_DTOH &&
                             ev->bytes > AN_SCALAR_READ_BYTES && !(ev->flags & AN_F_ERROR);
+        if (t->after_readback) {
+            uint32_t iter = loop_iterations(t);
+            if (t->read_seen && iter != t->read_iter)
+                t->readback_stretches++;
+            t->read_iter = iter;
+            t->read_seen = 1;
+        }
+    }
     if (ev == &mark && (ev->flags & AN_F_STEP_END))
         t->steps_ended++;
     if (ev->end > t->last_end)

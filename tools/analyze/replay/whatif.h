@@ -30,10 +30,10 @@ int an_wi_batch_load(const struct an_replay_state *st, const struct an_ev *ev, u
 /* A no-call stretch of `gap` ns on a thread that ran `iterations` iterations of its loop
  * since its previous pause: a pause of the loop (AN_WI_BACKGROUND takes it off the
  * thread) when pause_min_ns or more; or, right after the thread read a tensor back
- * (after_readback), input_gap_ns or more where no such stretch came since its previous
- * pause (readback_stretches 0): what the loop does with its state every so many steps (a
- * checkpoint's torch.save, an evaluation's metrics) is rare, however short; an offloaded
- * optimizer's step after every download is not. */
+ * (after_readback), input_gap_ns or more where no such stretch, nor a read-back in another
+ * iteration, came since its previous pause (readback_stretches 0): what the loop does with
+ * its state every so many steps (a checkpoint's torch.save, an evaluation's metrics) is
+ * rare, however short; an offloaded optimizer's step after every download is not. */
 static inline int an_wi_loop_pause(const struct an_replay_state *st, uint64_t gap,
                                    uint32_t iterations, int after_readback,
                                    uint32_t readback_stretches)
