@@ -28,6 +28,18 @@ static void add_samples(struct synth *s, double busy, double runq, int with_runq
     }
 }
 
+/* The model of s's events (s freed) with every rule run on 8 CPUs into out; contention's
+ * finding, NULL when none. */
+static const struct an_finding *contention_of(struct synth *s, struct an_findings *out,
+                                              struct an_model **m)
+{
+    *m = synth_model(s, NULL, 1ull << 30, 0);
+    synth_free(s);
+    struct an_rule_ctx ctx = {.cpus = 8, .local_world = 1};
+    an_run_rules(*m, &ctx, out);
+    return an_findings_find(out, "contention");
+}
+
 /* The findings of both rules on the loop with these samples; input_pipeline and contention
  * (NULL when not found). */
 static void findings(double busy, double runq, int with_runq, struct an_findings *out,
@@ -131,12 +143,9 @@ static void preempted_in_waits_is_no_contention(void **state)
                                  .bytes = (uint64_t)((double)t * 0.8)};
             synth_push(&s, &proc);
         }
-        struct an_model *m = synth_model(&s, NULL, 1ull << 30, 0);
-        synth_free(&s);
-        struct an_rule_ctx ctx = {.cpus = 8, .local_world = 1};
         struct an_findings out = {0};
-        an_run_rules(m, &ctx, &out);
-        const struct an_finding *f = an_findings_find(&out, "contention");
+        struct an_model *m;
+        const struct an_finding *f = contention_of(&s, &out, &m);
         if (waits) {
             assert_null(f);
         } else {
@@ -175,12 +184,9 @@ static void a_preempted_start_is_no_warmup(void **state)
                                  .bytes = t / 2};
             synth_push(&s, &proc);
         }
-        struct an_model *m = synth_model(&s, NULL, 1ull << 30, 0);
-        synth_free(&s);
-        struct an_rule_ctx ctx = {.cpus = 8, .local_world = 1};
         struct an_findings out = {0};
-        an_run_rules(m, &ctx, &out);
-        const struct an_finding *f = an_findings_find(&out, "contention");
+        struct an_model *m;
+        const struct an_finding *f = contention_of(&s, &out, &m);
         if (preempted) {
             assert_int_equal(m->steps.warmup, 0);
             assert_non_null(f);

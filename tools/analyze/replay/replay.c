@@ -984,11 +984,10 @@ static void loop_pause(struct an_replay_state *st, struct an_rp_thread *t, uint6
      * thread waited for it after all */
     if (t->holding)
         for (unsigned w = 0; w < st->nlive; w++) {
-            if (!(t->bg_held & (1u << w)))
-                t->h[w] = st->pause ? max64(t->h[w], t->held[w]) : t->h[w];
-            else if (st->pause)
+            int bg = (t->bg_held >> w) & 1u;
+            if (bg && st->pause)
                 st->bg_from[w] = t->held[w];
-            else if (!mark)
+            else if (st->pause || (bg && !mark))
                 t->h[w] = max64(t->h[w], t->held[w]);
         }
     if (!mark || st->pause) {
