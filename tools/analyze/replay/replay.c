@@ -29,6 +29,47 @@
 #define MAX_THREADS 4096
 #define DONE_KEEP 256               /* operations an event may be recorded after, per stream */
 
+/*
+ * Lazy clocks. Most events move every world's clock of their thread alike, by the stretch
+ * before them and their own time, but for one change which takes some of that away, the
+ * same in every world making it: cuda_graphs a kernel launch (and the launch overhead
+ * before it), a warm allocator an allocator call (whatif.c, an_wi_removes). Moving 7-22
+ * clocks for every event was a fifth of the replay's work; a thread keeps that time aside
+ * instead, and its clock in slot w is
+ *     base + h[w] - (removed[0] & removers[0][w]) - (removed[1] & removers[1][w])
+ * (replay.h, removers: all ones where w's world makes the change), modulo 2^64. An
+ * operation it issues copies the same as its call's start. What reads or moves the clocks
+ * world by world settles them first: base and removed folded into h, which then holds each
+ * world's clock again.
+ */
+struct an_rp_lazy {
+    int on;                          /* base or removed may be non-zero */
+    uint64_t base, removed[AN_RP_REMOVERS];
+};
+
+/* removed[]'s index for the change an_wi_removes names, -1 for none */
+static int remover_of(int change)
+{
+    return change == AN_WI_GRAPHS ? 0 : change == AN_WI_NO_CHURN ? 1 : -1;
+}
+
+/* what to add to a lazy clock in slot w for the world's own */
+static inline uint64_t lazy_offset(const struct an_replay_state *st, const struct an_rp_lazy *lazy,
+                                   unsigned w)
+{
+    return lazy->base - (lazy->removed[0] & st->removers[0][w]) -
+           (lazy->removed[1] & st->removers[1][w]);
+}
+
+static void settle(const struct an_replay_state *st, struct an_rp_lazy *lazy, uint64_t *clock)
+{
+    if (!lazy->on)
+        return;
+    for (unsigned w = 0; w < st->nlive; w++)
+        clock[w] += lazy_offset(st, lazy, w);
+    memset(lazy, 0, sizeof *lazy);
+}
+
 /* An operation issued and not yet matched to its GPU record. */
 struct an_rp_op {
     struct an_ev call;               /* the issuing call */
@@ -37,6 +78,7 @@ struct an_rp_op {
     unsigned touched;                /* the changes that transform it (an_wi_touched) */
     int waits;                       /* its call waited for the GPU as measured */
     int ckpt;                        /* ... a checkpoint read (replay.h, ckpt_read) */
+    struct an_rp_lazy lazy;          /* sim's, as its thread's when issued (lazy clocks) */
     uint64_t sim[AN_WORLDS];       /* the call's replayed start */
 };
 
@@ -54,7 +96,7 @@ static void copy_op(const struct an_replay_state *st, struct an_rp_op *to,
  * where it did not wait (so it was not kept per world: only a drain's first and last
  * operation need it, and copying it as each was issued cost a tenth of the replay). */
 static uint64_t issued_sim(const struct an_replay_state *st, const struct an_rp_op *op, int w)
-{
+{  /* (op settled) */
     if (op->waits)
         return op->sim[w];
     return op->sim[w] + an_wi_cost(st->changes[w] & op->touched, &op->call,
@@ -101,6 +143,7 @@ struct an_rp_thread {
     uint32_t tid;
     uint64_t last_end;               /* measured end of its latest call */
     int after_kernel;                /* its latest call was a kernel launch */
+    struct an_rp_lazy lazy;          /* h's (lazy clocks) */
     uint64_t h[AN_WORLDS];         /* replayed */
     /* NVTX: ranges pushed and not popped, the depth of the open step range (0: none),
      * the id of its open step range started with nvtxRangeStart (0: none) */
@@ -299,12 +342,19 @@ static void copy_slot(struct an_replay_state *st, unsigned to, unsigned from)
 static void wake_worlds(struct an_replay_state *st, unsigned touched)
 {
     unsigned active = st->active | touched;
+    /* (operations keep their lazy clocks: the time a change not active yet took away is
+     * nil, and a slot's new world is its old one with such changes added) */
+    for (size_t i = 0; i < st->nthreads; i++)
+        settle(st, &st->threads[i].lazy, st->threads[i].h);
     for (int w = 1; w < AN_WORLDS && st->nlive < AN_WORLDS; w++) {
         unsigned changes = an_world_changes(w);
         if ((changes & ~active) || !(changes & ~st->active))
             continue;  /* not alive now, or alive already */
         copy_slot(st, st->nlive, slot_of(st, changes & st->active));
         st->changes[st->nlive] = changes;
+        for (int c = 1; c < AN_WI_COUNT; c++)
+            if ((changes & AN_WI_BIT(c)) && remover_of(c) >= 0)
+                st->removers[remover_of(c)][st->nlive] = UINT64_MAX;
         st->nlive++;
     }
     st->active = active;
@@ -360,7 +410,8 @@ static struct an_rp_thread *new_thread(struct an_replay_state *st, uint32_t tid,
      * than it had gained by then: a thread started before the run beat the device) */
     uint64_t delta[AN_WORLDS] = {0};
     if (st->last_thread) {
-        const struct an_rp_thread *l = &st->threads[st->last_thread - 1];
+        struct an_rp_thread *l = &st->threads[st->last_thread - 1];
+        settle(st, &l->lazy, l->h);
         for (unsigned w = 0; w < st->nlive; w++)
             delta[w] = l->last_end > l->h[w] ? l->last_end - l->h[w] : 0;
     }
@@ -599,36 +650,51 @@ static void run_op(struct an_replay_state *st, struct an_rp_stream *s, const str
     else if (lat > s->latency)
         lat = s->latency;
     /* each world's delay and length: as measured, but where a change touches the call */
-    uint64_t lat_in[AN_WORLDS], dur_in[AN_WORLDS];
-    for (unsigned w = 0; w < st->nlive; w++) {
-        lat_in[w] = lat;
-        dur_in[w] = dur;
-    }
+    uint64_t lat_in[AN_WORLDS], dur_in[AN_WORLDS];  /* (lat_in: with op's lazy offset) */
+    if (op->lazy.on)
+        for (unsigned w = 0; w < st->nlive; w++) {
+            lat_in[w] = lat + lazy_offset(st, &op->lazy, w);
+            dur_in[w] = dur;
+        }
+    else
+        for (unsigned w = 0; w < st->nlive; w++) {
+            lat_in[w] = lat;
+            dur_in[w] = dur;
+        }
     const struct an_world_set *in = &st->making[op->touched];
+    unsigned last_c = 0;  /* (the worlds of `in` mostly share their changes that touch op) */
+    int back_to_back = 0;
+    uint64_t dur_c = dur;
     for (unsigned i = 0; i < in->n; i++) {
         int w = in->world[i];
         unsigned c = st->changes[w] & op->touched;
-        if (an_wi_back_to_back(c, &op->call))
-            lat_in[w] = 0;
-        /* (a checkpoint read saved in the background is copied into pinned memory) */
-        if (op->ckpt && (c & AN_WI_BIT(AN_WI_BACKGROUND)))
-            c |= AN_WI_BIT(AN_WI_PINNED_ASYNC);
-        dur_in[w] = an_wi_op_ns(st, c, &op->call, dur);
+        if (c != last_c || !i) {
+            last_c = c;
+            back_to_back = an_wi_back_to_back(c, &op->call);
+            /* (a checkpoint read saved in the background is copied into pinned memory) */
+            if (op->ckpt && (c & AN_WI_BIT(AN_WI_BACKGROUND)))
+                c |= AN_WI_BIT(AN_WI_PINNED_ASYNC);
+            dur_c = an_wi_op_ns(st, c, &op->call, dur);
+        }
+        if (back_to_back)
+            lat_in[w] -= lat;
+        dur_in[w] = dur_c;
     }
+    /* it starts after the other streams' work it waits for, its call's start plus its
+     * delay, and its stream's previous operation (and the device's latest kernel, where it
+     * runs them one at a time): one branch-free loop per case */
+    if (barred)
+        for (unsigned w = 0; w < st->nlive; w++)
+            s->g[w] = max64(s->g[w], other[w]);
     struct an_rp_device *dev = kernel ? one_at_a_time(st, s, ts, end) : NULL;
-    /* (after the device's latest kernel too, where it runs them one at a time: the loop
-     * once, its branches the same for every world) */
-    uint64_t *device_end = dev ? dev->kernel_end : NULL;
-    for (unsigned w = 0; w < st->nlive; w++) {
-        uint64_t start = max64(s->g[w], op->sim[w] + lat_in[w]);
-        if (barred)
-            start = max64(start, other[w]);
-        if (device_end)
-            start = max64(start, device_end[w]);
-        s->g[w] = start + dur_in[w];
-        if (device_end)
-            device_end[w] = s->g[w];
-    }
+    if (dev)
+        for (unsigned w = 0; w < st->nlive; w++) {
+            uint64_t start = max64(max64(s->g[w], op->sim[w] + lat_in[w]), dev->kernel_end[w]);
+            s->g[w] = dev->kernel_end[w] = start + dur_in[w];
+        }
+    else
+        for (unsigned w = 0; w < st->nlive; w++)
+            s->g[w] = max64(s->g[w], op->sim[w] + lat_in[w]) + dur_in[w];
     if (end > s->g_meas)
         s->g_meas = end;
     mark_done(st, s, op->seq);
@@ -793,15 +859,16 @@ static void run_virtual(struct an_replay_state *st, struct an_rp_stream *s,
         n++;
     if (!n)
         return;
-    const struct an_rp_op *first = &s->q[s->q_head];
-    const struct an_rp_op *last = &s->q[(s->q_head + n - 1) & (s->q_cap - 1)];
+    struct an_rp_op *first = &s->q[s->q_head];
+    struct an_rp_op *last = &s->q[(s->q_head + n - 1) & (s->q_cap - 1)];
     /* the work starts once its first call has handed it over (a call's own time, a copy's
      * staging, is host time, not the GPU's) */
     uint64_t from = max64(max64(first->issued_meas, s->g_meas), other_meas);
     uint64_t work = waited && drain->end > from ? drain->end - from : 0;
     if (!work)
         st->drained_unknown = 1;
-    const struct an_rp_op *from_op = work ? first : last;
+    struct an_rp_op *from_op = work ? first : last;
+    settle(st, &from_op->lazy, from_op->sim);
     for (unsigned w = 0; w < st->nlive; w++)
         s->g[w] = max64(max64(s->g[w], other[w]), issued_sim(st, from_op, w)) + work;
     if (from + work > s->g_meas)
@@ -842,8 +909,9 @@ static void host_only_upload(struct an_replay_state *st, struct an_rp_stream *s,
     st->matched++;
 }
 
-static void issue(struct an_replay_state *st, const struct an_ev *ev, const uint64_t *start_sim,
-                  int waits, unsigned touched)
+/* start: the issuing thread's clocks, at ev's start in each world */
+static void issue(struct an_replay_state *st, const struct an_ev *ev,
+                  const struct an_rp_thread *start, int waits, unsigned touched)
 {
     struct an_rp_stream *s = stream_of(st, ev->stream);
     if (!s)
@@ -855,8 +923,9 @@ static void issue(struct an_replay_state *st, const struct an_ev *ev, const uint
          (ev->dir == GW_COPY_DTOH && ev->host_kind == GW_HOST_PAGEABLE &&
           ev->bytes >= (64u << 10)))) {
         struct an_rp_op op = {.call = *ev, .seq = s->issued++, .issued_meas = ev->ts,
-                              .touched = touched, .waits = waits, .ckpt = st->ckpt_read};
-        memcpy(op.sim, start_sim, st->nlive * sizeof *start_sim);
+                              .touched = touched, .waits = waits, .ckpt = st->ckpt_read,
+                              .lazy = start->lazy};
+        memcpy(op.sim, start->h, st->nlive * sizeof *start->h);
         host_only_upload(st, s, ev, &op);
         return;
     }
@@ -873,7 +942,8 @@ static void issue(struct an_replay_state *st, const struct an_ev *ev, const uint
     op->touched = touched;
     op->waits = waits;
     op->ckpt = st->ckpt_read;
-    memcpy(op->sim, start_sim, st->nlive * sizeof *start_sim);
+    op->lazy = start->lazy;
+    memcpy(op->sim, start->h, st->nlive * sizeof *start->h);
     s->q_n++;
     match_pending(st, s, ev->end);
 }
@@ -983,6 +1053,8 @@ static void loop_pause(struct an_replay_state *st, struct an_rp_thread *t, uint6
      * the background thread does the pause once the read is done; followed by none, the
      * thread waited for it after all */
     if (t->holding)
+        settle(st, &t->lazy, t->h);
+    if (t->holding)
         for (unsigned w = 0; w < st->nlive; w++) {
             int bg = (t->bg_held >> w) & 1u;
             if (bg && st->pause)
@@ -1068,6 +1140,8 @@ static void replay_call(struct an_replay_state *st, const struct an_ev *ev)
     st->alone = alone_until(st, t, ev->ts, &other);
     loop_pause(st, t, st->alone, ev == &mark);
     if (other) {  /* the stretch waited for the other thread: it resumes after it */
+        settle(st, &t->lazy, t->h);
+        settle(st, &st->threads[other - st->threads].lazy, st->threads[other - st->threads].h);
         for (unsigned w = 0; w < st->nlive; w++)
             t->h[w] = max64(t->h[w], other->h[w]);
         gap = st->alone;
@@ -1085,6 +1159,7 @@ static void replay_call(struct an_replay_state *st, const struct an_ev *ev)
     if (st->load && !t->looping) {  /* start-up: the loop's first fetch is the latest */
         st->load = 0;
         if (!st->loads) {
+            settle(st, &t->lazy, t->h);
             for (unsigned w = 0; w < st->nlive; w++) {
                 st->first_ask[w] = t->h[w];
                 st->first_fetched[w] = t->h[w] + gap;
@@ -1101,12 +1176,22 @@ static void replay_call(struct an_replay_state *st, const struct an_ev *ev)
      * otherwise (building the worlds' starts apart and copying them back cost a third of
      * the replay, the copy's wide loads stalling on the narrow stores just made); cost[w]
      * is set for those alone, the others' is dur */
-    uint64_t cost[AN_WORLDS];
-    for (unsigned w = 0; w < st->nlive; w++)
-        t->h[w] += gap;
-    if (touched)
-        an_wi_transform(st, in, touched, ev, gap, dur, t->h, cost);
-    const uint64_t *start = t->h;  /* (each world's start of ev, until ev's cost is added) */
+    uint64_t cost[AN_WORLDS], gap_removed;
+    int removes = an_wi_removes(st, touched, ev, gap, &gap_removed);
+    int removed_by = removes >= 0 ? remover_of(removes) : -1;
+    if (removes >= 0) {  /* (lazy clocks: no world moves otherwise than by what is removed) */
+        t->lazy.on = 1;
+        t->lazy.base += gap;
+        if (removed_by >= 0)
+            t->lazy.removed[removed_by] += gap_removed;
+    } else {
+        settle(st, &t->lazy, t->h);
+        for (unsigned w = 0; w < st->nlive; w++)
+            t->h[w] += gap;
+        if (touched)
+            an_wi_transform(st, in, touched, ev, gap, dur, t->h, cost);
+    }
+    /* (t's clocks are each world's start of ev, until ev's cost is added) */
     if (st->load) {
         if (!st->loads)
             st->first_load_ts = ev->ts - st->alone;
@@ -1128,7 +1213,7 @@ static void replay_call(struct an_replay_state *st, const struct an_ev *ev)
         nowait = 0;
     int issues = an_wi_issues(ev);
     if (issues) {
-        issue(st, ev, start, waits, touched);
+        issue(st, ev, t, waits, touched);
         note_busy(st, t, ev->end);
     }
     /* (a loop's iteration: work launched, then its results waited for or the next batch
@@ -1138,7 +1223,11 @@ static void replay_call(struct an_replay_state *st, const struct an_ev *ev)
         t->uploads_after_work += t->launched_since_upload;
         t->launched_since_upload = 0;
     }
-    if (!waits) {
+    if (removes >= 0) {  /* (no wait: ev's own time, taken away where removed) */
+        t->lazy.base += dur;
+        if (removed_by >= 0)
+            t->lazy.removed[removed_by] += dur;
+    } else if (!waits) {
         for (unsigned w = 0; w < st->nlive; w++)
             t->h[w] += dur;
         for (unsigned i = 0; i < in->n; i++)  /* (modulo 2^64: exactly h + cost) */
@@ -1264,9 +1353,11 @@ void an_replay_finish(struct an_replay_state *st, uint64_t first_ts, uint64_t me
         for (unsigned w = 0; w < st->nlive; w++)
             end[w] = max64(end[w], s->g[w]);
     }
-    for (size_t i = 0; i < st->nthreads; i++)
+    for (size_t i = 0; i < st->nthreads; i++) {
+        settle(st, &st->threads[i].lazy, st->threads[i].h);
         for (unsigned w = 0; w < st->nlive; w++)
             end[w] = max64(end[w], st->threads[i].h[w]);
+    }
     for (unsigned w = 0; w < st->nlive; w++)
         end[w] = max64(end[w], st->bg_free[w]);  /* the last pause's work is awaited */
     if (!first_ts || !st->nthreads)

@@ -176,15 +176,6 @@ int an_wi_batch_load(const struct an_replay_state *st, const struct an_ev *ev, u
            !(ev->kind == AN_CALL && (ev->flags & AN_F_STEP_END));
 }
 
-/* a replayed graph skips the per-op host work between its launches too (Python, the
- * dispatcher): the stretch between two kernel launches; the one before a sequence's first
- * launch (preparing the batch) stays, as do long stretches */
-static int launch_overhead(const struct an_replay_state *st, const struct an_ev *ev,
-                           uint64_t gap)
-{
-    return kernel_launch(ev) && st->after_kernel && gap < st->th.input_gap_ns;
-}
-
 /* blocking uploads from pageable memory move faster once pinned */
 static int pageable_upload(const struct an_ev *ev)
 {
@@ -223,7 +214,7 @@ static uint64_t staging_ns(const struct an_ev *ev)
     return (uint64_t)((double)ev->bytes * 1e9 / STAGING_BPS);
 }
 
-unsigned an_wi_touched(const struct an_replay_state *st, const struct an_ev *ev)
+unsigned an_wi_touched_any(const struct an_replay_state *st, const struct an_ev *ev)
 {
     unsigned t = 0;
     if (st->load)
@@ -258,7 +249,7 @@ void an_wi_transform(struct an_replay_state *st, const struct an_world_set *in, 
                      const struct an_ev *ev, uint64_t gap, uint64_t dur, uint64_t *start,
                      uint64_t *cost)
 {
-    int overhead = launch_overhead(st, ev, gap);
+    int overhead = an_wi_launch_overhead(st, ev, gap);
     uint64_t covered = gap > st->alone ? gap - st->alone : 0;
     /* (the per-event tests once: which changes take the stretch away, or the call's cost) */
     unsigned no_gap = overhead ? AN_WI_BIT(AN_WI_GRAPHS) : 0, no_cost = costless(ev);

@@ -85,8 +85,23 @@ static inline int an_wi_waits_measured(const struct an_ev *ev)
 
 /* The changes that transform anything about ev (its stretch before it, as st->load and
  * st->pause classify it; its cost, its wait, its operation): worlds making none of them
- * replay ev as measured. */
-unsigned an_wi_touched(const struct an_replay_state *st, const struct an_ev *ev);
+ * replay ev as measured. (Inline for a launch in the loop's rhythm, most of the events.) */
+unsigned an_wi_touched_any(const struct an_replay_state *st, const struct an_ev *ev);
+static inline unsigned an_wi_touched(const struct an_replay_state *st, const struct an_ev *ev)
+{
+    if (ev->kind == AN_LAUNCH && !st->load && !st->pause && !st->ckpt_read &&
+        !an_wi_waits_measured(ev))
+        return an_wi_kernel_launch(ev) ? AN_WI_BIT(AN_WI_GRAPHS) : 0;
+    return an_wi_touched_any(st, ev);
+}
+/* A replayed graph skips the per-op host work between its launches too (Python, the
+ * dispatcher): the stretch between two kernel launches; the one before a sequence's first
+ * launch (preparing the batch) stays, as do long stretches. */
+static inline int an_wi_launch_overhead(const struct an_replay_state *st,
+                                        const struct an_ev *ev, uint64_t gap)
+{
+    return an_wi_kernel_launch(ev) && st->after_kernel && gap < st->th.input_gap_ns;
+}
 
 /* For every world of `in` (those some change touching ev makes; the others replay it as
  * measured): start[w] (the thread's time in w plus gap, on entry) = the thread's time plus
@@ -96,6 +111,32 @@ unsigned an_wi_touched(const struct an_replay_state *st, const struct an_ev *ev)
 void an_wi_transform(struct an_replay_state *st, const struct an_world_set *in, unsigned touched,
                      const struct an_ev *ev, uint64_t gap, uint64_t dur, uint64_t *start,
                      uint64_t *cost);
+/* Whether ev moves the worlds alike but for one change, which only takes time away, the
+ * same in every world making it: a kernel launch under cuda_graphs (the launch, and the
+ * stretch before it where that is launch overhead), an allocator call under a warm
+ * allocator (the call). Returns that change, with the part of the stretch it takes in
+ * *gap_removed (ev's own time it takes whole); AN_WI_AS_MEASURED where ev touches no
+ * change (touched 0); -1 where the worlds move otherwise (a wait, a batch load, a pause,
+ * a copy), which an_wi_transform says world by world. The replay keeps such time aside
+ * per thread instead of moving every world's clock by it (replay.c, lazy clocks). */
+static inline int an_wi_removes(const struct an_replay_state *st, unsigned touched,
+                                const struct an_ev *ev, uint64_t gap, uint64_t *gap_removed)
+{
+    *gap_removed = 0;
+    if (an_wi_waits_measured(ev))
+        return -1;
+    if (!touched)
+        return AN_WI_AS_MEASURED;
+    /* (an_wi_transform's cases for these two alone: no load, pause or staging) */
+    if (touched == AN_WI_BIT(AN_WI_GRAPHS) && an_wi_kernel_launch(ev)) {
+        if (an_wi_launch_overhead(st, ev, gap))
+            *gap_removed = gap;
+        return AN_WI_GRAPHS;
+    }
+    if (touched == AN_WI_BIT(AN_WI_NO_CHURN) && (ev->kind == AN_ALLOC || ev->kind == AN_FREE))
+        return AN_WI_NO_CHURN;
+    return -1;
+}
 /* The call's own host time with the changes, from what it took without waiting. */
 uint64_t an_wi_cost(unsigned changes, const struct an_ev *ev, uint64_t own_ns);
 /* Whether the call still waits for the GPU with the changes. */
