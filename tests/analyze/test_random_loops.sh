@@ -86,11 +86,19 @@ check_draw() {
             noise_settled "$noise" "$((wp - wf))" "$pred" && break
         done
         noise_note "$label ($mode)" "$noise" "$((wp - wf))"
+        # The prediction is the analyzed run's, the gain the typical run's: where the run
+        # analyzed was slower than its repeats' median, the waste it alone had (a first
+        # run's slow allocations beside a CPU hog: 182 ms against 150, fragmentation
+        # predicted 21.7 ms, the fix gained 1.3 on the typical run) is no gain to expect.
+        local excess
+        excess=$(awk -v a="$(ex_wall "$p.json")" -v m="$wp" 'BEGIN { printf "%.0f\n", (a > m ? a - m : 0) }')
         awk -v p="$pred" -v m="$((wp - wf))" -v e="$noise" -v n="$label ($mode)" -v id="$id" \
-            -v runs="$(wc -w <<<"$walls_f")" 'BEGIN {
-            printf "  %s: %s predicted %.1f ms, measured %.1f ms +- %.1f (%.2f, %d runs each)\n", n, id,
-                p / 1e6, m / 1e6, e / 1e6, (p > 0 ? m / p : 0), runs }'
-        awk -v p="$pred" -v m="$((wp - wf))" -v e="$noise" 'BEGIN { exit !(m + e >= 0.5 * p) }' ||
+            -v runs="$(wc -w <<<"$walls_f")" -v x="$excess" 'BEGIN {
+            printf "  %s: %s predicted %.1f ms, measured %.1f ms +- %.1f (%.2f, %d runs each%s)\n", n, id,
+                p / 1e6, m / 1e6, e / 1e6, (p > 0 ? m / p : 0), runs,
+                (x > e ? sprintf("; the run analyzed %.1f ms slower than their median", x / 1e6) : "") }'
+        awk -v p="$pred" -v m="$((wp - wf))" -v e="$noise" -v x="$excess" \
+            'BEGIN { exit !(m + e >= 0.5 * (p > x ? p - x : 0)) }' ||
             fail "$label ($mode): $id's fix ($fix) gained less than half the prediction beyond the noise ($knobs)"
     done
 }
