@@ -1052,9 +1052,8 @@ static void loop_pause(struct an_replay_state *st, struct an_rp_thread *t, uint6
     /* a checkpoint read the background worlds took off the thread: followed by a pause,
      * the background thread does the pause once the read is done; followed by none, the
      * thread waited for it after all */
-    if (t->holding)
+    if (t->holding) {
         settle(st, &t->lazy, t->h);
-    if (t->holding)
         for (unsigned w = 0; w < st->nlive; w++) {
             int bg = (t->bg_held >> w) & 1u;
             if (bg && st->pause)
@@ -1062,6 +1061,7 @@ static void loop_pause(struct an_replay_state *st, struct an_rp_thread *t, uint6
             else if (st->pause || (bg && !mark))
                 t->h[w] = max64(t->h[w], t->held[w]);
         }
+    }
     if (!mark || st->pause) {
         t->holding = 0;
         t->bg_held = 0;
@@ -1092,14 +1092,14 @@ static void loop_pause(struct an_replay_state *st, struct an_rp_thread *t, uint6
  * the stretch itself; where a change makes the other thread faster, the waiting one
  * follows, and only its own part can be a batch load or a pause.
  */
-static uint64_t alone_until(const struct an_replay_state *st, const struct an_rp_thread *t,
-                            uint64_t ts, const struct an_rp_thread **waited_for)
+static uint64_t alone_until(struct an_replay_state *st, const struct an_rp_thread *t,
+                            uint64_t ts, struct an_rp_thread **waited_for)
 {
     const struct an_rp_busy *b = st->busy[0].tid != t->tid ? &st->busy[0] : &st->busy[1];
     uint64_t from = max64(t->last_end, b->end);
     *waited_for = NULL;
     if (b->thread && b->end > t->last_end && b->end <= ts) {
-        const struct an_rp_thread *o = &st->threads[b->thread - 1];
+        struct an_rp_thread *o = &st->threads[b->thread - 1];
         if (o->last_end <= ts) {  /* (not in a call now: a sync still waiting, say) */
             *waited_for = o;
             from = o->last_end;  /* its latest call, which its replayed clock ends */
@@ -1136,12 +1136,12 @@ static void replay_call(struct an_replay_state *st, const struct an_ev *ev)
     if (!t)
         return;
     uint64_t gap = ev->ts > t->last_end ? ev->ts - t->last_end : 0;
-    const struct an_rp_thread *other;
+    struct an_rp_thread *other;
     st->alone = alone_until(st, t, ev->ts, &other);
     loop_pause(st, t, st->alone, ev == &mark);
     if (other) {  /* the stretch waited for the other thread: it resumes after it */
         settle(st, &t->lazy, t->h);
-        settle(st, &st->threads[other - st->threads].lazy, st->threads[other - st->threads].h);
+        settle(st, &other->lazy, other->h);
         for (unsigned w = 0; w < st->nlive; w++)
             t->h[w] = max64(t->h[w], other->h[w]);
         gap = st->alone;
