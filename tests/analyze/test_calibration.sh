@@ -344,7 +344,8 @@ calibrate input_backward_thread input_pipeline random_loop \
 # the same loop without NVTX)
 # Host-only it is not calibrated: a loop that never waits proves nothing of its kernels, and
 # one whose kernels run as long as its loads looks the same (random_loops seed 10): the
-# saving stays what drains prove, none here (issue 36 E12, left open)
+# saving stays what drains prove, none here, and the replay's is said apart as what the
+# trace cannot prove (issue 36 E12; test_examples.sh, slow_input_host)
 CAL_MODES="cupti sampled" calibrate input_off_cpu input_pipeline random_loop \
     "--fix=input_workers --workers 1 | --fix=input_workers --workers 2 | --fix=input_workers --workers 4 | --fix=input_workers --workers 8" \
     --steps 60 --load-us 4000 --kernels 10 --kernel-ns 150000 --copy-kb 1024 --pageable 0 \

@@ -143,6 +143,62 @@ static void cpu_samples_choose_the_change(void **state)
     }
 }
 
+/* A loader-bound loop that never waits for the GPU (an event sync two steps back that finds
+ * its work done): host-only nothing proves the GPU idle while the host loads, and the
+ * kernels may run as long as the loads, so the workers' replay (kernels taken as nil) is
+ * said apart as an upper bound, no finding. With the GPU's records the same loop gets the
+ * finding, and nothing unproven; so does a host-only loop whose reads wait. */
+static void unproven_without_waits(void **state, int gpu, int item)
+{
+    (void)state;
+    struct synth s = {.gpu_records = gpu, .now = 1000 * MS};
+    synth_alloc(&s, 64ull << 20, 0);  /* weights, once */
+    for (unsigned i = 0; i < 40; i++) {
+        synth_idle(&s, 4 * MS);
+        synth_h2d(&s, 4096, 1 * US, 0);
+        for (unsigned k = 0; k < 3; k++)
+            synth_launch(&s, 5 * US, 1 * MS);
+        if (item) {
+            synth_item(&s);
+            continue;
+        }
+        /* the last step's event, done long since: the sync bounds how far the host runs
+         * ahead and proves nothing of how long the kernels ran */
+        if (i)
+            synth_call(&s, AN_SYNC, GW_API_cuEventSynchronize, 2 * US, AN_F_DRAINS)->key = i;
+        synth_call(&s, AN_CALL, GW_API_cuEventRecord, 2 * US, 0)->key = i + 1;
+    }
+    synth_stream_sync(&s);
+    struct an_model *m;
+    struct an_findings out = {0};
+    const struct an_finding *f = run(&s, &m, &out, 8);
+    if (!gpu && !item) {
+        assert_null(f);
+        assert_int_equal(out.nunproven, 1);
+        const struct an_unproven *u = &out.unproven[0];
+        assert_string_equal(u->id, "input_pipeline");
+        assert_int_equal(u->whatif, AN_WI_INPUT_WORKERS);
+        assert_int_equal(u->up_to_ns, an_whatif_saving(m, AN_WI_INPUT_WORKERS));
+        /* 40 loads of 4 ms a step made by 7 workers (6 rounds of 4 ms where the thread took
+         * 40), the kernels taken as nil: about 161 - 24 - 4 ms (the last kernels' wait) */
+        assert_true(u->up_to_ns > 125 * MS && u->up_to_ns < 140 * MS);
+        assert_true(u->share > 0.8 && u->share < 0.95);
+        assert_string_equal(u->change,
+                            "load batches in DataLoader workers (num_workers=7, pin_memory=True)");
+    } else {
+        assert_non_null(f);
+        assert_string_equal(f->id, "input_pipeline");
+        assert_int_equal(out.nunproven, 0);
+    }
+    an_findings_free(&out);
+    an_model_free(m);
+    synth_free(&s);
+}
+
+static void unproven_host_only(void **state) { unproven_without_waits(state, 0, 0); }
+static void proven_by_records(void **state) { unproven_without_waits(state, 1, 0); }
+static void proven_by_waits(void **state) { unproven_without_waits(state, 0, 1); }
+
 static void loader_bound_host_only(void **state) { loader_bound(state, 0); }
 static void loader_bound_gpu_records(void **state) { loader_bound(state, 1); }
 
@@ -399,6 +455,9 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(loader_bound_host_only),
+        cmocka_unit_test(unproven_host_only),
+        cmocka_unit_test(proven_by_records),
+        cmocka_unit_test(proven_by_waits),
         cmocka_unit_test(cpu_samples_choose_the_change),
         cmocka_unit_test(loader_bound_gpu_records),
         cmocka_unit_test(wait_between_graph_replays),

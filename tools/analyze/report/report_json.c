@@ -568,5 +568,17 @@ void an_report_json(FILE *out, const struct an_run *run)
             finding(out, run, i, ++listed);
         }
     }
+    fputs("\n],\n\"unproven\": [", out);
+    for (size_t i = 0; i < run->findings.nunproven; i++) {
+        const struct an_unproven *u = &run->findings.unproven[i];
+        fprintf(out, "%s\n  {\"id\": ", i ? "," : "");
+        str(out, u->id);
+        fprintf(out, ", \"whatif\": ");
+        str(out, an_whatif_name((enum an_whatif)u->whatif));
+        fprintf(out, ", \"up_to_ns\": %" PRIu64 ", \"share\": %g, \"change\": ", u->up_to_ns,
+                u->share);
+        str(out, u->change);
+        fprintf(out, ", \"pid\": %" PRIu32 "}", u->pid);
+    }
     fputs("\n]\n}\n", out);
 }

@@ -362,8 +362,9 @@ static enum an_whatif change_for(enum an_cause c)
  * machine's CPUs can speed up, say): idle time is never passed over in silence. */
 static void no_findings(FILE *out, const struct an_run *run)
 {
-    fprintf(out, "\nNo findings: no change gpuwatch replays would save %.0f%% of this run.\n",
-            run->opt.th.min_share * 100);
+    fprintf(out, "\nNo findings: no change gpuwatch replays would save %.0f%% of this run%s.\n",
+            run->opt.th.min_share * 100,
+            run->findings.nunproven ? " by what the trace proves" : "");
     const struct an_model *m = run->traces[run->primary].model;
     double share;
     int top = m ? an_top_idle_cause(m, m->th.min_share, &share) : -1;
@@ -403,6 +404,30 @@ static void findings(FILE *out, const struct an_run *run)
                          "replay's)\n");
         snprintf(number, sizeof number, f->risk ? "R%zu" : "%zu", f->risk ? risks : savings);
         finding(out, run, f, number);
+    }
+}
+
+/* What the replay finds and the trace cannot prove (host-only, a loop that never waited for
+ * the GPU): said apart, as an upper bound, so that "No findings" is not all a host-only
+ * trace says of a loop its loads may bound. */
+static void unproven(FILE *out, const struct an_run *run)
+{
+    if (!run->active || !run->findings.nunproven)
+        return;
+    fputc('\n', out);
+    wrap(out, "Not proven by this trace (host-only, and no call of the loop waited for the GPU: "
+              "its kernels ran anything from nothing to all of the loop)", 0, 2);
+    for (size_t i = 0; i < run->findings.nunproven; i++) {
+        const struct an_unproven *u = &run->findings.unproven[i];
+        char up_to[32], text[640];
+        an_fmt_ns(up_to, sizeof up_to, (double)u->up_to_ns);
+        snprintf(text, sizeof text,
+                 "%s: to %s gives back up to %s (%.0f%% of the loop) if the GPU's kernels are "
+                 "short, nothing if they run as long as the loop; a trace with the GPU's "
+                 "timeline (CUPTI: GPUWATCH_CUPTI unset or 1) tells which.",
+                 u->id, u->change, up_to, u->share * 100);
+        fputs("  ", out);
+        wrap(out, text, 2, 4);
     }
 }
 
@@ -469,6 +494,7 @@ void an_report_text(FILE *out, const struct an_run *run, int details)
     summary(out, run);
     processes(out, run);
     findings(out, run);
+    unproven(out, run);
     an_report_cost_text(out, run);
     if (details)
         an_report_details(out, run);

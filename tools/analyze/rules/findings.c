@@ -24,6 +24,18 @@ struct an_finding *an_finding_add(struct an_findings *list, const char *id)
     return f;
 }
 
+void an_unproven_keep(struct an_findings *list, const struct an_unproven *u)
+{
+    for (size_t i = 0; i < list->nunproven; i++)
+        if (!strcmp(list->unproven[i].id, u->id)) {
+            if (u->up_to_ns > list->unproven[i].up_to_ns)
+                list->unproven[i] = *u;
+            return;
+        }
+    if (list->nunproven < AN_MAX_UNPROVEN)
+        list->unproven[list->nunproven++] = *u;
+}
+
 void an_finding_fig(struct an_finding *f, const char *key, double value)
 {
     if (f->nfig == AN_MAX_FIGURES)

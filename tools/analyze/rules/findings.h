@@ -70,9 +70,27 @@ struct an_finding {
     double gpu_hours_saved;  /* summed over processes */
 };
 
+/* A saving the replay finds where the trace cannot prove it: host-only, no call of the loop
+ * waited for the GPU, so its kernels ran anything from nil to all of the loop (a loop bound
+ * by its batch loads and one whose kernels run as long as its loads look the same). Said
+ * apart from the findings, as an upper bound, and never ranked among them. */
+struct an_unproven {
+    char id[32];             /* the finding it would be: "input_pipeline" */
+    int whatif;              /* the replayed change (enum an_whatif) */
+    uint64_t up_to_ns;       /* the replay's saving with the unproven kernels taken as nil */
+    double share;            /* of the loop (an_whatif_share) */
+    char change[256];        /* what to change, in the user's terms */
+    uint32_t pid;
+    int32_t rank;
+};
+
+#define AN_MAX_UNPROVEN 8
+
 struct an_findings {
     struct an_finding *items;
     size_t count, cap;
+    struct an_unproven unproven[AN_MAX_UNPROVEN];  /* one per id, the largest */
+    size_t nunproven;
 };
 
 /* What the rules know beyond the model. */
@@ -85,6 +103,8 @@ struct an_rule_ctx {
 /* Fills after_id/after_ns of the findings items[from..count) of one process from its
  * replay (its top time finding's change made first). */
 void an_findings_rerank(struct an_findings *list, size_t from, const struct an_replay *r);
+/* Keeps u in the list's unproven savings: one per id, the larger (the list full: dropped). */
+void an_unproven_keep(struct an_findings *list, const struct an_unproven *u);
 /* A new zeroed finding with this id (NULL when out of memory). */
 struct an_finding *an_finding_add(struct an_findings *list, const char *id);
 void an_finding_fig(struct an_finding *f, const char *key, double value);

@@ -492,6 +492,11 @@ void an_run_analyze(struct an_run *run)
         an_run_rules(t->model, &ctx, &mine);
         for (size_t k = 0; k < mine.count; k++)
             merge_finding(run, t, &mine.items[k]);
+        for (size_t k = 0; k < mine.nunproven; k++) {
+            mine.unproven[k].pid = t->hdr.pid;
+            mine.unproven[k].rank = t->hdr.rank;
+            an_unproven_keep(&run->findings, &mine.unproven[k]);
+        }
         an_findings_free(&mine);
     }
     an_run_collectives(run);
