@@ -55,6 +55,8 @@ struct knobs {
     int nvtx;                /* each step an NVTX range "train_step" (the profiler's
                                 ProfilerStep#N: it starts before the batch is loaded) */
     int backward_thread;     /* the second half of the kernels on an "autograd" thread */
+    uint64_t python_ns;      /* host work before each launch (an eager op's Python); not
+                                drawn, and none on the autograd thread */
     long workers;            /* the input_workers fix's DataLoader workers */
     unsigned read_every;     /* the no_sync fix reads the loss every N steps */
     unsigned ckpt_every;     /* a checkpoint every N steps (0: none) ... */
@@ -135,7 +137,7 @@ static void usage(FILE *out, const char *prog)
             "          [--sync-every N] [--log-us N] [--streams 1|2] [--churn 0|1]\n"
             "          [--nvtx 0|1] [--backward-thread 0|1 (with --streams 1)] [--workers N]\n"
             "          [--read-every N] [--ckpt-every N] [--ckpt-mb N] [--ckpt-write-us N]\n"
-            "          [--small-copies N] [--download-kb N] [--extras 0|1]\n"
+            "          [--small-copies N] [--download-kb N] [--python-us N] [--extras 0|1]\n"
             "A training-like loop drawn from --seed (default 1), knobs set after it;\n"
             "--fix: no_sync, input_workers, pinned_async, cuda_graphs, no_churn,\n"
             "async_checkpoint, coalesced (given twice or more: all of them).\n",
@@ -172,6 +174,7 @@ static unsigned parse(int argc, char **argv, struct knobs *k)
         {"ckpt-write-us", required_argument, NULL, 'W'},
         {"small-copies", required_argument, NULL, 'Q'},
         {"download-kb", required_argument, NULL, 'D'},
+        {"python-us", required_argument, NULL, 'P'},
         {"extras", required_argument, NULL, 'X'},
         {"help", no_argument, NULL, 'h'},
         {0}};
@@ -186,6 +189,7 @@ static unsigned parse(int argc, char **argv, struct knobs *k)
     draw(k, seed, extras);
     k->steps = 60;
     k->backward_thread = 0;
+    k->python_ns = 0;
     unsigned fixes = 0;
     optind = 1;
     for (int c; (c = getopt_long(argc, argv, "S:h", opts, NULL)) != -1;) {
@@ -221,6 +225,7 @@ static unsigned parse(int argc, char **argv, struct knobs *k)
         case 'M': k->ckpt_bytes = number(prog, "--ckpt-mb", optarg, 1024) << 20; break;
         case 'W': k->ckpt_write_ns = number(prog, "--ckpt-write-us", optarg, 10000000) * 1000; break;
         case 'Q': k->small_copies = (unsigned)number(prog, "--small-copies", optarg, 100000); break;
+        case 'P': k->python_ns = number(prog, "--python-us", optarg, 1000000) * 1000; break;
         case 'D': k->download_bytes = number(prog, "--download-kb", optarg, 1u << 20) << 10; break;
         case 'h': usage(stdout, argv[0]); exit(0);
         default: usage(stderr, argv[0]); exit(2);
@@ -236,20 +241,24 @@ static unsigned parse(int argc, char **argv, struct knobs *k)
         fprintf(stderr, "%s: --backward-thread 1 wants --streams 1\n", prog);
         exit(2);
     }
+    char python[48] = "";
+    if (k->python_ns)
+        snprintf(python, sizeof python, ", python %llu us a launch",
+                 (unsigned long long)(k->python_ns / 1000));
     char made[128] = "";
     for (enum fix f = FIX_NO_SYNC; f <= FIX_LAST; f++)
         if (fixes & FIX(f))
             snprintf(made + strlen(made), sizeof made - strlen(made), "%s%s", *made ? "+" : "",
                      fix_names[f]);
     printf("random_loop: steps %ld load %llu us, %u kernels x %llu ns, copy %llu KiB %s %s, "
-           "sync every %u + log %llu us, %u stream%s, churn %d, nvtx %d%s, checkpoint every %u "
+           "sync every %u + log %llu us, %u stream%s, churn %d, nvtx %d%s%s, checkpoint every %u "
            "(%llu MiB, %llu us), %u small copies, download %llu KiB; fix %s (%ld workers, "
            "read every %u)\n",
            k->steps, (unsigned long long)(k->load_ns / 1000), k->kernels,
            (unsigned long long)k->kernel_ns, (unsigned long long)(k->copy_bytes >> 10),
            k->pageable ? "pageable" : "pinned", k->sync_copy ? "sync" : "async", k->sync_every,
            (unsigned long long)(k->log_ns / 1000), k->streams, k->streams > 1 ? "s" : "",
-           k->churn, k->nvtx, k->backward_thread ? ", backward thread" : "", k->ckpt_every,
+           k->churn, k->nvtx, k->backward_thread ? ", backward thread" : "", python, k->ckpt_every,
            (unsigned long long)(k->ckpt_bytes >> 20), (unsigned long long)(k->ckpt_write_ns / 1000),
            k->small_copies, (unsigned long long)(k->download_bytes >> 10),
            *made ? made : fix_names[FIX_NONE], k->workers, k->read_every);
@@ -359,6 +368,8 @@ static void launch_kernels(struct ex_ctx *ex, const struct knobs *k, CUstream si
     unsigned here = autograd && autograd->running ? autograd->from : k->kernels;
     for (unsigned i = 0; i < here; i++) {
         ex->stream = k->streams > 1 && (i & 1) ? side : main_stream;
+        if (k->python_ns)
+            ex_work_ns(k->python_ns);
         ex_launch(ex, 0);
     }
     ex->stream = main_stream;

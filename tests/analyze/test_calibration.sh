@@ -358,6 +358,20 @@ calibrate alloc_churn fragmentation random_loop --fix=no_churn --load-us 600 --k
 calibrate item_and_churn changes_together random_loop "--fix=no_sync --fix=no_churn" \
     --load-us 0 --kernels 4 --kernel-ns 500000 --copy-kb 0 --sync-every 1 --log-us 1000 \
     --streams 1 --churn 1 --nvtx 1
+# Eager ops (issue 36 E12): 30 us of Python before each of 60 launches, the loss read every
+# step, then 1.5 ms of logging. Kernels of 60 us: the GPU falls behind the Python, the read
+# waits, and without it the logging overlaps the GPU's work
+calibrate eager_behind sync_bubble random_loop --fix=no_sync --steps 80 --load-us 0 \
+    --kernels 60 --kernel-ns 60000 --copy-kb 0 --sync-every 1 --log-us 1500 --streams 1 \
+    --churn 0 --nvtx 1 --python-us 30
+# Kernels of 20 us: the GPU keeps pace with the Python, and a graph (which replays the ops
+# without it) gains what the GPU idled. The read returns within a kernel of the last launch:
+# host-only that cannot tell kernels that short from the GPU busy all along, and the saving
+# (the kernels taken as nil: 145 ms against 54) is an upper bound, its ranking checked; a
+# sampled timeline's windows say how long each kernel runs (52 ms predicted)
+SAVING_MODES="cupti sampled" calibrate eager_keeps_pace launch_bound random_loop \
+    --fix=cuda_graphs --steps 80 --load-us 0 --kernels 60 --kernel-ns 20000 --copy-kb 0 \
+    --sync-every 1 --log-us 1500 --streams 1 --churn 0 --nvtx 1 --python-us 30
 # Two wastes in one loop:
 # batch loading with a loss read every step, on a machine where one worker fits (the loop
 # spins in its waits: of 1, 2, 4 or 8 workers one gains most on 2 CPUs, the others take the

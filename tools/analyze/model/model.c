@@ -450,12 +450,26 @@ void an_model_finish(struct an_model *m)
     m->state = NULL;
 }
 
+void an_model_set_resolver(struct an_model *m, const char *(*resolve)(void *, int, uint64_t),
+                           const struct gw_stack *(*stack)(void *, uint64_t), void *user)
+{
+    m->resolve = resolve;
+    m->stack = stack;
+    m->resolve_user = user;
+    if (m->state) {
+        m->state->replay.shape_name = resolve;
+        m->state->replay.shape_name_user = user;
+    }
+}
+
 void an_model_set_cpus(struct an_model *m, unsigned cpus)
 {
     struct an_replay_state *rp = &m->state->replay;
     int expect_gpu = rp->expect_gpu;
     an_replay_free(rp);
     an_replay_init(rp, &m->th, expect_gpu, cpus);
+    rp->shape_name = m->resolve;
+    rp->shape_name_user = m->resolve_user;
 }
 
 int an_model_set_workers(struct an_model *m, const struct an_worker_budget *b)
@@ -470,8 +484,7 @@ void an_model_free(struct an_model *m)
     if (!m)
         return;
     if (m->state) {
-        m->resolve = NULL;
-        m->stack = NULL;
+        an_model_set_resolver(m, NULL, NULL, m->resolve_user);
         an_model_finish(m);
     }
     for (int i = 0; i < 2; i++)

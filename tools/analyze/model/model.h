@@ -321,6 +321,12 @@ double an_steady_util(const struct an_model *m);
 /* steady-state steps, or 1 when no steps were found (figures are then per run) */
 uint64_t an_steady_steps(const struct an_model *m);
 
+/* The names and stacks of the trace being read (resolve, stack, resolve_user above); the
+ * replay meets a sampled timeline's kernel records with their calls by these names. NULLs
+ * once the trace is closed. */
+void an_model_set_resolver(struct an_model *m, const char *(*resolve)(void *, int, uint64_t),
+                           const struct gw_stack *(*stack)(void *, uint64_t), void *user);
+
 struct an_model *an_model_new(const struct an_thresholds *th, const struct gw_file_header *h);
 /* The CPUs the traced process could use (--cpus), before any event: the DataLoader
  * workers the replay gives the input pipeline (the header's count otherwise). */

@@ -243,6 +243,8 @@ void an_replay_free(struct an_replay_state *st)
     free(st->nowait_ns);
     gw_map_free(&st->stream_index);
     gw_map_free(&st->event_at);
+    gw_map_free(&st->kernel_time);
+    gw_map_free(&st->name_of_shape);
     memset(st, 0, sizeof *st);
 }
 
@@ -552,6 +554,9 @@ static void mark_done(const struct an_replay_state *st, struct an_rp_stream *s, 
 
 static void run_virtual(struct an_replay_state *st, struct an_rp_stream *s,
                         const struct an_ev *drain, int waited, uint64_t upto, int depth);
+static int known_chain(struct an_replay_state *st, struct an_rp_stream *s, size_t n,
+                       uint64_t from, int waited, const struct an_ev *drain,
+                       const uint64_t *other);
 
 /* The barriers operation seq of s passes (they are dropped: later operations follow it on
  * its stream): when the other streams' work they wait for ended, measured (returned) and
@@ -798,10 +803,65 @@ static void match_streams(struct an_replay_state *st, uint64_t upto)
             match_pending(st, &st->streams[i], upto);
 }
 
+/* A sampled timeline's kernel record: what kernels of its name take (the sum in
+ * the high bits, the count in the low 20; both halved when either would overflow, keeping
+ * the mean). */
+static uint64_t kernel_named(struct an_replay_state *st, uint64_t shape)
+{
+    const uint64_t *cached = gw_map_get(&st->name_of_shape, shape);
+    if (cached)
+        return *cached;
+    const char *name = st->shape_name ? st->shape_name(st->shape_name_user, 1, shape) : NULL;
+    if (!name || !*name)
+        return 0;  /* (not cached: the names may come later) */
+    uint64_t h = 14695981039346656037ull;  /* FNV-1a */
+    for (const char *c = name; *c; c++)
+        h = (h ^ (uint8_t)*c) * 1099511628211ull;
+    h |= 1;
+    gw_map_put(&st->name_of_shape, shape, h);
+    return h;
+}
+
+static void learn_kernel(struct an_replay_state *st, uint64_t shape, uint64_t ns)
+{
+    uint64_t name = kernel_named(st, shape);
+    if (!name)
+        return;
+    uint64_t *at = gw_map_get(&st->kernel_time, name);
+    uint64_t sum = at ? *at >> 20 : 0, n = at ? *at & ((1u << 20) - 1) : 0;
+    if (ns > (1ull << 40))
+        return;
+    if (n + 1 >= (1u << 20) || sum + ns >= (1ull << 43)) {
+        sum /= 2;
+        n /= 2;
+    }
+    sum += ns;
+    n++;
+    if (at)
+        *at = sum << 20 | n;
+    else
+        gw_map_put(&st->kernel_time, name, sum << 20 | n);
+}
+
+/* The mean time of op's kernel in a sampled timeline's windows; 0 unknown (not a kernel's
+ * launch, or a kernel no window recorded). */
+static uint64_t kernel_time(struct an_replay_state *st, const struct an_rp_op *op)
+{
+    if (op->call.kind != AN_LAUNCH || !(op->call.flags & AN_F_KERNEL) || !op->call.key)
+        return 0;
+    uint64_t name = kernel_named(st, op->call.key);
+    const uint64_t *at = name ? gw_map_get(&st->kernel_time, name) : NULL;
+    if (!at || !(*at & ((1u << 20) - 1)))
+        return 0;
+    return (*at >> 20) / (*at & ((1u << 20) - 1));
+}
+
 void an_replay_gpu(struct an_replay_state *st, const struct an_ev *ev)
 {
     /* (a timeline with gaps is replayed from the host's record: its records would be
      * matched by stream order to calls whose work went unrecorded) */
+    if (!st->expect_gpu && ev->kind == AN_GPU_KERNEL && ev->key && ev->end > ev->ts)
+        learn_kernel(st, ev->key, ev->end - ev->ts);
     if (ev->kind == AN_GPU_LOST || !st->expect_gpu)
         return;
     if (ev->ts > st->gpu_seen)
@@ -864,9 +924,20 @@ static void run_virtual(struct an_replay_state *st, struct an_rp_stream *s,
     /* the work starts once its first call has handed it over (a call's own time, a copy's
      * staging, is host time, not the GPU's) */
     uint64_t from = max64(max64(first->issued_meas, s->g_meas), other_meas);
+    if (st->kernel_time.count && known_chain(st, s, n, from, waited, drain, other)) {
+        mark_done(st, s, last->seq);
+        st->virtual_ops += n;
+        s->q_head = (s->q_head + n) & (s->q_cap - 1);
+        s->q_n -= n;
+        if (!s->q_n)
+            s->have_cur = 0;
+        return;
+    }
     uint64_t work = waited && drain->end > from ? drain->end - from : 0;
-    if (!work)
+    if (!work) {
         st->drained_unknown = 1;
+        st->unproven_ops += n;
+    }
     struct an_rp_op *from_op = work ? first : last;
     settle(st, &from_op->lazy, from_op->sim);
     for (unsigned w = 0; w < st->nlive; w++)
@@ -879,6 +950,72 @@ static void run_virtual(struct an_replay_state *st, struct an_rp_stream *s,
     s->q_n -= n;
     if (!s->q_n)
         s->have_cur = 0;
+}
+
+/*
+ * A sampled timeline, replayed from the host's calls: the n operations run_virtual takes
+ * are kernels whose shapes the windows recorded, each taking what its shape took there on
+ * average, in stream order after its call issued it. Where the drain waited, what the
+ * chain leaves before the drain's end is work nothing recorded (a kernel longer this
+ * time), run last; every operation must be such a kernel. Where it did not wait, kernels
+ * no window recorded take nil, as all did before (a read that returns within a kernel of
+ * the last of 60 launches proves nothing of how long they ran, and nil made a graph
+ * "save" the launches' whole time, 144 ms where it gained 54: issue 36 E12); a chain that
+ * would end after the drain did is not this run's, and not taken. Replayed per world as
+ * three bounds: the first operation's start plus all of them, the start of the one after
+ * the GPU's last idle plus what followed, the last one's start plus its own. Returns 0
+ * where the chain is not taken (run_virtual's bounds then).
+ */
+static int known_chain(struct an_replay_state *st, struct an_rp_stream *s, size_t n,
+                       uint64_t from, int waited, const struct an_ev *drain,
+                       const uint64_t *other)
+{
+    uint64_t end = from, sum = 0, d_last = 0, bind_from = from;
+    size_t bind = 0, known = 0;
+    for (size_t i = 0; i < n; i++) {
+        const struct an_rp_op *op = &s->q[(s->q_head + i) & (s->q_cap - 1)];
+        uint64_t d = kernel_time(st, op);
+        if (!d && waited)
+            return 0;
+        known += d > 0;
+        uint64_t at = max64(op->issued_meas, from);
+        if (at >= end) {  /* (the GPU idle before it: the chain starts again here) */
+            end = at;
+            bind = i;
+            bind_from = at;
+        }
+        end += d;
+        sum += d;
+        d_last = d;
+    }
+    /* (the records' clock and the host's agree within drain_slack_ns: a chain that ends
+     * that little after the drain ends with it) */
+    if (!known || end > drain->end + st->th.drain_slack_ns)
+        return 0;
+    if (end > drain->end) {
+        uint64_t over = end - drain->end;
+        sum = sum > over ? sum - over : 0;
+        d_last = d_last > over ? d_last - over : 0;
+        end = drain->end;
+    }
+    uint64_t unrecorded = waited ? drain->end - end : 0;
+    struct an_rp_op *first = &s->q[s->q_head];
+    struct an_rp_op *binding = &s->q[(s->q_head + bind) & (s->q_cap - 1)];
+    struct an_rp_op *last = &s->q[(s->q_head + n - 1) & (s->q_cap - 1)];
+    settle(st, &first->lazy, first->sim);
+    settle(st, &binding->lazy, binding->sim);
+    settle(st, &last->lazy, last->sim);
+    uint64_t after_bind = end > bind_from ? end - bind_from : 0;
+    for (unsigned w = 0; w < st->nlive; w++) {
+        uint64_t start = max64(max64(s->g[w], other[w]), issued_sim(st, first, w));
+        uint64_t e = max64(start + sum, max64(start, issued_sim(st, binding, w)) + after_bind);
+        s->g[w] = max64(e, issued_sim(st, last, w) + d_last) + unrecorded;
+    }
+    if (end + unrecorded > s->g_meas)
+        s->g_meas = end + unrecorded;
+    if (!waited)
+        st->drained_unknown = 1;
+    return 1;
 }
 
 /* Host-only, a blocking upload: the copy is in stream order, so the call waited for its
@@ -1387,6 +1524,7 @@ void an_replay_finish(struct an_replay_state *st, uint64_t first_ts, uint64_t me
     out->shortest_pause_ns = st->shortest_pause_ns;
     out->ops_matched = st->matched;
     out->ops_virtual = st->virtual_ops;
+    out->ops_unproven = st->unproven_ops;
     out->records_unmatched = st->unmatched;
     out->forced = st->forced;
 }

@@ -77,6 +77,8 @@ struct an_replay {
     uint64_t shortest_pause_ns;      /* ... the shortest of them (0: none) */
     uint64_t ops_matched;            /* GPU records matched to the call that issued them */
     uint64_t ops_virtual;            /* issued work replayed from what drains proved */
+    uint64_t ops_unproven;           /* ... of it, work whose length nothing proved, taken as
+                                        nil (host-only: no drain waited for it) */
     uint64_t records_unmatched;      /* GPU records no issuing call was found for */
     uint64_t forced;                 /* host events replayed before the GPU side was seen */
 };
@@ -109,6 +111,14 @@ struct an_replay_state {
     size_t nstreams, streams_cap;
     struct gw_map stream_index;  /* stream id -> index + 1 */
     struct gw_map event_at;      /* event handle -> stream index << 40 | operations before it */
+    /* a sampled timeline (replayed from the host's calls): kernel (by name) -> its time in
+     * the windows' records so far, ns << 20 | records. A record and the call that issued
+     * it define their shapes apart (CUPTI's has registers), so they meet by the kernel's
+     * name: shape_name is the run's resolver while the file is read (NULL: none), and
+     * name_of_shape caches shape id -> a hash of that name (0: unnamed) */
+    struct gw_map kernel_time, name_of_shape;
+    const char *(*shape_name)(void *user, int what, uint64_t id);
+    void *shape_name_user;
     int after_kernel;            /* the thread replayed now last made a kernel launch */
     size_t last_stream;          /* the stream looked up last, + 1 (0: none) */
     size_t last_thread;          /* the thread replayed last, + 1 (0: none yet) */
@@ -191,7 +201,7 @@ struct an_replay_state {
     uint64_t *nowait_ns;         /* per api id: the shortest call, its cost without a wait */
     int drained_unknown;         /* the last drain took work of unknown length (host-only, no
                                     wait proven): it may have waited, its time is no cost */
-    uint64_t matched, virtual_ops, unmatched, forced;
+    uint64_t matched, virtual_ops, unmatched, forced, unproven_ops;
 };
 
 /* cpus: the CPUs the traced process could use (0 unknown): the workers are cpus - 1. */

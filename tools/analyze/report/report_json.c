@@ -234,11 +234,11 @@ static void replay(FILE *out, const struct an_model *m)
             r->wall_ns[AN_WI_AS_MEASURED]);
     num(out, r->error);
     fprintf(out, ", \"ops_matched\": %" PRIu64 ", \"ops_virtual\": %" PRIu64
-            ", \"records_unmatched\": %" PRIu64 ", \"host_forced\": %" PRIu64
-            ", \"batch_loads\": %" PRIu64 ", \"pauses\": %" PRIu64
-            ", \"workers\": %u, \"whatif\": {",
-            r->ops_matched, r->ops_virtual, r->records_unmatched, r->forced, r->loads,
-            r->pauses, r->workers);
+            ", \"ops_unproven\": %" PRIu64 ", \"records_unmatched\": %" PRIu64
+            ", \"host_forced\": %" PRIu64 ", \"batch_loads\": %" PRIu64
+            ", \"pauses\": %" PRIu64 ", \"workers\": %u, \"whatif\": {",
+            r->ops_matched, r->ops_virtual, r->ops_unproven, r->records_unmatched, r->forced,
+            r->loads, r->pauses, r->workers);
     for (int w = AN_WI_AS_MEASURED + 1; w < AN_WI_COUNT; w++)
         fprintf(out, "%s\"%s\": {\"wall_ns\": %" PRIu64 ", \"saving_ns\": %" PRIu64 "}",
                 w > AN_WI_AS_MEASURED + 1 ? ", " : "", an_whatif_name(w),

@@ -39,6 +39,8 @@ struct an_finding {
     int outside;
     int whatif;              /* the change its saving was replayed for (enum an_whatif; 0
                                 when the saving is not a replay's) */
+    int upper_bound;         /* its replay took work of unproven length as nil: the saving
+                                is at most that (host-only), said "up to" */
     /* the changes (a mask of 1 << enum an_whatif) whose own findings rank before it, what
      * its saving adds to (changes_together); 0 for most */
     unsigned follows;

@@ -174,9 +174,7 @@ static void analyze_pass(const struct an_options *opt, struct an_trace *t,
         return;
     }
     snprintf(t->model->path, sizeof t->model->path, "%s", t->path);
-    t->model->resolve = resolve;
-    t->model->stack = stack_of;
-    t->model->resolve_user = r;
+    an_model_set_resolver(t->model, resolve, stack_of, r);
     struct holes holes = {0};
     gw_reader_on_damage(r, on_damage, &holes);
     struct an_py_feed *py = NULL;  /* from the first Python stack on (py_lines.h) */
@@ -203,8 +201,7 @@ static void analyze_pass(const struct an_options *opt, struct an_trace *t,
     an_py_feed_finish(py, r, &t->model->py);
     gw_map_free(&holes.seen);
     an_feeder_finish(&feeder);
-    t->model->resolve = NULL;
-    t->model->stack = NULL;
+    an_model_set_resolver(t->model, NULL, NULL, t->model->resolve_user);
     t->rs = *gw_reader_stats(r);
     const struct gw_damage *list;
     size_t n = gw_reader_damage(r, &list);
