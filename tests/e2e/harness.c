@@ -370,6 +370,8 @@ static void tally_file(const char *path, struct file_tally *file)
                 file->main_thread_cpu_ns = ev.u.cpu_thread.cpu_ns;
                 file->main_thread_wait_ns = ev.u.cpu_thread.wait_ns;
                 file->main_thread_wait_cpu_ns = ev.u.cpu_thread.wait_cpu_ns;
+                file->main_thread_runq_ns =
+                    ev.u.cpu_thread.runq_ns == UINT64_MAX ? 0 : ev.u.cpu_thread.runq_ns;
             }
         }
         if (ev.kind == GW_EV_CORRELATION) {

@@ -89,6 +89,7 @@ struct file_tally {
     uint64_t max_descendants, max_descendants_cpu_ns, max_active;
     uint64_t main_thread_cpu_ns;   /* the latest sample of the thread whose tid is the pid */
     uint64_t main_thread_wait_ns, main_thread_wait_cpu_ns;  /* ... its waits for the GPU */
+    uint64_t main_thread_runq_ns;  /* ... runnable without a CPU (0: not recorded) */
     /* NVTX */
     uint64_t range_pushes, range_pops, marks, range_starts, range_ends;
     uint64_t pushes_named[4];      /* "step", "forward", "backward", "epoch" */

@@ -232,11 +232,18 @@ static void cpu_in_waits(int spin)
     if (f->main_thread_wait_ns < 150000000ull || f->main_thread_wait_ns > calls_ns)
         fail_msg("waited %llu ns, the waiting calls took %llu",
                  (unsigned long long)f->main_thread_wait_ns, (unsigned long long)calls_ns);
-    if (spin ? f->main_thread_wait_cpu_ns < f->main_thread_wait_ns / 2
+    /* a spinning wait is on a CPU, or runnable and waiting for one: beside tests that run
+     * at a raised priority (ctest -j2 starts the timing tests first where its cost data
+     * says they are long) it got 46 % of a CPU, and was runnable the rest of the time. A
+     * sleeping wait is neither. */
+    uint64_t spinning = f->main_thread_wait_cpu_ns + f->main_thread_runq_ns;
+    if (spin ? f->main_thread_wait_cpu_ns < f->main_thread_wait_ns / 2 &&
+                   spinning < f->main_thread_wait_ns / 10 * 8
              : f->main_thread_wait_cpu_ns > f->main_thread_wait_ns / 4)
-        fail_msg("spin %d: %llu ns of %llu on a CPU", spin,
+        fail_msg("spin %d: %llu ns of %llu on a CPU, %llu runnable without one", spin,
                  (unsigned long long)f->main_thread_wait_cpu_ns,
-                 (unsigned long long)f->main_thread_wait_ns);
+                 (unsigned long long)f->main_thread_wait_ns,
+                 (unsigned long long)f->main_thread_runq_ns);
     /* what the waits explain: the thread's own CPU time, from /proc, counts the spinning */
     assert_true(spin ? f->main_thread_cpu_ns >= 100000000ull
                      : f->main_thread_cpu_ns < 100000000ull);
