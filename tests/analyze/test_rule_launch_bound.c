@@ -181,10 +181,10 @@ static const char *kernel_names(void *user, int what, uint64_t id)
  * 1.5 ms of logging. records: 0 none (host-only), 1 all (the whole timeline), 2 every
  * fourth step's only, in a trace whose timeline says it is sampled. A kernel's record names
  * its own shape (2; CUPTI's has registers), its launch another (1), of the same kernel. */
-static struct an_model *eager_loop(int records)
+static struct an_model *eager_loop(int records, unsigned steps, const struct an_model *earlier)
 {
     struct synth s = {.gpu_records = records > 0, .now = 1000 * MS};
-    for (unsigned i = 0; i < 200; i++) {  /* (720 ms: longer than the reorder windows) */
+    for (unsigned i = 0; i < steps; i++) {
         if (records == 2)  /* (windows: every fourth step) */
             s.gpu_records = i % 4 == 0;
         for (unsigned k = 0; k < 60; k++) {
@@ -207,6 +207,8 @@ static struct an_model *eager_loop(int records)
     struct an_model *m = an_model_new(NULL, &h);
     assert_non_null(m);
     an_model_set_resolver(m, kernel_names, NULL, NULL);
+    if (earlier)
+        assert_int_equal(an_model_seed_kernels(m, earlier), 0);
     /* (read as a trace is, with the reorder windows a file gets: a run longer than them
      * has records reach the model while it goes on) */
     struct an_feeder feeder;
@@ -229,7 +231,7 @@ static void sampled_kernels_run_their_recorded_time(void **state)
     struct an_findings out[3] = {{0}};
     const struct an_finding *f[3];
     for (int r = 0; r < 3; r++) {
-        m[r] = eager_loop(r);
+        m[r] = eager_loop(r, 200, NULL);  /* (720 ms: longer than the reorder windows) */
         f[r] = synth_rule(m[r], an_rule_launch_bound, &out[r], 8);
         assert_non_null(f[r]);
         assert_true(m[r]->replay.error < 1e-9);  /* replayed as measured: the run */
@@ -251,6 +253,31 @@ static void sampled_kernels_run_their_recorded_time(void **state)
     }
 }
 
+/* A sampled run shorter than the reorder window (40 steps, 145 ms): its records reach the
+ * replay after every call they time, so the first pass replays it as host-only, and says
+ * so (ops_unlearnt); a second pass seeded with what the first learnt replays it as the
+ * whole timeline does (run_analysis.c reads such a trace twice). */
+static void short_sampled_runs_learn_on_a_second_pass(void **state)
+{
+    (void)state;
+    struct an_model *full = eager_loop(1, 40, NULL);
+    struct an_model *first = eager_loop(2, 40, NULL);
+    assert_true(first->kernel_time.count == 1);
+    assert_true(first->replay.ops_unlearnt >= first->replay.ops_virtual / 2);
+    struct an_model *second = eager_loop(2, 40, first);
+    double want = (double)an_whatif_saving(full, AN_WI_GRAPHS);
+    double once = (double)an_whatif_saving(first, AN_WI_GRAPHS);
+    double twice = (double)an_whatif_saving(second, AN_WI_GRAPHS);
+    assert_true(want > 30 * MS && want < 40 * MS);  /* 39 steps of 0.9 ms */
+    assert_true(once > 2 * want);                   /* as host-only: the kernels nil */
+    assert_true(twice > 0.95 * want && twice < 1.05 * want);
+    assert_int_equal(second->replay.ops_unlearnt, 0);
+    assert_true(second->replay.error < 1e-9);
+    an_model_free(full);
+    an_model_free(first);
+    an_model_free(second);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -261,6 +288,7 @@ int main(void)
         cmocka_unit_test(graph_replays_are_not_kernel_launches),
         cmocka_unit_test(captured_launches_are_not_run),
         cmocka_unit_test(sampled_kernels_run_their_recorded_time),
+        cmocka_unit_test(short_sampled_runs_learn_on_a_second_pass),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -408,6 +408,8 @@ void an_model_finish(struct an_model *m)
     an_memory_finish(m);
     m->wall_ns = m->last_ts > m->first_ts ? m->last_ts - m->first_ts : 0;
     an_replay_finish(&st->replay, m->first_ts, m->wall_ns, &m->replay);
+    m->kernel_time = st->replay.kernel_time;  /* (kept: an_model_seed_kernels) */
+    memset(&st->replay.kernel_time, 0, sizeof st->replay.kernel_time);
     an_replay_free(&st->replay);
     m->gpu_sampled = (m->header.feature_flags & GW_FEAT_GPU_SAMPLED) != 0;
     if (st->window_opened && m->last_ts > st->window_opened)
@@ -462,6 +464,16 @@ void an_model_set_resolver(struct an_model *m, const char *(*resolve)(void *, in
     }
 }
 
+int an_model_seed_kernels(struct an_model *m, const struct an_model *earlier)
+{
+    const struct gw_map *from = &earlier->kernel_time;
+    for (size_t i = 0; m->state && i < from->cap; i++)
+        if (from->used[i] &&
+            gw_map_put(&m->state->replay.kernel_time, from->keys[i], from->values[i]) != 0)
+            return -1;
+    return 0;
+}
+
 void an_model_set_cpus(struct an_model *m, unsigned cpus)
 {
     struct an_replay_state *rp = &m->state->replay;
@@ -490,5 +502,6 @@ void an_model_free(struct an_model *m)
     for (int i = 0; i < 2; i++)
         free(m->input_lengths[i].longs);
     an_comm_samples_free(&m->comm_samples);
+    gw_map_free(&m->kernel_time);
     free(m);
 }

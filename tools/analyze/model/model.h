@@ -248,6 +248,9 @@ struct an_model {
     struct an_steps steps;
     struct an_cpu_use cpu;       /* the steady state's, from the shim's CPU samples */
     struct an_replay replay;     /* the what-if replay: wall time as measured and per change */
+    /* a sampled timeline's kernel times the replay learnt (replay.h, kernel_time), kept
+     * past the pass: a second pass starts with them (an_model_seed_kernels) */
+    struct gw_map kernel_time;
     struct an_worker_budget budget;  /* the workers the replay started, when budgeted */
     int budgeted;
     struct an_memory mem;
@@ -328,6 +331,10 @@ void an_model_set_resolver(struct an_model *m, const char *(*resolve)(void *, in
                            const struct gw_stack *(*stack)(void *, uint64_t), void *user);
 
 struct an_model *an_model_new(const struct an_thresholds *th, const struct gw_file_header *h);
+/* Before any event: the replay starts knowing the kernel times an earlier pass over the
+ * same trace learnt (a sampled timeline's records reach it a reorder window after the
+ * calls they time). -1 out of memory. */
+int an_model_seed_kernels(struct an_model *m, const struct an_model *earlier);
 /* The CPUs the traced process could use (--cpus), before any event: the DataLoader
  * workers the replay gives the input pipeline (the header's count otherwise). */
 void an_model_set_cpus(struct an_model *m, unsigned cpus);

@@ -937,6 +937,8 @@ static void run_virtual(struct an_replay_state *st, struct an_rp_stream *s,
     if (!work) {
         st->drained_unknown = 1;
         st->unproven_ops += n;
+        if (!st->expect_gpu && !st->kernel_time.count)
+            st->unlearnt_ops += n;
     }
     struct an_rp_op *from_op = work ? first : last;
     settle(st, &from_op->lazy, from_op->sim);
@@ -1525,6 +1527,7 @@ void an_replay_finish(struct an_replay_state *st, uint64_t first_ts, uint64_t me
     out->ops_matched = st->matched;
     out->ops_virtual = st->virtual_ops;
     out->ops_unproven = st->unproven_ops;
+    out->ops_unlearnt = st->unlearnt_ops;
     out->records_unmatched = st->unmatched;
     out->forced = st->forced;
 }

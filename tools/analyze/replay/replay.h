@@ -79,6 +79,8 @@ struct an_replay {
     uint64_t ops_virtual;            /* issued work replayed from what drains proved */
     uint64_t ops_unproven;           /* ... of it, work whose length nothing proved, taken as
                                         nil (host-only: no drain waited for it) */
+    uint64_t ops_unlearnt;           /* ... of that, drained before a sampled timeline's
+                                        first kernel record was read (kernel_time) */
     uint64_t records_unmatched;      /* GPU records no issuing call was found for */
     uint64_t forced;                 /* host events replayed before the GPU side was seen */
 };
@@ -201,7 +203,7 @@ struct an_replay_state {
     uint64_t *nowait_ns;         /* per api id: the shortest call, its cost without a wait */
     int drained_unknown;         /* the last drain took work of unknown length (host-only, no
                                     wait proven): it may have waited, its time is no cost */
-    uint64_t matched, virtual_ops, unmatched, forced, unproven_ops;
+    uint64_t matched, virtual_ops, unmatched, forced, unproven_ops, unlearnt_ops;
 };
 
 /* cpus: the CPUs the traced process could use (0 unknown): the workers are cpus - 1. */

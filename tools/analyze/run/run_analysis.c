@@ -153,7 +153,7 @@ static void mark_hole(struct holes *h, const struct gw_event *ev, struct an_ev *
 /* (the header was read by an_run_open: an export may read it meanwhile, so it is left as
  * it is; a file that cannot be opened again now is analyzed as empty) */
 static void analyze_pass(const struct an_options *opt, struct an_trace *t,
-                         const struct an_worker_budget *budget)
+                         const struct an_worker_budget *budget, const struct an_model *earlier)
 {
     struct gw_reader *r;
     char error[sizeof t->error];
@@ -164,6 +164,8 @@ static void analyze_pass(const struct an_options *opt, struct an_trace *t,
         an_model_set_cpus(t->model, opt->cpus);
     if (t->model && budget)
         an_model_set_workers(t->model, budget);
+    if (t->model && earlier)
+        an_model_seed_kernels(t->model, earlier);  /* (out of memory: learnt as it goes) */
     struct an_feeder feeder;
     if (!t->model || an_feeder_init(&feeder, t->model, opt->window_ns,
                                     AN_FEEDER_MAX_WAITING) != 0) {
@@ -211,25 +213,37 @@ static void analyze_pass(const struct an_options *opt, struct an_trace *t,
     gw_reader_close(r);
 }
 
+/* A sampled timeline's kernel records reach the replay a reorder window after the calls
+ * they time: work drained before the first of them is worth a second pass that knows them
+ * from the start, where it is this share of the run's or more (a run of minutes pays
+ * nothing: its first 250 ms are under it). */
+#define RELEARN_SHARE 0.05
+
 /* The first pass replays cpus - 1 workers at the thread's speed; where the CPU samples say
  * what the CPUs can give them (worker_budget.h) and that differs, the file is read again
- * with the workers a user would start, at the speed the CPUs leave them. */
+ * with the workers a user would start, at the speed the CPUs leave them; so it is where a
+ * sampled timeline taught the replay its kernels too late (RELEARN_SHARE). */
 static void analyze_trace(const struct an_options *opt, struct an_trace *t)
 {
-    analyze_pass(opt, t, NULL);
+    analyze_pass(opt, t, NULL, NULL);
     unsigned cpus = opt->cpus ? opt->cpus
                     : (t->hdr.feature_flags & GW_FEAT_CPU_COUNT) ? t->hdr.cpus_usable
                                                                : 0;
     struct an_worker_budget budget;
     struct an_model *first = t->model;
-    if (!first || !an_worker_budget(first, cpus, &budget))
+    if (!first)
         return;
-    if (budget.replayed == first->replay.workers &&
-        budget.speed > first->replay.worker_speed - 0.01 &&
-        budget.speed < first->replay.worker_speed + 0.01)
+    int budgeted = an_worker_budget(first, cpus, &budget);
+    int rebudget = budgeted && (budget.replayed != first->replay.workers ||
+                                budget.speed <= first->replay.worker_speed - 0.01 ||
+                                budget.speed >= first->replay.worker_speed + 0.01);
+    int relearn = first->kernel_time.count &&
+                  (double)first->replay.ops_unlearnt >=
+                      RELEARN_SHARE * (double)first->replay.ops_virtual;
+    if (!rebudget && !relearn)
         return;
     t->model = NULL;
-    analyze_pass(opt, t, &budget);
+    analyze_pass(opt, t, budgeted ? &budget : NULL, relearn ? first : NULL);
     if (!t->model) {
         t->model = first;
         return;
