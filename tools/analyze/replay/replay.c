@@ -1043,6 +1043,7 @@ static void host_only_upload(struct an_replay_state *st, struct an_rp_stream *s,
     }
     struct an_ev waited = *ev;
     waited.end = ev->end - move;
+    st->moved_ns = move;
     run_virtual(st, s, &waited, dur - move > st->th.drain_slack_ns, op->seq, 0);
     run_op(st, s, op, ev->end - move, ev->end, 0);
     st->matched++;
@@ -1351,6 +1352,7 @@ static void replay_call(struct an_replay_state *st, const struct an_ev *ev)
     if (nowait == UINT64_MAX)
         nowait = 0;
     int issues = an_wi_issues(ev);
+    st->moved_ns = 0;
     if (issues) {
         issue(st, ev, t, waits, touched);
         note_busy(st, t, ev->end);
@@ -1373,13 +1375,20 @@ static void replay_call(struct an_replay_state *st, const struct an_ev *ev)
             t->h[in->world[i]] += cost[in->world[i]] - dur;
     } else {
         uint64_t ready_sim[AN_WORLDS];
-        int waited_long = dur > nowait + st->th.drain_slack_ns;
+        /* host-only, a blocking copy whose move was told from its wait (host_only_upload):
+         * the other streams it drains were done when the move began, not when it ended (a
+         * 7 MB download after a step's kernels on two streams: they were taken as running
+         * until its end in every world, and pinning it saved nothing) */
+        struct an_ev until = *ev;
+        if (st->moved_ns && ev->end - st->moved_ns > ev->ts)
+            until.end = ev->end - st->moved_ns;
+        int waited_long = until.end - until.ts > nowait + st->th.drain_slack_ns;
         /* the work that started while it waited: by its end, as far as the GPU's clock
          * and the host's agree (drain_slack_ns; a record of the wait's own copy may start
          * a few us after the call returned) */
         match_all_pending(st, ev->end + st->th.drain_slack_ns);
         st->drained_unknown = 0;
-        uint64_t ready = drained(st, ev, waited_long, ready_sim);
+        uint64_t ready = drained(st, &until, waited_long, ready_sim);
         /* as measured: the call's own time, or its own cost, the wait, and what came after
          * the GPU was done (the copy back, the driver's return) */
         int waited = ready > ev->ts;
