@@ -119,20 +119,30 @@ static double fig(const struct an_finding *f, const char *key)
  * both ways each copy takes a third (2 ms): the step goes from 19 ms to 11 ms, 8 ms back a
  * step; the uploads alone would give 4 of them (what was predicted before downloads
  * counted: 80 ms). The finding names both directions. */
+static struct an_model *offloaded_optimizer_model(int gpu, uint64_t kernel_stream)
+{
+    struct synth s = {.gpu_records = gpu};
+    for (int i = 0; i < 20; i++) {
+        for (int k = 0; k < 3; k++) {
+            synth_launch(&s, 5 * US, 1 * MS);
+            s.ev[s.n - 1].stream = kernel_stream;         /* its record, or its call */
+            if (gpu)
+                s.ev[s.n - 2].stream = kernel_stream;     /* its call */
+        }
+        download(&s, 16u << 20, 6 * MS);
+        synth_idle(&s, 4 * MS);
+        synth_h2d(&s, 16u << 20, 6 * MS, 1);
+    }
+    struct an_model *m = synth_model(&s, NULL, 1ull << 30, 0);
+    synth_free(&s);
+    return m;
+}
+
 static void offloaded_optimizer(void **state)
 {
     (void)state;
     for (int gpu = 0; gpu < 2; gpu++) {
-        struct synth s = {.gpu_records = gpu};
-        for (int i = 0; i < 20; i++) {
-            for (int k = 0; k < 3; k++)
-                synth_launch(&s, 5 * US, 1 * MS);
-            download(&s, 16u << 20, 6 * MS);
-            synth_idle(&s, 4 * MS);
-            synth_h2d(&s, 16u << 20, 6 * MS, 1);
-        }
-        struct an_model *m = synth_model(&s, NULL, 1ull << 30, 0);
-        synth_free(&s);
+        struct an_model *m = offloaded_optimizer_model(gpu, 1);
         struct an_findings out = {0};
         const struct an_finding *f = synth_rule(m, an_rule_pageable_h2d, &out, 8);
         if (!f)
@@ -171,20 +181,7 @@ static void download_after_other_streams(void **state)
     (void)state;
     uint64_t saving[2];
     for (int gpu = 0; gpu < 2; gpu++) {
-        struct synth s = {.gpu_records = gpu};
-        for (int i = 0; i < 20; i++) {
-            for (int k = 0; k < 3; k++) {
-                synth_launch(&s, 5 * US, 1 * MS);
-                s.ev[s.n - 1].stream = 2;                     /* its record, or its call */
-                if (gpu)
-                    s.ev[s.n - 2].stream = 2;                 /* its call */
-            }
-            download(&s, 16u << 20, 6 * MS);
-            synth_idle(&s, 4 * MS);
-            synth_h2d(&s, 16u << 20, 6 * MS, 1);
-        }
-        struct an_model *m = synth_model(&s, NULL, 1ull << 30, 0);
-        synth_free(&s);
+        struct an_model *m = offloaded_optimizer_model(gpu, 2);
         struct an_findings out = {0};
         const struct an_finding *f = synth_rule(m, an_rule_pageable_h2d, &out, 8);
         assert_non_null(f);

@@ -924,28 +924,21 @@ static void run_virtual(struct an_replay_state *st, struct an_rp_stream *s,
     /* the work starts once its first call has handed it over (a call's own time, a copy's
      * staging, is host time, not the GPU's) */
     uint64_t from = max64(max64(first->issued_meas, s->g_meas), other_meas);
-    if (st->kernel_time.count && known_chain(st, s, n, from, waited, drain, other)) {
-        mark_done(st, s, last->seq);
-        st->virtual_ops += n;
-        s->q_head = (s->q_head + n) & (s->q_cap - 1);
-        s->q_n -= n;
-        if (!s->q_n)
-            s->have_cur = 0;
-        return;
+    if (!st->kernel_time.count || !known_chain(st, s, n, from, waited, drain, other)) {
+        uint64_t work = waited && drain->end > from ? drain->end - from : 0;
+        if (!work) {
+            st->drained_unknown = 1;
+            st->unproven_ops += n;
+            if (!st->expect_gpu && !st->kernel_time.count)
+                st->unlearnt_ops += n;
+        }
+        struct an_rp_op *from_op = work ? first : last;
+        settle(st, &from_op->lazy, from_op->sim);
+        for (unsigned w = 0; w < st->nlive; w++)
+            s->g[w] = max64(max64(s->g[w], other[w]), issued_sim(st, from_op, w)) + work;
+        if (from + work > s->g_meas)
+            s->g_meas = from + work;
     }
-    uint64_t work = waited && drain->end > from ? drain->end - from : 0;
-    if (!work) {
-        st->drained_unknown = 1;
-        st->unproven_ops += n;
-        if (!st->expect_gpu && !st->kernel_time.count)
-            st->unlearnt_ops += n;
-    }
-    struct an_rp_op *from_op = work ? first : last;
-    settle(st, &from_op->lazy, from_op->sim);
-    for (unsigned w = 0; w < st->nlive; w++)
-        s->g[w] = max64(max64(s->g[w], other[w]), issued_sim(st, from_op, w)) + work;
-    if (from + work > s->g_meas)
-        s->g_meas = from + work;
     mark_done(st, s, last->seq);
     st->virtual_ops += n;
     s->q_head = (s->q_head + n) & (s->q_cap - 1);
@@ -1025,9 +1018,9 @@ static int known_chain(struct an_replay_state *st, struct an_rp_stream *s, size_
  * upload of the run so far took per byte (of 4 KiB or more; a small one's fixed cost makes
  * its rate low, its move long: the wait is not overstated); the rest of the call was the
  * wait, and proves the earlier work done by then. With no rate known yet, the whole call
- * is the move. */
-static void host_only_upload(struct an_replay_state *st, struct an_rp_stream *s,
-                             const struct an_ev *ev, const struct an_rp_op *op)
+ * is the move. Returns the move's length. */
+static uint64_t host_only_upload(struct an_replay_state *st, struct an_rp_stream *s,
+                                 const struct an_ev *ev, const struct an_rp_op *op)
 {
     uint64_t dur = ev->end - ev->ts;
     if (ev->bytes >= (4u << 10) && dur) {
@@ -1043,19 +1036,21 @@ static void host_only_upload(struct an_replay_state *st, struct an_rp_stream *s,
     }
     struct an_ev waited = *ev;
     waited.end = ev->end - move;
-    st->moved_ns = move;
     run_virtual(st, s, &waited, dur - move > st->th.drain_slack_ns, op->seq, 0);
     run_op(st, s, op, ev->end - move, ev->end, 0);
     st->matched++;
+    return move;
 }
 
-/* start: the issuing thread's clocks, at ev's start in each world */
-static void issue(struct an_replay_state *st, const struct an_ev *ev,
-                  const struct an_rp_thread *start, int waits, unsigned touched)
+/* start: the issuing thread's clocks, at ev's start in each world. Returns the part of
+ * ev's own time that moved bytes where host-only told it from its wait (host_only_upload),
+ * else 0. */
+static uint64_t issue(struct an_replay_state *st, const struct an_ev *ev,
+                      const struct an_rp_thread *start, int waits, unsigned touched)
 {
     struct an_rp_stream *s = stream_of(st, ev->stream);
     if (!s)
-        return;
+        return 0;
     /* (a bulk download into pageable memory too: its wait and its move are told apart the
      * same way, so that pinning it has a move to shorten; whatif.c, pageable_download) */
     if (!st->expect_gpu && ev->kind == AN_COPY && waits &&
@@ -1066,14 +1061,13 @@ static void issue(struct an_replay_state *st, const struct an_ev *ev,
                               .touched = touched, .waits = waits, .ckpt = st->ckpt_read,
                               .lazy = start->lazy};
         memcpy(op.sim, start->h, st->nlive * sizeof *start->h);
-        host_only_upload(st, s, ev, &op);
-        return;
+        return host_only_upload(st, s, ev, &op);
     }
     if (ring_room((void **)&s->q, &s->q_head, s->q_n, &s->q_cap, sizeof *s->q, QUEUE_MAX) != 0) {
         run_virtual(st, s, ev, 0, UINT64_MAX, 0);  /* never matched so far: drop what waits */
         if (ring_room((void **)&s->q, &s->q_head, s->q_n, &s->q_cap, sizeof *s->q,
                       QUEUE_MAX) != 0)
-            return;
+            return 0;
     }
     struct an_rp_op *op = &s->q[(s->q_head + s->q_n) & (s->q_cap - 1)];  /* (in place) */
     op->call = *ev;
@@ -1086,6 +1080,7 @@ static void issue(struct an_replay_state *st, const struct an_ev *ev,
     memcpy(op->sim, start->h, st->nlive * sizeof *start->h);
     s->q_n++;
     match_pending(st, s, ev->end);
+    return 0;
 }
 
 static int is_stream_wait(const struct an_ev *ev)
@@ -1352,9 +1347,9 @@ static void replay_call(struct an_replay_state *st, const struct an_ev *ev)
     if (nowait == UINT64_MAX)
         nowait = 0;
     int issues = an_wi_issues(ev);
-    st->moved_ns = 0;
+    uint64_t moved = 0;
     if (issues) {
-        issue(st, ev, t, waits, touched);
+        moved = issue(st, ev, t, waits, touched);
         note_busy(st, t, ev->end);
     }
     /* (a loop's iteration: work launched, then its results waited for or the next batch
@@ -1380,8 +1375,8 @@ static void replay_call(struct an_replay_state *st, const struct an_ev *ev)
          * 7 MB download after a step's kernels on two streams: they were taken as running
          * until its end in every world, and pinning it saved nothing) */
         struct an_ev until = *ev;
-        if (st->moved_ns && ev->end - st->moved_ns > ev->ts)
-            until.end = ev->end - st->moved_ns;
+        if (moved && ev->end - moved > ev->ts)
+            until.end = ev->end - moved;
         int waited_long = until.end - until.ts > nowait + st->th.drain_slack_ns;
         /* the work that started while it waited: by its end, as far as the GPU's clock
          * and the host's agree (drain_slack_ns; a record of the wait's own copy may start

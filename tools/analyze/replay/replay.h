@@ -200,7 +200,6 @@ struct an_replay_state {
         uint64_t kernel_end[AN_WORLDS];
     } devices[AN_RP_DEVICES];
     double best_blocking_bps;    /* host-only: the fastest blocking upload so far, bytes/s */
-    uint64_t moved_ns;           /* ... the call being replayed: the part that moved bytes */
     uint64_t *nowait_ns;         /* per api id: the shortest call, its cost without a wait */
     int drained_unknown;         /* the last drain took work of unknown length (host-only, no
                                     wait proven): it may have waited, its time is no cost */
