@@ -26,6 +26,9 @@
  * thread waits on storage), small blocking uploads each step (a dict of tensors moved one
  * by one), and a download each step into pageable memory (an offloaded optimizer's
  * gradients). Without it a seed draws the loop it drew before these knobs existed.
+ * Every copy goes on the loop's stream, as PyTorch's do (its current stream): a copy on the
+ * legacy default stream would not wait for kernels on a non-blocking stream, and a
+ * download so made raced the step it reads.
  * The knobs drawn are printed on the first line of stdout.
  */
 #include <getopt.h>
@@ -486,10 +489,12 @@ int main(int argc, char **argv)
             memcpy(half, small_host, small_bytes);
             EX_CK(&ex, cuMemcpyHtoDAsync(small_dev, half, small_bytes, ex.stream));
         } else {
-            for (unsigned i = 0; i < k.small_copies; i++)  /* x.cuda() for each of them */
-                EX_CK(&ex, cuMemcpyHtoD(small_dev + (CUdeviceptr)i * SMALL_COPY_BYTES,
-                                        small_host + (size_t)i * SMALL_COPY_BYTES,
-                                        SMALL_COPY_BYTES));
+            /* x.cuda() for each of them: PyTorch copies on its current stream, and from
+             * pageable memory the call returns when the copy is done */
+            for (unsigned i = 0; i < k.small_copies; i++)
+                EX_CK(&ex, cuMemcpyHtoDAsync(small_dev + (CUdeviceptr)i * SMALL_COPY_BYTES,
+                                             small_host + (size_t)i * SMALL_COPY_BYTES,
+                                             SMALL_COPY_BYTES, ex.stream));
         }
         if (k.copy_bytes || k.load_ns) {  /* (a batch loaded is a batch uploaded: 4 KiB) */
             batch[0] = (unsigned char)s;
@@ -509,7 +514,7 @@ int main(int argc, char **argv)
             EX_CK(&ex, cuEventRecord(down_done, ex.stream));
             EX_CK(&ex, cuEventSynchronize(down_done));
         } else if (k.download_bytes) {  /* grads.cpu(): waits for the step, then moves */
-            EX_CK(&ex, cuMemcpyDtoH(down_host, down_dev, k.download_bytes));
+            EX_CK(&ex, cuMemcpyDtoHAsync(down_host, down_dev, k.download_bytes, ex.stream));
         }
         if (k.sync_every && s % k.sync_every == 0 && !(fixes & FIX(FIX_NO_SYNC))) {
             /* loss.item(): a copy to pageable memory on the stream, which waits for it */
@@ -535,7 +540,7 @@ int main(int argc, char **argv)
                 EX_CK(&ex, cuMemcpyDtoHAsync(ckpt_host, ckpt_dev, k.ckpt_bytes, ckpt_stream));
                 writer.running = pthread_create(&writer.thread, NULL, writer_main, &writer) == 0;
             } else {  /* torch.save(model.state_dict()): read back, then written */
-                EX_CK(&ex, cuMemcpyDtoH(ckpt_host, ckpt_dev, k.ckpt_bytes));
+                EX_CK(&ex, cuMemcpyDtoHAsync(ckpt_host, ckpt_dev, k.ckpt_bytes, ex.stream));
                 ex_sleep_ns(k.ckpt_write_ns);
             }
         }
