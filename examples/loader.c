@@ -1,8 +1,7 @@
 #include "loader.h"
 
 #include <sched.h>
-
-#include "common.h"
+#include <stdlib.h>
 
 long ex_usable_cpus(void)
 {
@@ -12,21 +11,19 @@ long ex_usable_cpus(void)
 
 static void *load_batches(void *arg)
 {
-    struct ex_loader *l = arg;
+    struct ex_loader_worker *w = arg;
+    struct ex_loader *l = w->loader;
     pthread_mutex_lock(&l->lock);
-    for (;;) {
-        while (l->to_start > 0 && l->loaded + l->loading >= l->ahead)
-            pthread_cond_wait(&l->changed, &l->lock);
-        if (l->to_start <= 0)
-            break;
-        l->to_start--;
-        l->loading++;
+    for (; w->next < l->batches; w->next += l->nworkers) {
+        /* its index is sent once the loop took the batch 2 x N before it */
+        while (w->next >= l->taken + l->ahead)
+            pthread_cond_wait(&w->sent, &l->lock);
         pthread_mutex_unlock(&l->lock);
         ex_work_ns(l->load_ns);  /* decode, in the worker */
         pthread_mutex_lock(&l->lock);
-        l->loading--;
-        l->loaded++;
-        pthread_cond_broadcast(&l->changed);
+        l->loaded[w->next] = 1;
+        if (w->next == l->taken)  /* the one the loop waits for */
+            pthread_cond_signal(&l->ready);
     }
     pthread_mutex_unlock(&l->lock);
     return NULL;
@@ -35,15 +32,33 @@ static void *load_batches(void *arg)
 int ex_loader_start(struct ex_loader *l, long batches, uint64_t load_ns, long workers)
 {
     pthread_mutex_init(&l->lock, NULL);
-    pthread_cond_init(&l->changed, NULL);
+    pthread_cond_init(&l->ready, NULL);
     l->nworkers = workers < 1 ? 1 : workers < EX_MAX_WORKERS ? workers : EX_MAX_WORKERS;
-    l->loaded = l->loading = 0;
-    l->to_start = batches;
+    l->batches = batches > 0 ? batches : 0;
+    l->taken = 0;
     l->ahead = 2 * l->nworkers;
     l->load_ns = load_ns;
-    for (long w = 0; w < l->nworkers; w++)
-        if (pthread_create(&l->workers[w], NULL, load_batches, l) != 0) {
-            l->nworkers = w;
+    if (!(l->loaded = calloc((size_t)l->batches + 1, 1)))
+        return -1;
+    long n = l->nworkers;
+    l->nworkers = 0;
+    for (long i = 0; i < n; i++) {
+        struct ex_loader_worker *w = &l->workers[i];
+        pthread_cond_init(&w->sent, NULL);
+        w->next = i;
+        w->loader = l;
+    }
+    l->nworkers = n;  /* (before any starts: each steps its batches by N) */
+    for (long i = 0; i < n; i++)
+        if (pthread_create(&l->workers[i].thread, NULL, load_batches, &l->workers[i]) != 0) {
+            /* the batches of the workers that did not start are never loaded: stop */
+            pthread_mutex_lock(&l->lock);
+            l->batches = 0;
+            for (long j = 0; j < i; j++)
+                pthread_cond_signal(&l->workers[j].sent);
+            pthread_mutex_unlock(&l->lock);
+            l->nworkers = i;
+            ex_loader_join(l);
             return -1;
         }
     return 0;
@@ -52,16 +67,21 @@ int ex_loader_start(struct ex_loader *l, long batches, uint64_t load_ns, long wo
 void ex_loader_take(struct ex_loader *l)
 {
     pthread_mutex_lock(&l->lock);
-    while (l->loaded == 0)
-        pthread_cond_wait(&l->changed, &l->lock);
-    l->loaded--;
-    pthread_cond_broadcast(&l->changed);
+    if (l->taken < l->batches) {
+        while (!l->loaded[l->taken])
+            pthread_cond_wait(&l->ready, &l->lock);
+        /* the slot it frees goes to batch taken + 2 x N, the same worker's */
+        pthread_cond_signal(&l->workers[l->taken % l->nworkers].sent);
+        l->taken++;
+    }
     pthread_mutex_unlock(&l->lock);
 }
 
 void ex_loader_join(struct ex_loader *l)
 {
     for (long w = 0; w < l->nworkers; w++)
-        pthread_join(l->workers[w], NULL);
+        pthread_join(l->workers[w].thread, NULL);
     l->nworkers = 0;
+    free(l->loaded);
+    l->loaded = NULL;
 }
