@@ -7,7 +7,10 @@
 # draw and mode it prints the gains, the best fix, and whether
 #   - the top finding's fix is the best one (or ties it: within the noise, or 20 %), or no
 #     finding where no fix gains 5 % of the run beyond the noise;
-#   - its prediction is within 25 % of the best fix's gain (or its noise).
+#   - its prediction is within 25 % of the best fix's gain (or its noise);
+#   - host-only, with no finding, a saving said unproven ("up to", issue 36 E12) counts as
+#     the top when it names the best fix, and as right when its bound holds 75 % of the gain.
+# A fix's gain is its best variant's (the workers at 1, 2, 4 and 8).
 # Then the counts. By hand, on a quiet machine (RUNS x fixes runs a draw):
 #   bash bench/best_fix.sh [-s FIRST-LAST] [-r RUNS] BUILD_DIR
 set -u
@@ -54,6 +57,15 @@ fix_for() {
     *) ex_fix "$1" "$2" ;;
     esac
 }
+
+# unproven_first JSON: "FIX UP_TO_NS" of the first saving the analysis said it could not
+# prove (its JSON "unproven"), nothing when none
+unproven_first() {
+    python3 -c 'import json, sys
+u = json.load(open(sys.argv[1])).get("unproven") or []
+if u: print(u[0]["whatif"], u[0]["up_to_ns"])' "$1"
+}
+fix_id_of() { case $1 in input_workers) echo input_pipeline ;; *) echo "$1" ;; esac; }
 
 # variants_of FIX: the ways users write it, each measured; the fix gains what the best one
 # does. Workers: the counts users pick (1, 2, 4, 8, as test_calibration.sh tries them), not
@@ -126,6 +138,17 @@ for seed in $(seq "$first" "$last"); do
         ok_top=0 ok_pred=0
         if [ "$gains" == 0 ]; then
             [ -z "${top:-}" ] && ok_top=1 ok_pred=1
+        elif [ -z "${top:-}" ] && read -r ufix upto <<<"$(unproven_first "$p-$mode.json")" &&
+            [ "${ufix:-}" == "$best" ]; then
+            # No finding, and the best fix said unproven, with a bound: host-only, where the
+            # trace cannot tell a GPU idle through the loads from one busy through them (issue
+            # 36, E12: bound it and say the confidence), the bound must hold the gain.
+            with_gain=$((with_gain + 1))
+            ok_top=1
+            pred=$upto fix=$ufix
+            top="(unproven) $(fix_id_of "$ufix")"
+            awk -v p="$upto" -v b="$best_gain" -v e="$best_noise" \
+                'BEGIN { exit !(p + e >= 0.75 * b) }' && ok_pred=1
         else
             with_gain=$((with_gain + 1))
             if [ -n "$fix" ] && [ -n "${gain[$fix]+x}" ]; then
