@@ -51,6 +51,34 @@ static void spinning_thread_needs_its_fair_share(void **state)
     assert_true(b.speed > 0.6828 && b.speed < 0.6838);
 }
 
+/* The same loop, whose replay with workers waits twice as long for the GPU (the loads
+ * held it up; without them it waits on the GPU instead): the thread spins 0.6 of the old
+ * loop then, and with one worker keeps a whole CPU (0.6375 of the old loop, whose new one
+ * is the loads on the 1.3625 CPUs left, 0.4587: more than all of it). One CPU is left to
+ * the loads: one worker, at the thread's speed; not the two at 0.683 that the waits as
+ * measured gave. */
+static void waits_the_workers_world_makes_are_spun_too(void **state)
+{
+    (void)state;
+    struct an_model m = {0};
+    struct an_worker_budget b;
+    loop(&m, 0.625 + 0.9 * 0.375, 0.625 + 0.9 * 0.375, 0);
+    m.cpu.train_wait = 0.3;
+    m.cpu.train_wait_cpu = 1;
+    m.replay.loader_wait_ns[AN_WI_AS_MEASURED] = 115000000;
+    m.replay.loader_wait_ns[an_world_of(1u << AN_WI_INPUT_WORKERS)] = 230000000;
+    assert_int_equal(an_worker_budget(&m, 2, &b), 1);
+    assert_int_equal(b.workers, 1);
+    assert_int_equal(b.replayed, 1);
+    assert_true(b.train_need > 0.999);
+    assert_true(b.speed > 0.999);
+    /* waits as measured in both: the budget above */
+    m.replay.loader_wait_ns[an_world_of(1u << AN_WI_INPUT_WORKERS)] = 115000000;
+    assert_int_equal(an_worker_budget(&m, 2, &b), 1);
+    assert_int_equal(b.replayed, 2);
+    assert_true(b.speed > 0.6828 && b.speed < 0.6838);
+}
+
 /* Another process holding 1.2 CPUs (all it can keep of a 2-CPU machine's fair half: 1.0,
  * once the workers compete) and an autograd thread 0.3: the loads take 0.625 / 0.6625 of
  * the old loop, longer than the 0.375 left of the thread's time, whose 0.0375 of work is
@@ -160,6 +188,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(spinning_thread_needs_its_fair_share),
+        cmocka_unit_test(waits_the_workers_world_makes_are_spun_too),
         cmocka_unit_test(others_take_their_share),
         cmocka_unit_test(sleeping_loads_beside_a_hog),
         cmocka_unit_test(light_loads_beside_a_hog),

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "model.h"
+#include "whatif.h"
 
 static double clamp(double v, double lo, double hi)
 {
@@ -38,6 +39,14 @@ int an_worker_budget(const struct an_model *m, unsigned cpus, struct an_worker_b
      * synchronize loads off the CPU.) */
     double train = clamp(c->train_cpus, 0, 1);
     double spin = clamp(c->train_wait * c->train_wait_cpu, 0, 1);
+    /* Once the loads leave it, the loop waits for the GPU as long as the replay's workers
+     * world says (a loop the loads held up waits on the GPU instead), and where CUDA spins
+     * it spins through that too: spin_then, of the loop as measured. */
+    double spin_then = spin;
+    int with_workers = an_world_of(AN_WI_BIT(AN_WI_INPUT_WORKERS));
+    uint64_t waited = r->loader_wait_ns[AN_WI_AS_MEASURED];
+    if (with_workers >= 0 && waited)
+        spin_then = clamp(spin * (double)r->loader_wait_ns[with_workers] / (double)waited, 0, 1);
     out->load_share = load;
     out->load_cpu = load > 0 ? clamp((train - spin) / load, 0, 1) : 0;
     out->process_others = c->traced_others_cpus;
@@ -63,7 +72,7 @@ int an_worker_budget(const struct an_model *m, unsigned cpus, struct an_worker_b
     unsigned workers = 1;
     for (int round = 0; round < 4; round++) {
         double share = clamp((double)cpus / (workers + 1 + out->others_keep), 0, 1);
-        double need_then = work + spin * share;
+        double need_then = work + spin_then * share;
         double left_first = (double)cpus - need_then - out->process_others - out->others_keep;
         double loop_then = 1 - load;
         if (left_first > 0.1 && out->load_cpu * load / left_first > loop_then)

@@ -183,6 +183,9 @@ struct an_rp_thread {
     /* the worlds (a bit per slot) holding it only because AN_WI_BACKGROUND took a
      * checkpoint read off the thread (replay.h, ckpt_read) */
     uint32_t bg_held;
+    /* it loaded a batch itself (a stretch taken as one): the thread whose waits for the GPU
+     * the workers' CPU budget weighs (loader_wait) */
+    uint8_t loaded;
 };
 
 /* A read-back of this much or less is a scalar (loss.item(), a metric): what follows it is
@@ -331,6 +334,7 @@ static void copy_slot(struct an_replay_state *st, unsigned to, unsigned from)
     st->first_fetched[to] = st->first_fetched[from];
     st->bg_free[to] = st->bg_free[from];
     st->bg_from[to] = st->bg_from[from];
+    st->loader_wait[to] = st->loader_wait[from];
     if (st->nworkers) {
         memcpy(st->worker_free + to * st->nworkers, st->worker_free + from * st->nworkers,
                st->nworkers * sizeof *st->worker_free);
@@ -1332,6 +1336,7 @@ static void replay_call(struct an_replay_state *st, const struct an_ev *ev)
             st->first_load_ts = ev->ts - st->alone;
         st->loads++;
         st->load_ns += st->alone;
+        t->loaded = 1;
     }
     if (is_event_record(ev)) {
         struct an_rp_stream *s = stream_of(st, ev->stream);
@@ -1402,6 +1407,8 @@ static void replay_call(struct an_replay_state *st, const struct an_ev *ev)
                 uint64_t mine = t->h[w] + (c ? an_wi_cost(c, ev, before) : before);
                 t->h[w] = max64(mine, ready_sim[w] + after);
                 t->held[w] = t->h[w];
+                if (t->loaded)
+                    st->loader_wait[w] += t->h[w] - mine;
             } else if (st->ckpt_read && an_wi_waits(st, c & ~AN_WI_BIT(AN_WI_BACKGROUND), ev)) {
                 /* (the read copied on a side stream: the thread goes on at once) */
                 t->held[w] = max64(t->h[w], ready_sim[w] + after);
@@ -1516,6 +1523,8 @@ void an_replay_finish(struct an_replay_state *st, uint64_t first_ts, uint64_t me
                                                    : (double)(measured_ns - base)) /
                                    (double)measured_ns
                              : 0;
+    for (int w = 0; w < AN_WORLDS; w++)
+        out->loader_wait_ns[w] = st->loader_wait[slot_of(st, an_world_changes(w) & st->active)];
     out->workers = (unsigned)st->nworkers;
     out->worker_speed = st->worker_speed;
     out->loads = st->loads;

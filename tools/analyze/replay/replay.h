@@ -66,6 +66,10 @@ struct an_replay {
     uint64_t measured_ns;            /* the run's wall time as traced */
     uint64_t wall_ns[AN_WORLDS];     /* replayed wall time of each world (an_world_of) */
     double error;                    /* |replayed as measured - measured| / measured */
+    /* of each world, the time the threads that loaded batches themselves waited for the
+     * GPU (a drain or a blocking copy beyond its own cost): where CUDA spins, CPU time
+     * the workers' budget leaves them (worker_budget.c) */
+    uint64_t loader_wait_ns[AN_WORLDS];
     unsigned workers;                /* DataLoader workers AN_WI_INPUT_WORKERS assumed */
     double worker_speed;             /* ... each loading at this share of the thread's speed */
     uint64_t loads;                  /* no-call stretches taken as batch loads */
@@ -168,6 +172,7 @@ struct an_replay_state {
      * is no pause and repeats an earlier one (replay.c, long_seen) */
     int load, pause, long_rhythm;
     uint64_t bg_free[AN_WORLDS];
+    uint64_t loader_wait[AN_WORLDS];  /* per slot (an_replay.loader_wait_ns) */
     /* the call replayed now reads tensors back where a pause of the loop may follow (a
      * checkpoint's state: an_wi_checkpoint_read): AN_WI_BACKGROUND copies it on a side
      * stream into pinned memory and the background thread waits for it, not the loop;

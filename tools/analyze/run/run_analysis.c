@@ -218,6 +218,10 @@ static void analyze_pass(const struct an_options *opt, struct an_trace *t,
  * from the start, where it is this share of the run's or more (a run of minutes pays
  * nothing: its first 250 ms are under it). */
 #define RELEARN_SHARE 0.05
+/* The budget's passes at most: the first's workers world (cpus - 1 workers at the thread's
+ * speed) tells the budget how long the loop waits for the GPU once the loads leave it; the
+ * second's (the budget's workers) says it again where they load otherwise. */
+#define BUDGET_PASSES 3
 
 /* The first pass replays cpus - 1 workers at the thread's speed; where the CPU samples say
  * what the CPUs can give them (worker_budget.h) and that differs, the file is read again
@@ -229,26 +233,30 @@ static void analyze_trace(const struct an_options *opt, struct an_trace *t)
     unsigned cpus = opt->cpus ? opt->cpus
                     : (t->hdr.feature_flags & GW_FEAT_CPU_COUNT) ? t->hdr.cpus_usable
                                                                : 0;
-    struct an_worker_budget budget;
-    struct an_model *first = t->model;
-    if (!first)
-        return;
-    int budgeted = an_worker_budget(first, cpus, &budget);
-    int rebudget = budgeted && (budget.replayed != first->replay.workers ||
-                                budget.speed <= first->replay.worker_speed - 0.01 ||
-                                budget.speed >= first->replay.worker_speed + 0.01);
-    int relearn = first->kernel_time.count &&
-                  (double)first->replay.ops_unlearnt >=
-                      RELEARN_SHARE * (double)first->replay.ops_virtual;
-    if (!rebudget && !relearn)
-        return;
-    t->model = NULL;
-    analyze_pass(opt, t, budgeted ? &budget : NULL, relearn ? first : NULL);
-    if (!t->model) {
-        t->model = first;
-        return;
+    /* (a third pass where the second's workers world waited for the GPU otherwise than
+     * the first's, and the budget moves by it: worker_budget.c, spin_then) */
+    for (int pass = 2; pass <= BUDGET_PASSES; pass++) {
+        struct an_worker_budget budget;
+        struct an_model *first = t->model;
+        if (!first)
+            return;
+        int budgeted = an_worker_budget(first, cpus, &budget);
+        int rebudget = budgeted && (budget.replayed != first->replay.workers ||
+                                    budget.speed <= first->replay.worker_speed - 0.01 ||
+                                    budget.speed >= first->replay.worker_speed + 0.01);
+        int relearn = pass == 2 && first->kernel_time.count &&
+                      (double)first->replay.ops_unlearnt >=
+                          RELEARN_SHARE * (double)first->replay.ops_virtual;
+        if (!rebudget && !relearn)
+            return;
+        t->model = NULL;
+        analyze_pass(opt, t, budgeted ? &budget : NULL, relearn ? first : NULL);
+        if (!t->model) {
+            t->model = first;
+            return;
+        }
+        an_model_free(first);
     }
-    an_model_free(first);
 }
 
 struct workers {
