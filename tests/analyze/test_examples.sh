@@ -172,6 +172,23 @@ if [ -n "$(ex_finding "$WORK/dataloader_bound-host.json" input_pipeline)" ]; the
         fail "dataloader_bound: no suggested_workers figure"
 fi
 
+# The input pipeline's native site is the loop's, never the start-up: a C loop that
+# allocates a buffer right after each batch's load (the allocation carries its stack in
+# its own record) after a start-up stretch between cuInit and the context's creation (1.3
+# ms, on a stack of its own): every load's time is named at main, none at ex_init.
+ex_run "$WORK/alloc_after_load" host random_loop --load-us 2000 --kernels 4 --kernel-ns 50000 \
+    --copy-kb 0 --sync-every 0 --streams 1 --churn 1 --nvtx 0 --steps 60
+python3 - "$WORK/alloc_after_load.json" <<'PY' || fail "alloc_after_load: the input pipeline's site is not the loop's"
+import json, sys
+f = [f for f in json.load(open(sys.argv[1]))["findings"] if f["id"] == "input_pipeline"]
+sites = f[0]["native_sites"]["sites"] if f and "native_sites" in f[0] else []
+where = [(s["where"], s["calls"], round(s["weight"] / 1e6, 1)) for s in sites]
+print(f"  alloc_after_load: input_pipeline's sites {where}")
+# the 59 loads of 2 ms after the first launch, each on its own: the first is start-up
+sys.exit(not (len(sites) == 1 and sites[0]["where"] == "main (example_random_loop)"
+              and sites[0]["calls"] >= 59 and sites[0]["weight"] >= 59 * 2.0e6))
+PY
+
 # gpuwatch run: the analysis when the command ends, not with --no-analyze
 LD_LIBRARY_PATH="$FAKE" GPUWATCH_CUPTI=0 "$GPUWATCH" run --output "$WORK/run1" -- \
     "$BUILD/examples/example_per_step_sync" --steps 40 >"$WORK/run1.out" 2>"$WORK/run1.err" ||

@@ -32,6 +32,11 @@ struct thread_calls {
     uint32_t tid;
     int have_last;
     uint64_t last_end;
+    /* it launched a kernel: its stretches since may be batch loads; those before are its
+     * start-up (imports, building the model, creating the context), which no worker takes
+     * over (a 1.3 ms stretch between cuInit and the context's creation was named the input
+     * pipeline's line, 96 % of it, in a loop whose 150 loads had no stack) */
+    int launched;
     size_t next;
     struct recent_call recent[PY_RECENT];
 };
@@ -224,7 +229,10 @@ static void on_call(struct an_py_feed *p, const struct gw_event *ev, const struc
     c->used = 1;
     c->call_id = ev->call_id;
     uint64_t dur = a->end - a->ts;
-    c->weight[AN_LINES_INPUT] = gap;
+    if (t->launched)
+        c->weight[AN_LINES_INPUT] = gap;
+    if (a->kind == AN_LAUNCH)
+        t->launched = 1;
     if ((a->flags & AN_F_DRAINS) && (a->kind == AN_SYNC || a->kind == AN_COPY))
         c->weight[AN_LINES_SYNC] = dur ? dur : 1;
     /* (a scalar read back, loss.item(), spends its time waiting for the GPU: the sync's
@@ -244,12 +252,13 @@ static void on_call(struct an_py_feed *p, const struct gw_event *ev, const struc
         gw_map_put(&p->live_bytes, a->ptr, a->bytes);
         gw_map_put(&p->live_stack, a->ptr, 0);
     }
-    /* an allocation's native stack is in its own record */
+    /* an allocation's native stack is in its own record (one ending a stretch too: a
+     * buffer allocated each step right after the batch is fetched names the loop) */
     if ((a->kind == AN_ALLOC || a->kind == AN_HOST_ALLOC) && a->key) {
         c->native_named = 1;
         c->native_stack = a->key;
-        for (int cat = 1; cat < AN_LINES_CATS; cat++)
-            if (c->weight[cat] && cat != AN_LINES_INPUT)
+        for (int cat = 1; cat < AN_LINES_CATS; cat++)  /* (stretches: as the others') */
+            if (c->weight[cat] && (cat != AN_LINES_INPUT || c->weight[cat] >= GW_PY_STRETCH_NS))
                 add_site(p, a->key, 1, cat, c->weight[cat]);
     }
 }
