@@ -234,28 +234,31 @@ static void analyze_trace(const struct an_options *opt, struct an_trace *t)
                     : (t->hdr.feature_flags & GW_FEAT_CPU_COUNT) ? t->hdr.cpus_usable
                                                                : 0;
     /* (a third pass where the second's workers world waited for the GPU otherwise than
-     * the first's, and the budget moves by it: worker_budget.c, spin_then) */
+     * the first's, and the budget moves by it: worker_budget.c, spin_then; a pass after
+     * one that learnt the kernels' times is seeded with them too) */
+    int seeded = 0;
     for (int pass = 2; pass <= BUDGET_PASSES; pass++) {
         struct an_worker_budget budget;
-        struct an_model *first = t->model;
-        if (!first)
+        struct an_model *previous = t->model;
+        if (!previous)
             return;
-        int budgeted = an_worker_budget(first, cpus, &budget);
-        int rebudget = budgeted && (budget.replayed != first->replay.workers ||
-                                    budget.speed <= first->replay.worker_speed - 0.01 ||
-                                    budget.speed >= first->replay.worker_speed + 0.01);
-        int relearn = pass == 2 && first->kernel_time.count &&
-                      (double)first->replay.ops_unlearnt >=
-                          RELEARN_SHARE * (double)first->replay.ops_virtual;
+        int budgeted = an_worker_budget(previous, cpus, &budget);
+        int rebudget = budgeted && (budget.replayed != previous->replay.workers ||
+                                    budget.speed <= previous->replay.worker_speed - 0.01 ||
+                                    budget.speed >= previous->replay.worker_speed + 0.01);
+        int relearn = pass == 2 && previous->kernel_time.count &&
+                      (double)previous->replay.ops_unlearnt >=
+                          RELEARN_SHARE * (double)previous->replay.ops_virtual;
         if (!rebudget && !relearn)
             return;
+        seeded |= relearn;
         t->model = NULL;
-        analyze_pass(opt, t, budgeted ? &budget : NULL, relearn ? first : NULL);
+        analyze_pass(opt, t, budgeted ? &budget : NULL, seeded ? previous : NULL);
         if (!t->model) {
-            t->model = first;
+            t->model = previous;
             return;
         }
-        an_model_free(first);
+        an_model_free(previous);
     }
 }
 
