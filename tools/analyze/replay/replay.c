@@ -1517,14 +1517,13 @@ void an_replay_finish(struct an_replay_state *st, uint64_t first_ts, uint64_t me
     for (int w = 0; w < AN_WORLDS; w++) {  /* (a world never alive is the one it stayed) */
         unsigned slot = slot_of(st, an_world_changes(w) & st->active);
         out->wall_ns[w] = end[slot] > first_ts ? end[slot] - first_ts : 0;
+        out->loader_wait_ns[w] = st->loader_wait[slot];
     }
     uint64_t base = out->wall_ns[AN_WI_AS_MEASURED];
     out->error = measured_ns ? (base > measured_ns ? (double)(base - measured_ns)
                                                    : (double)(measured_ns - base)) /
                                    (double)measured_ns
                              : 0;
-    for (int w = 0; w < AN_WORLDS; w++)
-        out->loader_wait_ns[w] = st->loader_wait[slot_of(st, an_world_changes(w) & st->active)];
     out->workers = (unsigned)st->nworkers;
     out->worker_speed = st->worker_speed;
     out->loads = st->loads;
