@@ -28,6 +28,15 @@ static void loop(struct an_model *m, double train_cpus, double process_cpus, dou
     m->cpu.others_cpus = others >= 0 ? others : 0;
 }
 
+/* The loop above, its thread on a CPU 0.9 of the time outside its loads, spinning 0.3 of
+ * the loop in waits for the GPU. */
+static void spinning_loop(struct an_model *m)
+{
+    loop(m, 0.625 + 0.9 * 0.375, 0.625 + 0.9 * 0.375, 0);
+    m->cpu.train_wait = 0.3;
+    m->cpu.train_wait_cpu = 1;
+}
+
 /* Beside its loads the thread spins 0.3 of the time in waits for the GPU and works 0.0375.
  * Spinning it is one more runnable thread beside the workers: with one worker it keeps a
  * whole CPU (0.3375 of the old loop, 0.898 of the new: 1.10 CPUs left, two workers); with
@@ -40,9 +49,7 @@ static void spinning_thread_needs_its_fair_share(void **state)
     (void)state;
     struct an_model m = {0};
     struct an_worker_budget b;
-    loop(&m, 0.625 + 0.9 * 0.375, 0.625 + 0.9 * 0.375, 0);
-    m.cpu.train_wait = 0.3;
-    m.cpu.train_wait_cpu = 1;
+    spinning_loop(&m);
     assert_int_equal(an_worker_budget(&m, 2, &b), 1);
     assert_int_equal(b.workers, 2);
     assert_int_equal(b.replayed, 2);
@@ -62,9 +69,7 @@ static void waits_the_workers_world_makes_are_spun_too(void **state)
     (void)state;
     struct an_model m = {0};
     struct an_worker_budget b;
-    loop(&m, 0.625 + 0.9 * 0.375, 0.625 + 0.9 * 0.375, 0);
-    m.cpu.train_wait = 0.3;
-    m.cpu.train_wait_cpu = 1;
+    spinning_loop(&m);
     m.replay.loader_wait_ns[AN_WI_AS_MEASURED] = 115000000;
     m.replay.loader_wait_ns[an_world_of(1u << AN_WI_INPUT_WORKERS)] = 230000000;
     assert_int_equal(an_worker_budget(&m, 2, &b), 1);
