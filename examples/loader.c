@@ -14,10 +14,13 @@ static void *load_batches(void *arg)
     struct ex_loader_worker *w = arg;
     struct ex_loader *l = w->loader;
     pthread_mutex_lock(&l->lock);
-    for (; w->next < l->batches; w->next += l->nworkers) {
-        /* its index is sent once the loop took the batch 2 x N before it */
-        while (w->next >= l->taken + l->ahead)
+    for (;; w->next += l->nworkers) {
+        /* its index is sent once the loop took the batch 2 x N before it (or the loader
+         * stops: batches 0) */
+        while (w->next < l->batches && w->next >= l->taken + l->ahead)
             pthread_cond_wait(&w->sent, &l->lock);
+        if (w->next >= l->batches)
+            break;
         pthread_mutex_unlock(&l->lock);
         ex_work_ns(l->load_ns);  /* decode, in the worker */
         pthread_mutex_lock(&l->lock);
@@ -40,25 +43,26 @@ int ex_loader_start(struct ex_loader *l, long batches, uint64_t load_ns, long wo
     l->load_ns = load_ns;
     if (!(l->loaded = calloc((size_t)l->batches + 1, 1)))
         return -1;
-    long n = l->nworkers;
-    l->nworkers = 0;
-    for (long i = 0; i < n; i++) {
+    for (long i = 0; i < l->nworkers; i++) {
         struct ex_loader_worker *w = &l->workers[i];
         pthread_cond_init(&w->sent, NULL);
         w->next = i;
         w->loader = l;
     }
-    l->nworkers = n;  /* (before any starts: each steps its batches by N) */
-    for (long i = 0; i < n; i++)
+    for (long i = 0; i < l->nworkers; i++)
         if (pthread_create(&l->workers[i].thread, NULL, load_batches, &l->workers[i]) != 0) {
-            /* the batches of the workers that did not start are never loaded: stop */
+            /* the batches of the workers that did not start are never loaded: stop (the
+             * stride stays N: those that started leave at once) */
             pthread_mutex_lock(&l->lock);
             l->batches = 0;
             for (long j = 0; j < i; j++)
                 pthread_cond_signal(&l->workers[j].sent);
             pthread_mutex_unlock(&l->lock);
-            l->nworkers = i;
-            ex_loader_join(l);
+            for (long j = 0; j < i; j++)
+                pthread_join(l->workers[j].thread, NULL);
+            l->nworkers = 0;
+            free(l->loaded);
+            l->loaded = NULL;
             return -1;
         }
     return 0;
