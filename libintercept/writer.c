@@ -12,6 +12,7 @@
 #include "clock.h"
 #include "gpuwatch/record_walk.h"
 #include "gpuwatch/varint.h"
+#include "host_copy.h"
 #include "record_encode.h"
 #include "recorder_internal.h"
 #include "ring_file.h"
@@ -260,11 +261,21 @@ void gw_writer_drain_all(void)
     pthread_mutex_unlock(&drain_lock);
 }
 
+/* The host's memcpy rate, once, before the first round: off the program's threads. */
+static void append_host_copy(void)
+{
+    uint64_t bps = gw_host_copy_bps();
+    uint8_t record[32];
+    if (bps)
+        gw_defs_append(record, gw_encode_record(record, GW_REC_HOST_COPY, &bps, 1, NULL, 0));
+}
+
 static void *writer_main(void *start_word)
 {
     /* the word as it was before the thread was created: a wake sent before the thread first
      * runs is not missed */
     uint32_t seen = (uint32_t)(uintptr_t)start_word;
+    append_host_copy();
     while (!__atomic_load_n(&stop_requested, __ATOMIC_ACQUIRE)) {
         struct timespec round = {(time_t)(gw_rec.flush_ms / 1000),
                                  (long)(gw_rec.flush_ms % 1000) * 1000000L};

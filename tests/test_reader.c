@@ -259,12 +259,13 @@ static void test_api_names(void **state)
         [GW_EV_CPU_THREAD] = "cpu_thread", [GW_EV_CPU_PROC] = "cpu_proc",
         [GW_EV_PYSTACK] = "pystack", [GW_EV_PYSITE] = "pysite", [GW_EV_PYTHON] = "python",
         [GW_EV_STACKSITE] = "stacksite", [GW_EV_GPU_WINDOW] = "gpu_window",
+        [GW_EV_MEM_BLOCK] = "mem_block", [GW_EV_HOST_COPY] = "host_copy",
     };
-    for (int k = GW_EV_CALL; k <= GW_EV_GPU_WINDOW; k++) {
+    for (int k = GW_EV_CALL; k <= GW_EV_HOST_COPY; k++) {
         assert_string_equal(gw_event_kind_name((enum gw_event_kind)k), kinds[k]);
         assert_int_equal(gw_event_kind_is_def((enum gw_event_kind)k),
                          (k >= GW_EV_STRING && k <= GW_EV_THREAD) || k == GW_EV_STACK ||
-                             k == GW_EV_PYSTACK || k == GW_EV_PYTHON);
+                             k == GW_EV_PYSTACK || k == GW_EV_PYTHON || k == GW_EV_HOST_COPY);
     }
     assert_string_equal(gw_event_kind_name((enum gw_event_kind)99), "unknown");
     assert_string_equal(gw_gpu_copy_kind_name(GW_GPU_COPY_HTOD), "HtoD");

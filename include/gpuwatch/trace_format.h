@@ -289,6 +289,10 @@ _Static_assert(sizeof(struct gw_chunk_header) == 32, "chunk header is 32 bytes")
  *                  Python stacks are recorded: Py_GetVersion()'s text; follows_releases 1
  *                  when calls made with the GIL released get stacks too (the interpreter's
  *                  C API comes from a shared libpython), 0 when only calls made holding it do)
+ * GW_REC_HOST_COPY bytes_per_second   (the host's memcpy rate between two buffers larger
+ *                  than a CPU cache, timed by the writer thread when it starts: what gathering
+ *                  small tensors into one pinned staging buffer costs the host, which the
+ *                  trace shows nowhere else)
  */
 enum gw_record_type {
     GW_REC_CALL = 0x01,
@@ -320,6 +324,7 @@ enum gw_record_type {
     GW_REC_PYSITE = 0x4A,
     GW_REC_PYTHON = 0x4B,
     GW_REC_STACKSITE = 0x4C,
+    GW_REC_HOST_COPY = 0x4D,
 };
 
 #define GW_STACK_FRAME_WORDS 4   /* words per GW_REC_STACK frame */

@@ -128,6 +128,9 @@ void gw_def_text(FILE *out, const struct gw_reader *r, const struct gw_event *ev
         gw_text_string_value(out, r, "version", ev->u.python.version_id);
         fprintf(out, " follows_gil_releases=%" PRIu64, ev->u.python.follows_releases);
         break;
+    case GW_EV_HOST_COPY:
+        fprintf(out, " bytes_per_s=%" PRIu64, ev->u.host_copy.bytes_per_s);
+        break;
     case GW_EV_PYSTACK:
         fprintf(out, " id=%" PRIu64, ev->u.pystack.id);
         put_pyframes(out, r, &ev->u.pystack);

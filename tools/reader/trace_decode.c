@@ -89,6 +89,7 @@ static const char *record_name(uint8_t type)
     case GW_REC_PYSITE: return "PYSITE";
     case GW_REC_PYTHON: return "PYTHON";
     case GW_REC_STACKSITE: return "STACKSITE";
+    case GW_REC_HOST_COPY: return "HOST_COPY";
     }
     return "unknown";
 }
@@ -621,6 +622,17 @@ static __attribute__((noinline)) int decode_untimed(struct gw_reader *r,
         start_event(ev, GW_EV_PYTHON, r->ch.tid, 0, off);
         ev->u.python.version_id = w[0];
         ev->u.python.follows_releases = w[1];
+        r->stats.definitions++;
+        return !r->defs_only;
+    }
+    if (rec->type == GW_REC_HOST_COPY) {
+        uint64_t bps;
+        if (get_words(c, &bps, 1) < 1) {
+            report_short(r, off, "HOST_COPY", 0, 1, rec->body_len);
+            return 0;
+        }
+        start_event(ev, GW_EV_HOST_COPY, r->ch.tid, 0, off);
+        ev->u.host_copy.bytes_per_s = bps;
         r->stats.definitions++;
         return !r->defs_only;
     }

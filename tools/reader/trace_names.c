@@ -135,6 +135,7 @@ const char *gw_event_kind_name(enum gw_event_kind kind)
     case GW_EV_CPU_THREAD: return "cpu_thread";
     case GW_EV_CPU_PROC: return "cpu_proc";
     case GW_EV_MEM_BLOCK: return "mem_block";
+    case GW_EV_HOST_COPY: return "host_copy";
     }
     return "unknown";
 }
@@ -142,7 +143,7 @@ const char *gw_event_kind_name(enum gw_event_kind kind)
 int gw_event_kind_is_def(enum gw_event_kind kind)
 {
     return (kind >= GW_EV_STRING && kind <= GW_EV_THREAD) || kind == GW_EV_STACK ||
-           kind == GW_EV_PYSTACK || kind == GW_EV_PYTHON;
+           kind == GW_EV_PYSTACK || kind == GW_EV_PYTHON || kind == GW_EV_HOST_COPY;
 }
 
 /* CUPTI_ACTIVITY_MEMCPY_KIND_* */

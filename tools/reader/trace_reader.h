@@ -72,6 +72,7 @@ enum gw_event_kind {
     GW_EV_STACKSITE,      /* untimed: calls of this thread made from one native stack */
     GW_EV_GPU_WINDOW,     /* a sampled timeline's window opened (u.gpu_window.open) or shut */
     GW_EV_MEM_BLOCK,      /* PyTorch profiler traces only: a caching allocator's block */
+    GW_EV_HOST_COPY,      /* a definition: the host's memcpy rate (u.host_copy) */
 };
 
 struct gw_shape {
@@ -181,6 +182,7 @@ struct gw_event {
         struct gw_pystack pystack;
         /* follows_releases: calls made with the GIL released get stacks too */
         struct { uint64_t version_id, follows_releases; } python;
+        struct { uint64_t bytes_per_s; } host_copy;
         /* PYSITE, STACKSITE: the calls first_call_id..last_call_id of this thread (ids as
          * call_id) were made from the stack stack_id (a PYSTACK's, a STACK's); a call
          * named twice belongs to the first site */

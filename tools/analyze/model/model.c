@@ -484,6 +484,11 @@ void an_model_set_cpus(struct an_model *m, unsigned cpus)
     rp->shape_name_user = m->resolve_user;
 }
 
+void an_model_set_host_copy(struct an_model *m, uint64_t bytes_per_s)
+{
+    m->state->replay.host_copy_bps = bytes_per_s;
+}
+
 int an_model_set_workers(struct an_model *m, const struct an_worker_budget *b)
 {
     m->budget = *b;

@@ -78,6 +78,7 @@ struct an_rp_op {
     unsigned touched;                /* the changes that transform it (an_wi_touched) */
     int waits;                       /* its call waited for the GPU as measured */
     int ckpt;                        /* ... a checkpoint read (replay.h, ckpt_read) */
+    uint64_t gathered;               /* ... bytes it stages (replay.h, gathered) */
     struct an_rp_lazy lazy;          /* sim's, as its thread's when issued (lazy clocks) */
     uint64_t sim[AN_WORLDS];       /* the call's replayed start */
 };
@@ -99,8 +100,8 @@ static uint64_t issued_sim(const struct an_replay_state *st, const struct an_rp_
 {  /* (op settled) */
     if (op->waits)
         return op->sim[w];
-    return op->sim[w] + an_wi_cost(st->changes[w] & op->touched, &op->call,
-                                   op->call.end - op->call.ts);
+    return op->sim[w] + an_wi_cost(st, st->changes[w] & op->touched, &op->call,
+                                   op->call.end - op->call.ts, op->gathered);
 }
 
 struct an_rp_record {
@@ -141,6 +142,10 @@ struct an_rp_stream {
 
 struct an_rp_thread {
     uint32_t tid;
+    /* small uploads (whatif.c, small_upload): their bytes in its current iteration and in
+     * the one before, and whether one of the current iteration's was replayed (gather_of) */
+    uint64_t gather_cur, gather_prev;
+    int gather_started;
     uint64_t last_end;               /* measured end of its latest call */
     int after_kernel;                /* its latest call was a kernel launch */
     struct an_rp_lazy lazy;          /* h's (lazy clocks) */
@@ -673,7 +678,7 @@ static void run_op(struct an_replay_state *st, struct an_rp_stream *s, const str
     const struct an_world_set *in = &st->making[op->touched];
     unsigned last_c = 0;  /* (the worlds of `in` mostly share their changes that touch op) */
     int back_to_back = 0;
-    uint64_t dur_c = dur;
+    uint64_t dur_c = dur, staged_c = 0;
     for (unsigned i = 0; i < in->n; i++) {
         int w = in->world[i];
         unsigned c = st->changes[w] & op->touched;
@@ -683,10 +688,12 @@ static void run_op(struct an_replay_state *st, struct an_rp_stream *s, const str
             /* (a checkpoint read saved in the background is copied into pinned memory) */
             if (op->ckpt && (c & AN_WI_BIT(AN_WI_BACKGROUND)))
                 c |= AN_WI_BIT(AN_WI_PINNED_ASYNC);
-            dur_c = an_wi_op_ns(st, c, &op->call, dur);
+            dur_c = an_wi_op_ns(st, c, &op->call, dur, op->gathered);
+            staged_c = an_wi_staged_ns(st, c, &op->call, op->gathered);
         }
         if (back_to_back)
             lat_in[w] -= lat;
+        lat_in[w] += staged_c;
         dur_in[w] = dur_c;
     }
     /* it starts after the other streams' work it waits for, its call's start plus its
@@ -1063,7 +1070,7 @@ static uint64_t issue(struct an_replay_state *st, const struct an_ev *ev,
           ev->bytes >= (64u << 10)))) {
         struct an_rp_op op = {.call = *ev, .seq = s->issued++, .issued_meas = ev->ts,
                               .touched = touched, .waits = waits, .ckpt = st->ckpt_read,
-                              .lazy = start->lazy};
+                              .gathered = st->gathered, .lazy = start->lazy};
         memcpy(op.sim, start->h, st->nlive * sizeof *start->h);
         return host_only_upload(st, s, ev, &op);
     }
@@ -1080,6 +1087,7 @@ static uint64_t issue(struct an_replay_state *st, const struct an_ev *ev,
     op->touched = touched;
     op->waits = waits;
     op->ckpt = st->ckpt_read;
+    op->gathered = st->gathered;
     op->lazy = start->lazy;
     memcpy(op->sim, start->h, st->nlive * sizeof *start->h);
     s->q_n++;
@@ -1260,6 +1268,39 @@ static void note_busy(struct an_replay_state *st, const struct an_rp_thread *t, 
     }
 }
 
+/*
+ * Small uploads gathered (whatif.c, small_upload): the fix users write collates an
+ * iteration's small tensors into one pinned buffer before the first is needed and copies
+ * it once, so the kernels after the first wait for them all (uploaded one by one, each
+ * copy ran beside the kernels before it). Where the trace measured the host's memcpy rate,
+ * the first small upload of an iteration stages and moves what the iteration before
+ * uploaded so, the others nothing; before a whole iteration was seen, each its own bytes.
+ * An iteration ends at a wait that is no small upload (the loss read) or a step's end.
+ * Returns the bytes ev stages in the worlds that coalesce (replay.h, gathered).
+ */
+static uint64_t gather_of(struct an_replay_state *st, struct an_rp_thread *t,
+                          const struct an_ev *ev, int mark)
+{
+    if (!st->host_copy_bps)
+        return ev->bytes;
+    if (an_wi_small_upload(ev)) {
+        t->gather_cur += ev->bytes;
+        if (!t->gather_prev)
+            return ev->bytes;
+        if (t->gather_started)
+            return 0;
+        t->gather_started = 1;
+        return t->gather_prev;
+    }
+    if (t->gather_cur &&
+        (an_wi_waits_measured(ev) || (mark && (ev->flags & AN_F_STEP_END)))) {
+        t->gather_prev = t->gather_cur;
+        t->gather_cur = 0;
+        t->gather_started = 0;
+    }
+    return 0;
+}
+
 static void replay_call(struct an_replay_state *st, const struct an_ev *ev)
 {
     struct an_ev mark;
@@ -1306,6 +1347,7 @@ static void replay_call(struct an_replay_state *st, const struct an_ev *ev)
             st->asked = 1;
         }
     }
+    st->gathered = gather_of(st, t, ev, ev == &mark);
     unsigned touched = an_wi_touched(st, ev);
     if (touched & ~st->active)
         wake_worlds(st, touched);
@@ -1404,7 +1446,8 @@ static void replay_call(struct an_replay_state *st, const struct an_ev *ev)
         for (unsigned w = 0; w < st->nlive; w++) {
             unsigned c = st->changes[w] & touched;
             if (!c || an_wi_waits(st, c, ev)) {
-                uint64_t mine = t->h[w] + (c ? an_wi_cost(c, ev, before) : before);
+                uint64_t mine = t->h[w] + (c ? an_wi_cost(st, c, ev, before, st->gathered)
+                                                 : before);
                 t->h[w] = max64(mine, ready_sim[w] + after);
                 t->held[w] = t->h[w];
                 if (t->loaded)
@@ -1416,8 +1459,9 @@ static void replay_call(struct an_replay_state *st, const struct an_ev *ev)
                 t->bg_held |= 1u << w;
             } else {
                 uint64_t mine = t->h[w];
-                t->h[w] += an_wi_cost(c, ev, before + after);
-                t->held[w] = max64(mine + an_wi_cost(c, ev, before), ready_sim[w] + after);
+                t->h[w] += an_wi_cost(st, c, ev, before + after, st->gathered);
+                t->held[w] = max64(mine + an_wi_cost(st, c, ev, before, st->gathered),
+                                   ready_sim[w] + after);
                 t->holding |= gathers;
             }
         }

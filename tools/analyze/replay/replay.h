@@ -182,6 +182,10 @@ struct an_replay_state {
      * background world's saving is no finding's */
     int ckpt_read;
     uint64_t bg_from[AN_WORLDS];
+    /* the host's memcpy rate the trace measured, bytes/s (0: none; whatif.c, staging_ns),
+     * and the bytes the small upload replayed now stages and moves where small uploads are
+     * coalesced (replay.c, gather_of: with no rate, its own) */
+    uint64_t host_copy_bps, gathered;
     /* the part of the stretch before the call replayed now in which no other thread issued
      * GPU work (what batch loads and pauses are made of), and the latest end of a call that
      * issued work, and the latest on a thread other than that one's (replay.c,

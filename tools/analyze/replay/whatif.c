@@ -205,13 +205,33 @@ static int small_upload(const struct an_ev *ev)
     return blocking_copy(ev) && ev->bytes < BULK_DOWNLOAD_BYTES;
 }
 
-/* what the host's memcpy into a pinned staging buffer moves per second (a conservative
- * single-core figure: 4 GB/s, a microsecond per 4 KiB) */
+int an_wi_small_upload(const struct an_ev *ev)
+{
+    return small_upload(ev);
+}
+
+/* what the host's memcpy into a pinned staging buffer moves per second where the trace
+ * did not measure it (GW_REC_HOST_COPY; a conservative single-core figure: 4 GB/s, a
+ * microsecond per 4 KiB) */
 #define STAGING_BPS 4e9
 
-static uint64_t staging_ns(const struct an_ev *ev)
+static uint64_t staging_ns(const struct an_replay_state *st, uint64_t bytes)
 {
-    return (uint64_t)((double)ev->bytes * 1e9 / STAGING_BPS);
+    double bps = st->host_copy_bps ? (double)st->host_copy_bps : STAGING_BPS;
+    return (uint64_t)((double)bytes * 1e9 / bps);
+}
+
+/* What a small upload costs the host where it is coalesced: with the host's memcpy rate
+ * measured, the memcpy of the bytes it gathers (replay.c, gather_of; the one copy's call
+ * is a few us a step); without, each its own bytes' memcpy at STAGING_BPS, or its own
+ * time where that is less. */
+static uint64_t gathered_cost(const struct an_replay_state *st, const struct an_ev *ev,
+                              uint64_t own_ns, uint64_t gathered)
+{
+    if (st->host_copy_bps)
+        return staging_ns(st, gathered);
+    uint64_t staging = staging_ns(st, ev->bytes);
+    return staging < own_ns ? staging : own_ns;
 }
 
 unsigned an_wi_touched_any(const struct an_replay_state *st, const struct an_ev *ev)
@@ -254,7 +274,6 @@ void an_wi_transform(struct an_replay_state *st, const struct an_world_set *in, 
     /* (the per-event tests once: which changes take the stretch away, or the call's cost) */
     unsigned no_gap = overhead ? AN_WI_BIT(AN_WI_GRAPHS) : 0, no_cost = costless(ev);
     int small = small_upload(ev);
-    uint64_t staging = small ? staging_ns(ev) : 0;
     for (unsigned i = 0; i < in->n; i++) {
         int w = in->world[i];
         unsigned c = st->changes[w] & touched;
@@ -267,15 +286,24 @@ void an_wi_transform(struct an_replay_state *st, const struct an_world_set *in, 
             g = covered + background_gap(st, w, st->alone, h);
         start[w] = h + g;
         cost[w] = c & no_cost ? 0 : dur;
-        if ((c & AN_WI_BIT(AN_WI_PINNED_ASYNC)) && small && staging < cost[w])
-            cost[w] = staging;
+        if ((c & AN_WI_BIT(AN_WI_PINNED_ASYNC)) && small)
+            cost[w] = gathered_cost(st, ev, cost[w], st->gathered);
     }
 }
 
-uint64_t an_wi_cost(unsigned changes, const struct an_ev *ev, uint64_t own_ns)
+uint64_t an_wi_staged_ns(const struct an_replay_state *st, unsigned changes,
+                         const struct an_ev *ev, uint64_t gathered)
+{
+    if (!st->host_copy_bps || !(changes & AN_WI_BIT(AN_WI_PINNED_ASYNC)) || !small_upload(ev))
+        return 0;
+    return staging_ns(st, gathered);
+}
+
+uint64_t an_wi_cost(const struct an_replay_state *st, unsigned changes, const struct an_ev *ev,
+                    uint64_t own_ns, uint64_t gathered)
 {
     if ((changes & AN_WI_BIT(AN_WI_PINNED_ASYNC)) && small_upload(ev))
-        return staging_ns(ev) < own_ns ? staging_ns(ev) : own_ns;
+        return gathered_cost(st, ev, own_ns, gathered);
     return changes & costless(ev) ? 0 : own_ns;
 }
 
@@ -306,7 +334,7 @@ int an_wi_back_to_back(unsigned changes, const struct an_ev *ev)
 #define PINNED_SPEEDUP 3
 
 uint64_t an_wi_op_ns(const struct an_replay_state *st, unsigned changes,
-                     const struct an_ev *ev, uint64_t dur_ns)
+                     const struct an_ev *ev, uint64_t dur_ns, uint64_t gathered)
 {
     if (!(changes & AN_WI_BIT(AN_WI_PINNED_ASYNC)))
         return dur_ns;
@@ -314,6 +342,15 @@ uint64_t an_wi_op_ns(const struct an_replay_state *st, unsigned changes,
      * what pinning gives */
     if (pageable_download(ev))
         return dur_ns / PINNED_SPEEDUP;
+    if (small_upload(ev) && st->host_copy_bps) {
+        /* gathered (replay.c, gather_of): the bytes it moves in the one copy, at the pinned
+         * bandwidth seen, or PINNED_SPEEDUP x its own rate */
+        if (st->best_pinned_bw)
+            return (uint64_t)((double)gathered * 1e9 / (double)st->best_pinned_bw);
+        return ev->bytes ? (uint64_t)((double)dur_ns * (double)gathered / (double)ev->bytes /
+                                      PINNED_SPEEDUP)
+                         : 0;
+    }
     if (small_upload(ev) && st->best_pinned_bw) {
         /* coalesced: its bytes within the one copy, at the pinned bandwidth seen */
         double moved = (double)ev->bytes * 1e9 / (double)st->best_pinned_bw;

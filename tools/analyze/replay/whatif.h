@@ -138,7 +138,9 @@ static inline int an_wi_removes(const struct an_replay_state *st, unsigned touch
     return -1;
 }
 /* The call's own host time with the changes, from what it took without waiting. */
-uint64_t an_wi_cost(unsigned changes, const struct an_ev *ev, uint64_t own_ns);
+/* gathered: the bytes ev stages where small uploads are coalesced (replay.h) */
+uint64_t an_wi_cost(const struct an_replay_state *st, unsigned changes, const struct an_ev *ev,
+                    uint64_t own_ns, uint64_t gathered);
 /* Whether the call still waits for the GPU with the changes. */
 int an_wi_waits(const struct an_replay_state *st, unsigned changes, const struct an_ev *ev);
 /* Whether the operation ev issues starts right after the previous one on its stream, with
@@ -146,6 +148,12 @@ int an_wi_waits(const struct an_replay_state *st, unsigned changes, const struct
 int an_wi_back_to_back(unsigned changes, const struct an_ev *ev);
 /* The GPU duration of an operation issued by ev (measured dur_ns, bytes) with the changes. */
 uint64_t an_wi_op_ns(const struct an_replay_state *st, unsigned changes,
-                     const struct an_ev *ev, uint64_t dur_ns);
+                     const struct an_ev *ev, uint64_t dur_ns, uint64_t gathered);
+/* How long after its call's start the host has staged what op moves, where it is coalesced
+ * and the trace measured the host's memcpy rate: the copy cannot start before (0 else). */
+uint64_t an_wi_staged_ns(const struct an_replay_state *st, unsigned changes,
+                         const struct an_ev *ev, uint64_t gathered);
+/* One of a step's many small blocking uploads, which pinned_async coalesces (whatif.c). */
+int an_wi_small_upload(const struct an_ev *ev);
 
 #endif

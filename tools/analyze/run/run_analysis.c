@@ -188,6 +188,8 @@ static void analyze_pass(const struct an_options *opt, struct an_trace *t,
         /* converted straight into the reorder window where it can be */
         struct an_ev *a = an_feeder_slot(&feeder);
         if (!an_event_convert(&ev, r, a)) {
+            if (ev.kind == GW_EV_HOST_COPY)
+                an_model_set_host_copy(t->model, ev.u.host_copy.bytes_per_s);
             if (!py && an_py_feed_starts_at(ev.kind))
                 py = an_py_feed_new();
             if (py)
