@@ -245,6 +245,21 @@ calibrate_pair() {  # calibrate_pair LABEL FIX_A FIX_B EXAMPLE [ARGS...] (random
             fix=$(ex_fix "${id:-none}" "$p" | sed "s/^$b+$a\$/$a+$b/")
             fixes+="${fix:-${id:-none}} "
         done
+        # A planted run 15 % or more slower than their median ran on another machine than
+        # its fixes (a stall of the VM: one run in about 17 of sync_and_launch host-only, its
+        # launches 1.5 us apart for five steps, 117 ms against 84, and the graphs' bound of
+        # those steps first): its ranking is the machine's, said and not checked; its
+        # prediction stays in the median.
+        local wmed slow="" ranked="" j
+        wmed=$(tr ' ' '\n' <<<"$walls_p" | grep . | median)
+        for j in 1 2 3 4 5 6 7; do
+            if awk -v w="$(cut -d' ' -f"$j" <<<"$walls_p")" -v m="$wmed" 'BEGIN { exit !(w >= 1.15 * m) }'; then
+                slow+="$j "
+            else
+                ranked+="$(cut -d' ' -f"$j" <<<"$fixes") "
+            fi
+        done
+        [ -z "$slow" ] || echo "  $name ($mode): planted run(s) ${slow}15 % or more slower than their median (the machine's: ranking not checked)"
         [ "$busy" -eq 0 ] || echo "  $name ($mode): contention first in $busy of 7 planted runs (the machine's)"
         local wp wa wb wab
         wp=$(tr ' ' '\n' <<<"$walls_p" | grep . | median)
@@ -257,7 +272,7 @@ calibrate_pair() {  # calibrate_pair LABEL FIX_A FIX_B EXAMPLE [ARGS...] (random
         declare -A wall_of=([$a]=$wa [$b]=$wb [$a+$b]=$wab)
         declare -A walls_of=([$a]=$walls_a [$b]=$walls_b [$a+$b]=$walls_ab)
         local top="" tops ok=1
-        tops=$(tr ' ' '\n' <<<"$fixes" | grep . | sort | uniq -c | sort -rn)
+        tops=$(tr ' ' '\n' <<<"$ranked" | grep . | sort | uniq -c | sort -rn)
         top=$(awk 'NR == 1 { print $2 }' <<<"$tops")
         for fix in $(awk '{ print $2 }' <<<"$tops"); do
             if [ -z "${wall_of[$fix]:-}" ]; then
@@ -380,13 +395,16 @@ calibrate_pair input_and_sync input_workers no_sync random_loop --workers 1 --lo
     --kernel-ns 500000 --copy-kb 0 --sync-every 1 --log-us 300 --streams 1 --churn 0 --nvtx 1
 # a loss read every step on a loop of 1500 short kernels (launch-bound where each launch
 # costs more than its kernel runs: with the timeline's per-launch cost, not without it).
+# Kernels of 350 ns: host-only, the launches of a run come 123-267 ns apart on average here,
+# with CUPTI 436-957; at 230 ns, host-only runs were GPU-bound or kept pace by turns, and
+# ranked the graphs' bound or the read first by turns.
 # With CUPTI only the ranking is checked: the simulated CUPTI's record costs (each kernel's
 # record made on the launching thread, 1500 a step converted beside it) are most of what
 # the graph saves there, and no GPU's CUPTI costs the same (docs/analyze.md). There the two
 # fixes pay together (each alone keeps the other's wait): changes_together comes right
 # after the graphs' finding, with what the pair adds.
 SAVING_MODES=host calibrate_pair sync_and_launch no_sync cuda_graphs random_loop --load-us 0 --kernels 1500 \
-    --kernel-ns 230 --copy-kb 0 --sync-every 1 --log-us 600 --streams 1 --churn 0
+    --kernel-ns 350 --copy-kb 0 --sync-every 1 --log-us 600 --streams 1 --churn 0
 # a 16 MiB pageable upload each step, as async as pageable memory allows, and 1500 kernels
 calibrate_pair pageable_and_launch pinned_async cuda_graphs random_loop --load-us 0 \
     --kernels 1500 --kernel-ns 200 --copy-kb 16384 --pageable 1 --sync-copy 0 --sync-every 0 \
