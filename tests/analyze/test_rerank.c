@@ -133,6 +133,37 @@ static void same_wait_ties_wider(void **state)
     }
 }
 
+/* A saving said "up to" (host-only: kernels of unproven length taken as nil) ranks after a
+ * proven one, whatever its bound (it may be anything from nil to it), even within the 2 %
+ * tie band whose ids would otherwise order them; two bounds, or two proven savings, rank
+ * by saving as before. */
+static void proven_before_bounds(void **state)
+{
+    (void)state;
+    struct { uint64_t launch_ns; int launch_bound_only; uint64_t sync_ns; int sync_bound_only;
+             const char *top; } cases[] = {
+        {12470000, 1, 10170000, 0, "sync_bubble"},     /* the stalled run's ranking */
+        {100000000, 1, 1000000, 0, "sync_bubble"},
+        {10100000, 1, 10000000, 0, "sync_bubble"},     /* within 2 %, ids put launch first */
+        {12470000, 0, 10170000, 0, "launch_bound"},
+        {12470000, 1, 10170000, 1, "launch_bound"},
+        {8000000, 0, 10170000, 1, "launch_bound"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct an_findings list = {0};
+        struct an_finding *a = an_finding_add(&list, "launch_bound");
+        a->saving_ns = cases[i].launch_ns;
+        a->upper_bound = cases[i].launch_bound_only;
+        struct an_finding *b = an_finding_add(&list, "sync_bubble");
+        b->saving_ns = cases[i].sync_ns;
+        b->upper_bound = cases[i].sync_bound_only;
+        an_findings_rank(&list);
+        if (strcmp(list.items[0].id, cases[i].top))
+            fail_msg("case %zu: %s first, expected %s", i, list.items[0].id, cases[i].top);
+        an_findings_free(&list);
+    }
+}
+
 /* A finding that adds to other changes (changes_together: graphs and a sync out, together
  * 20 ms more) ranks right after the last finding of those changes, whatever it saves;
  * findings of other changes keep their order by saving. */
@@ -261,6 +292,7 @@ int main(void)
         cmocka_unit_test(input_then_sync),
         cmocka_unit_test(one_wait_two_changes),
         cmocka_unit_test(same_wait_ties_wider),
+        cmocka_unit_test(proven_before_bounds),
         cmocka_unit_test(follows_its_changes),
         cmocka_unit_test(ranks_ascending_once),
         cmocka_unit_test(remove_keeps_the_others),
