@@ -5,30 +5,49 @@
 
 #include "clock.h"
 
-/* Larger than a CPU's last-level cache share, as a batch of small tensors is; a few tries,
- * the best kept (another thread may take the CPU during one) */
+/* As large as a batch of small tensors, larger than a core's cache share; rounds: the
+ * writer's start and the next 7 flush intervals (50 ms each by default) */
 #define HOST_COPY_BYTES (4u << 20)
-#define HOST_COPY_TRIES 8
+#define HOST_COPY_ROUNDS 8
 
-uint64_t gw_host_copy_bps(void)
+void gw_host_copy_free(struct gw_host_copy *hc)
 {
-    unsigned char *from = malloc(HOST_COPY_BYTES), *to = malloc(HOST_COPY_BYTES);
-    uint64_t best_ns = 0;
-    if (from && to) {
-        /* (the pages are made first, untimed: a staging buffer is allocated once) */
-        memset(from, 1, HOST_COPY_BYTES);
-        memset(to, 0, HOST_COPY_BYTES);
-        for (int i = 0; i < HOST_COPY_TRIES; i++) {
-            uint64_t t0 = gw_monotonic_ns();
-            memcpy(to, from, HOST_COPY_BYTES);
-            /* (read back: the copy is not optimized away) */
-            __asm__ volatile("" : : "r"(to) : "memory");
-            uint64_t ns = gw_monotonic_ns() - t0;
-            if (ns && (!best_ns || ns < best_ns))
-                best_ns = ns;
+    free(hc->from);
+    free(hc->to);
+    hc->from = hc->to = NULL;
+}
+
+uint64_t gw_host_copy_round(struct gw_host_copy *hc, unsigned tries)
+{
+    if (hc->rounds >= HOST_COPY_ROUNDS)
+        return 0;
+    hc->rounds++;
+    if (!hc->from) {
+        hc->from = malloc(HOST_COPY_BYTES);
+        hc->to = malloc(HOST_COPY_BYTES);
+        if (!hc->from || !hc->to) {
+            gw_host_copy_free(hc);
+            hc->rounds = HOST_COPY_ROUNDS;
+            return 0;
         }
+        /* (the pages are made first, untimed: a staging buffer is allocated once) */
+        memset(hc->from, 1, HOST_COPY_BYTES);
+        memset(hc->to, 0, HOST_COPY_BYTES);
     }
-    free(from);
-    free(to);
-    return best_ns ? (uint64_t)HOST_COPY_BYTES * 1000000000ull / best_ns : 0;
+    uint64_t best_ns = 0;
+    for (unsigned i = 0; i < tries; i++) {
+        uint64_t t0 = gw_monotonic_ns();
+        memcpy(hc->to, hc->from, HOST_COPY_BYTES);
+        __asm__ volatile("" : : "r"(hc->to) : "memory");  /* (the copy is kept) */
+        uint64_t ns = gw_monotonic_ns() - t0;
+        if (ns && (!best_ns || ns < best_ns))
+            best_ns = ns;
+    }
+    if (hc->rounds >= HOST_COPY_ROUNDS)
+        gw_host_copy_free(hc);
+    uint64_t bps = best_ns ? (uint64_t)HOST_COPY_BYTES * 1000000000ull / best_ns : 0;
+    if (!bps || (hc->best_bps && (double)bps < 1.05 * (double)hc->best_bps))
+        return 0;
+    hc->best_bps = bps;
+    return bps;
 }

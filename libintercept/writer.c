@@ -261,10 +261,16 @@ void gw_writer_drain_all(void)
     pthread_mutex_unlock(&drain_lock);
 }
 
-/* The host's memcpy rate, once, before the first round: off the program's threads. */
-static void append_host_copy(void)
+/* The host's memcpy rate (host_copy.h), off the program's threads: before the first round,
+ * then a little each round for a few, a definition each time the best so far improves (the
+ * analysis takes the best the trace holds). */
+static struct gw_host_copy host_copy;
+#define HOST_COPY_FIRST_TRIES 8
+#define HOST_COPY_ROUND_TRIES 2
+
+static void append_host_copy(unsigned tries)
 {
-    uint64_t bps = gw_host_copy_bps();
+    uint64_t bps = gw_host_copy_round(&host_copy, tries);
     uint8_t record[32];
     if (bps)
         gw_defs_append(record, gw_encode_record(record, GW_REC_HOST_COPY, &bps, 1, NULL, 0));
@@ -275,7 +281,7 @@ static void *writer_main(void *start_word)
     /* the word as it was before the thread was created: a wake sent before the thread first
      * runs is not missed */
     uint32_t seen = (uint32_t)(uintptr_t)start_word;
-    append_host_copy();
+    append_host_copy(HOST_COPY_FIRST_TRIES);
     while (!__atomic_load_n(&stop_requested, __ATOMIC_ACQUIRE)) {
         struct timespec round = {(time_t)(gw_rec.flush_ms / 1000),
                                  (long)(gw_rec.flush_ms % 1000) * 1000000L};
@@ -289,6 +295,7 @@ static void *writer_main(void *start_word)
         unsigned nhooks = __atomic_load_n(&nround_hooks, __ATOMIC_ACQUIRE);
         for (unsigned i = 0; i < nhooks; i++)
             round_hooks[i](urgent);
+        append_host_copy(HOST_COPY_ROUND_TRIES);
         gw_writer_drain_all();
         __atomic_store_n(&flush_done, requested, __ATOMIC_RELEASE);
     }
@@ -299,6 +306,8 @@ int gw_writer_start(void)
 {
     stop_requested = 0;
     last_clock_point_ns = 0;
+    gw_host_copy_free(&host_copy);
+    memset(&host_copy, 0, sizeof host_copy);
     defs_seq = 0;
     /* The writer must never run the program's signal handlers. */
     sigset_t all, previous;
@@ -320,6 +329,7 @@ void gw_writer_stop(void)
     __atomic_store_n(&stop_requested, 1, __ATOMIC_RELEASE);
     gw_writer_wake();
     pthread_join(writer_thread, NULL);
+    gw_host_copy_free(&host_copy);
     writer_running = 0;
     last_clock_point_ns = 0; /* the final drain writes one more calibration point */
 }

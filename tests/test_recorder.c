@@ -363,13 +363,16 @@ static void test_timed_words_and_their_limit(void **state)
     struct gw_reader *reader = open_trace();
     struct gw_event ev;
     int push = 0, procs = 0, pops = 0, others = 0, host_copy = 0;
+    uint64_t best_copy = 0;
     while (gw_reader_next(reader, &ev) > 0) {
         if (ev.kind == GW_EV_HOST_COPY) {
-            /* the writer's own: the host's memcpy rate, once (any machine moves more than
-             * 100 MB/s, none a TB/s) */
+            /* the writer's own: the host's memcpy rate, as it starts and again when a later
+             * round betters it by 5 % (any machine moves more than 100 MB/s, none a TB/s) */
             host_copy++;
             assert_true(ev.u.host_copy.bytes_per_s > 100000000ull);
             assert_true(ev.u.host_copy.bytes_per_s < 1000000000000ull);
+            assert_true((double)ev.u.host_copy.bytes_per_s >= 1.05 * (double)best_copy);
+            best_copy = ev.u.host_copy.bytes_per_s;
         } else if (ev.kind == GW_EV_RANGE_PUSH) {
             push++;
             assert_int_equal(ev.ts_ns, 7000);
@@ -394,7 +397,7 @@ static void test_timed_words_and_their_limit(void **state)
     assert_int_equal(procs, 1);  /* the 15-word one refused */
     assert_int_equal(pops, 1);
     assert_int_equal(others, 0);  /* nor the 15-word GPU record */
-    assert_int_equal(host_copy, 1);
+    assert_true(host_copy >= 1 && host_copy <= 8);
     assert_int_equal(gw_reader_stats(reader)->damage_reports, 0);
     gw_reader_close(reader);
     cleanup();

@@ -633,6 +633,8 @@ static __attribute__((noinline)) int decode_untimed(struct gw_reader *r,
         }
         start_event(ev, GW_EV_HOST_COPY, r->ch.tid, 0, off);
         ev->u.host_copy.bytes_per_s = bps;
+        if (bps > r->host_copy_bps)
+            r->host_copy_bps = bps;
         r->stats.definitions++;
         return !r->defs_only;
     }

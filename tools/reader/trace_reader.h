@@ -340,6 +340,9 @@ const struct gw_device_def *gw_reader_device(const struct gw_reader *reader,
 /* Name string of a thread, from THREAD definitions. */
 const char *gw_reader_thread_name(const struct gw_reader *reader, uint64_t tid);
 size_t gw_reader_clocks(const struct gw_reader *reader, const struct gw_clock_point **points);
+/* The best host memcpy rate the trace's HOST_COPY definitions hold, bytes/s (0: none):
+ * all of them once gw_reader_load_defs has read them, else those read so far. */
+uint64_t gw_reader_host_copy_bps(const struct gw_reader *reader);
 /* Kernel name of a launch shape (shape → name string). */
 const char *gw_reader_kernel_name(const struct gw_reader *reader, uint64_t shape_id);
 /* A STACK definition by id (trace_stacks.c). */

@@ -179,3 +179,8 @@ const char *gw_reader_kernel_name(const struct gw_reader *r, uint64_t shape_id)
     const struct gw_shape *shape = gw_reader_shape(r, shape_id);
     return shape ? gw_reader_string(r, shape->name_id, NULL) : NULL;
 }
+
+uint64_t gw_reader_host_copy_bps(const struct gw_reader *r)
+{
+    return r->host_copy_bps;
+}

@@ -176,6 +176,10 @@ static void analyze_pass(const struct an_options *opt, struct an_trace *t,
         return;
     }
     snprintf(t->model->path, sizeof t->model->path, "%s", t->path);
+    /* the definitions first: the best memcpy rate the writer timed over its rounds is the
+     * replay's from the first event (host_copy.h) */
+    gw_reader_load_defs(r);
+    an_model_set_host_copy(t->model, gw_reader_host_copy_bps(r));
     an_model_set_resolver(t->model, resolve, stack_of, r);
     struct holes holes = {0};
     gw_reader_on_damage(r, on_damage, &holes);
@@ -188,8 +192,6 @@ static void analyze_pass(const struct an_options *opt, struct an_trace *t,
         /* converted straight into the reorder window where it can be */
         struct an_ev *a = an_feeder_slot(&feeder);
         if (!an_event_convert(&ev, r, a)) {
-            if (ev.kind == GW_EV_HOST_COPY)
-                an_model_set_host_copy(t->model, ev.u.host_copy.bytes_per_s);
             if (!py && an_py_feed_starts_at(ev.kind))
                 py = an_py_feed_new();
             if (py)
