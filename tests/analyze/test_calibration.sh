@@ -246,9 +246,9 @@ calibrate_pair() {  # calibrate_pair LABEL FIX_A FIX_B EXAMPLE [ARGS...] (random
             fixes+="${fix:-${id:-none}} "
         done
         # A planted run 15 % or more slower than their median ran on another machine than
-        # its fixes (a stall of the VM: one run in about 17 of sync_and_launch host-only, its
-        # launches 1.5 us apart for five steps, 117 ms against 84, and the graphs' bound of
-        # those steps first): its ranking is the machine's, said and not checked; its
+        # its fixes (a stall of the VM: one run in about 17 of sync_and_launch host-only with
+        # 500 ns kernels, its launches 1.5 us apart for five steps, 117 ms against 84, and
+        # the graphs' bound of those steps first): its ranking is the machine's, said and not checked; its
         # prediction stays in the median.
         local wmed slow="" ranked="" j
         wmed=$(tr ' ' '\n' <<<"$walls_p" | grep . | median)
