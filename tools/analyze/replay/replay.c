@@ -70,6 +70,15 @@ static void settle(const struct an_replay_state *st, struct an_rp_lazy *lazy, ui
     memset(lazy, 0, sizeof *lazy);
 }
 
+/* to[w] = from[w] for every slot, the dead ones too: a copy of fixed size is a few moves
+ * inline, where one of the live slots' was a call to memcpy, a tenth of issuing a launch
+ * (the dead slots' values are never read: a world woken late copies its slot whole,
+ * copy_slot) */
+static inline void copy_clocks(uint64_t *restrict to, const uint64_t *restrict from)
+{
+    memcpy(to, from, AN_WORLDS * sizeof *to);
+}
+
 /* An operation issued and not yet matched to its GPU record. */
 struct an_rp_op {
     struct an_ev call;               /* the issuing call */
@@ -90,7 +99,7 @@ static void copy_op(const struct an_replay_state *st, struct an_rp_op *to,
                     const struct an_rp_op *from)
 {
     memcpy(to, from, offsetof(struct an_rp_op, sim));
-    memcpy(to->sim, from->sim, st->nlive * sizeof *from->sim);
+    copy_clocks(to->sim, from->sim);
 }
 
 /* When the host had issued op in world w, replayed: its call's start, plus its own time
@@ -558,7 +567,7 @@ static void mark_done(const struct an_replay_state *st, struct an_rp_stream *s, 
 {
     s->done[seq % DONE_KEEP].seq = seq;
     s->done[seq % DONE_KEEP].meas = s->g_meas;
-    memcpy(s->done[seq % DONE_KEEP].sim, s->g, st->nlive * sizeof *s->g);
+    copy_clocks(s->done[seq % DONE_KEEP].sim, s->g);
 }
 
 static void run_virtual(struct an_replay_state *st, struct an_rp_stream *s,
@@ -663,54 +672,52 @@ static void run_op(struct an_replay_state *st, struct an_rp_stream *s, const str
         s->latency = lat;
     else if (lat > s->latency)
         lat = s->latency;
-    /* each world's delay and length: as measured, but where a change touches the call */
-    uint64_t lat_in[AN_WORLDS], dur_in[AN_WORLDS];  /* (lat_in: with op's lazy offset) */
-    if (op->lazy.on)
-        for (unsigned w = 0; w < st->nlive; w++) {
-            lat_in[w] = lat + lazy_offset(st, &op->lazy, w);
-            dur_in[w] = dur;
-        }
-    else
-        for (unsigned w = 0; w < st->nlive; w++) {
-            lat_in[w] = lat;
-            dur_in[w] = dur;
-        }
+    /* each world's delay and length: as measured, but in the worlds making a change that
+     * touches the call (`in`, a bit per slot): there its delay moves by lat_adj (modulo
+     * 2^64) and it lasts dur_in */
+    uint64_t lat_adj[AN_WORLDS], dur_in[AN_WORLDS];
+    uint32_t in_mask = 0;
     const struct an_world_set *in = &st->making[op->touched];
     unsigned last_c = 0;  /* (the worlds of `in` mostly share their changes that touch op) */
-    int back_to_back = 0;
-    uint64_t dur_c = dur, staged_c = 0;
+    uint64_t adj_c = 0, dur_c = dur;
     for (unsigned i = 0; i < in->n; i++) {
         int w = in->world[i];
         unsigned c = st->changes[w] & op->touched;
         if (c != last_c || !i) {
             last_c = c;
-            back_to_back = an_wi_back_to_back(c, &op->call);
+            int back_to_back = an_wi_back_to_back(c, &op->call);
             /* (a checkpoint read saved in the background is copied into pinned memory) */
             if (op->ckpt && (c & AN_WI_BIT(AN_WI_BACKGROUND)))
                 c |= AN_WI_BIT(AN_WI_PINNED_ASYNC);
             dur_c = an_wi_op_ns(st, c, &op->call, dur, op->gathered);
-            staged_c = an_wi_staged_ns(st, c, &op->call, op->gathered);
+            adj_c = an_wi_staged_ns(st, c, &op->call, op->gathered) - (back_to_back ? lat : 0);
         }
-        if (back_to_back)
-            lat_in[w] -= lat;
-        lat_in[w] += staged_c;
+        lat_adj[w] = adj_c;
         dur_in[w] = dur_c;
+        in_mask |= 1u << w;
     }
-    /* it starts after the other streams' work it waits for, its call's start plus its
-     * delay, and its stream's previous operation (and the device's latest kernel, where it
-     * runs them one at a time): one branch-free loop per case */
-    if (barred)
-        for (unsigned w = 0; w < st->nlive; w++)
-            s->g[w] = max64(s->g[w], other[w]);
+    /* it starts after the other streams' work it waits for, its call's start (op's lazy
+     * offset added) plus its delay, and its stream's previous operation (and the device's
+     * latest kernel, where it runs them one at a time); one loop over the worlds, each
+     * world's clocks read and written once */
     struct an_rp_device *dev = kernel ? one_at_a_time(st, s, ts, end) : NULL;
-    if (dev)
-        for (unsigned w = 0; w < st->nlive; w++) {
-            uint64_t start = max64(max64(s->g[w], op->sim[w] + lat_in[w]), dev->kernel_end[w]);
-            s->g[w] = dev->kernel_end[w] = start + dur_in[w];
+    struct an_rp_lazy lazy = op->lazy.on ? op->lazy : (struct an_rp_lazy){0};
+    for (unsigned w = 0; w < st->nlive; w++) {
+        uint64_t l = lat + lazy.base - (lazy.removed[0] & st->removers[0][w]) -
+                     (lazy.removed[1] & st->removers[1][w]);
+        uint64_t d = dur;
+        if ((in_mask >> w) & 1u) {
+            l += lat_adj[w];
+            d = dur_in[w];
         }
-    else
-        for (unsigned w = 0; w < st->nlive; w++)
-            s->g[w] = max64(s->g[w], op->sim[w] + lat_in[w]) + dur_in[w];
+        uint64_t g = barred ? max64(s->g[w], other[w]) : s->g[w];
+        uint64_t start = max64(g, op->sim[w] + l);
+        if (dev) {
+            start = max64(start, dev->kernel_end[w]);
+            dev->kernel_end[w] = start + d;
+        }
+        s->g[w] = start + d;
+    }
     if (end > s->g_meas)
         s->g_meas = end;
     mark_done(st, s, op->seq);
@@ -1053,6 +1060,20 @@ static uint64_t host_only_upload(struct an_replay_state *st, struct an_rp_stream
     return move;
 }
 
+/* (out of line: its operation on the stack made issue's frame, which runs for every
+ * launch, costlier) */
+__attribute__((noinline))
+static uint64_t issue_host_only_copy(struct an_replay_state *st, struct an_rp_stream *s,
+                                     const struct an_ev *ev, const struct an_rp_thread *start,
+                                     int waits, unsigned touched)
+{
+    struct an_rp_op op = {.call = *ev, .seq = s->issued++, .issued_meas = ev->ts,
+                          .touched = touched, .waits = waits, .ckpt = st->ckpt_read,
+                          .gathered = st->gathered, .lazy = start->lazy};
+    copy_clocks(op.sim, start->h);
+    return host_only_upload(st, s, ev, &op);
+}
+
 /* start: the issuing thread's clocks, at ev's start in each world. Returns the part of
  * ev's own time that moved bytes where host-only told it from its wait (host_only_upload),
  * else 0. */
@@ -1067,13 +1088,8 @@ static uint64_t issue(struct an_replay_state *st, const struct an_ev *ev,
     if (!st->expect_gpu && ev->kind == AN_COPY && waits &&
         (!(ev->flags & AN_F_DRAINS) ||
          (ev->dir == GW_COPY_DTOH && ev->host_kind == GW_HOST_PAGEABLE &&
-          ev->bytes >= (64u << 10)))) {
-        struct an_rp_op op = {.call = *ev, .seq = s->issued++, .issued_meas = ev->ts,
-                              .touched = touched, .waits = waits, .ckpt = st->ckpt_read,
-                              .gathered = st->gathered, .lazy = start->lazy};
-        memcpy(op.sim, start->h, st->nlive * sizeof *start->h);
-        return host_only_upload(st, s, ev, &op);
-    }
+          ev->bytes >= (64u << 10))))
+        return issue_host_only_copy(st, s, ev, start, waits, touched);
     if (ring_room((void **)&s->q, &s->q_head, s->q_n, &s->q_cap, sizeof *s->q, QUEUE_MAX) != 0) {
         run_virtual(st, s, ev, 0, UINT64_MAX, 0);  /* never matched so far: drop what waits */
         if (ring_room((void **)&s->q, &s->q_head, s->q_n, &s->q_cap, sizeof *s->q,
@@ -1089,7 +1105,7 @@ static uint64_t issue(struct an_replay_state *st, const struct an_ev *ev,
     op->ckpt = st->ckpt_read;
     op->gathered = st->gathered;
     op->lazy = start->lazy;
-    memcpy(op->sim, start->h, st->nlive * sizeof *start->h);
+    copy_clocks(op->sim, start->h);
     s->q_n++;
     match_pending(st, s, ev->end);
     return 0;
@@ -1301,6 +1317,55 @@ static uint64_t gather_of(struct an_replay_state *st, struct an_rp_thread *t,
     return 0;
 }
 
+/*
+ * A kernel launch in the loop's rhythm: by the thread replayed last or another, after a
+ * stretch too short for a batch load or a pause, no wait of its own, the thread holding no
+ * read, and cuda_graphs already alive. Nearly every event of a training loop is one, and
+ * replay_call's cases for the others cost two thirds of its time; this is what replay_call
+ * does for it, case by case, and nothing else. (Both must agree: test_replay_worlds and
+ * the corpus, byte for byte, bench/replay_same.sh.)
+ */
+static int in_rhythm(const struct an_replay_state *st, const struct an_rp_thread *t,
+                     const struct an_ev *ev)
+{
+    return ev->kind == AN_LAUNCH &&
+           (ev->flags & (AN_F_KERNEL | AN_F_ERROR | AN_F_DRAINS | AN_F_BLOCKING)) ==
+               AN_F_KERNEL &&
+           !t->holding && st->alone < st->th.input_gap_ns && st->alone < st->th.pause_min_ns &&
+           (st->active & AN_WI_BIT(AN_WI_GRAPHS)) && an_wi_issues(ev);
+}
+
+static void launch_in_rhythm(struct an_replay_state *st, struct an_rp_thread *t,
+                             const struct an_ev *ev, uint64_t gap)
+{
+    /* loop_pause: no pause, no long stretch, nothing held */
+    if (loop_iterations(t))
+        t->looping = 1;
+    st->pause = st->long_rhythm = 0;
+    t->bg_held = 0;
+    st->after_kernel = t->after_kernel;
+    t->after_kernel = 1;
+    st->load = st->ckpt_read = st->run_ahead_bound = st->upload_wait = 0;
+    st->gathered = st->host_copy_bps ? 0 : ev->bytes;  /* (gather_of: no upload) */
+    /* an_wi_removes: cuda_graphs alone, the lazy clocks */
+    t->lazy.on = 1;
+    t->lazy.base += gap;
+    int graphs = remover_of(AN_WI_GRAPHS);
+    if (an_wi_launch_overhead(st, ev, gap))
+        t->lazy.removed[graphs] += gap;
+    issue(st, ev, t, 0, AN_WI_BIT(AN_WI_GRAPHS));
+    note_busy(st, t, ev->end);
+    uint64_t dur = ev->end - ev->ts;
+    t->lazy.base += dur;
+    t->lazy.removed[graphs] += dur;
+    t->launched_since_wait = t->launched_since_upload = 1;
+    t->upload_to = 0;
+    t->after_readback = 0;
+    if (ev->end > t->last_end)
+        t->last_end = ev->end;
+    st->last_thread = (size_t)(t - st->threads) + 1;
+}
+
 static void replay_call(struct an_replay_state *st, const struct an_ev *ev)
 {
     struct an_ev mark;
@@ -1318,6 +1383,10 @@ static void replay_call(struct an_replay_state *st, const struct an_ev *ev)
     uint64_t gap = ev->ts > t->last_end ? ev->ts - t->last_end : 0;
     struct an_rp_thread *other;
     st->alone = alone_until(st, t, ev->ts, &other);
+    if (!other && in_rhythm(st, t, ev)) {
+        launch_in_rhythm(st, t, ev, gap);
+        return;
+    }
     loop_pause(st, t, st->alone, ev == &mark);
     if (other) {  /* the stretch waited for the other thread: it resumes after it */
         settle(st, &t->lazy, t->h);
