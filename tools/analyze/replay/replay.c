@@ -912,6 +912,24 @@ void an_replay_gpu(struct an_replay_state *st, const struct an_ev *ev)
     st->npending++;
 }
 
+/* How many of s's queued operations come before seq upto. Their seqs rise (not always by
+ * one: a host-only blocking copy takes a seq and is replayed at once), and a drain takes
+ * them all, mostly: the last one tells, else a binary search. */
+static size_t ops_before(const struct an_rp_stream *s, uint64_t upto)
+{
+    size_t lo = 0, hi = s->q_n;  /* (the first hi ops: some may be before upto) */
+    if (!hi || s->q[(s->q_head + hi - 1) & (s->q_cap - 1)].seq < upto)
+        return hi;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (s->q[(s->q_head + mid) & (s->q_cap - 1)].seq < upto)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 /*
  * Work issued on s that no GPU record was matched to, drained by `drain` (host-only
  * traces, lost records): one virtual operation. When the drain waited, the GPU was busy
@@ -923,9 +941,7 @@ void an_replay_gpu(struct an_replay_state *st, const struct an_ev *ev)
 static void run_virtual(struct an_replay_state *st, struct an_rp_stream *s,
                         const struct an_ev *drain, int waited, uint64_t upto, int depth)
 {
-    size_t n = 0;
-    while (n < s->q_n && s->q[(s->q_head + n) & (s->q_cap - 1)].seq < upto)
-        n++;
+    size_t n = ops_before(s, upto);
     if (!n)
         return;
     /* work on other streams it waited for ran first: its time is not this work's (that
@@ -933,8 +949,7 @@ static void run_virtual(struct an_replay_state *st, struct an_rp_stream *s,
     uint64_t other[AN_WORLDS];
     uint64_t other_meas = pass_barriers(st, s, s->q[(s->q_head + n - 1) & (s->q_cap - 1)].seq,
                                         other, drain, waited, depth);
-    for (n = 0; n < s->q_n && s->q[(s->q_head + n) & (s->q_cap - 1)].seq < upto;)
-        n++;
+    n = ops_before(s, upto);
     if (!n)
         return;
     struct an_rp_op *first = &s->q[s->q_head];
@@ -1074,11 +1089,23 @@ static uint64_t issue_host_only_copy(struct an_replay_state *st, struct an_rp_st
     return host_only_upload(st, s, ev, &op);
 }
 
+/* s's queue is full: grown, or where it holds QUEUE_MAX already, emptied of what was never
+ * matched so far. Returns 1 where no room could be made. */
+__attribute__((noinline))
+static int queue_full(struct an_replay_state *st, struct an_rp_stream *s, const struct an_ev *ev)
+{
+    if (ring_room((void **)&s->q, &s->q_head, s->q_n, &s->q_cap, sizeof *s->q, QUEUE_MAX) == 0)
+        return 0;
+    run_virtual(st, s, ev, 0, UINT64_MAX, 0);  /* never matched so far: drop what waits */
+    return ring_room((void **)&s->q, &s->q_head, s->q_n, &s->q_cap, sizeof *s->q,
+                     QUEUE_MAX) != 0;
+}
+
 /* start: the issuing thread's clocks, at ev's start in each world. Returns the part of
  * ev's own time that moved bytes where host-only told it from its wait (host_only_upload),
  * else 0. */
-static uint64_t issue(struct an_replay_state *st, const struct an_ev *ev,
-                      const struct an_rp_thread *start, int waits, unsigned touched)
+static inline uint64_t issue(struct an_replay_state *st, const struct an_ev *ev,
+                             const struct an_rp_thread *start, int waits, unsigned touched)
 {
     struct an_rp_stream *s = stream_of(st, ev->stream);
     if (!s)
@@ -1090,12 +1117,8 @@ static uint64_t issue(struct an_replay_state *st, const struct an_ev *ev,
          (ev->dir == GW_COPY_DTOH && ev->host_kind == GW_HOST_PAGEABLE &&
           ev->bytes >= (64u << 10))))
         return issue_host_only_copy(st, s, ev, start, waits, touched);
-    if (ring_room((void **)&s->q, &s->q_head, s->q_n, &s->q_cap, sizeof *s->q, QUEUE_MAX) != 0) {
-        run_virtual(st, s, ev, 0, UINT64_MAX, 0);  /* never matched so far: drop what waits */
-        if (ring_room((void **)&s->q, &s->q_head, s->q_n, &s->q_cap, sizeof *s->q,
-                      QUEUE_MAX) != 0)
-            return 0;
-    }
+    if (s->q_n == s->q_cap && queue_full(st, s, ev))
+        return 0;
     struct an_rp_op *op = &s->q[(s->q_head + s->q_n) & (s->q_cap - 1)];  /* (in place) */
     op->call = *ev;
     op->seq = s->issued++;
@@ -1107,7 +1130,8 @@ static uint64_t issue(struct an_replay_state *st, const struct an_ev *ev,
     op->lazy = start->lazy;
     copy_clocks(op->sim, start->h);
     s->q_n++;
-    match_pending(st, s, ev->end);
+    if (s->p_n)
+        match_pending(st, s, ev->end);
     return 0;
 }
 
@@ -1366,7 +1390,13 @@ static void launch_in_rhythm(struct an_replay_state *st, struct an_rp_thread *t,
     st->last_thread = (size_t)(t - st->threads) + 1;
 }
 
-static void replay_call(struct an_replay_state *st, const struct an_ev *ev)
+static void replay_other_call(struct an_replay_state *st, const struct an_ev *ev,
+                              struct an_rp_thread *t, uint64_t gap, struct an_rp_thread *other,
+                              int mark);
+
+/* (inline into its callers, the slow path apart: most events are launches in rhythm, and
+ * the whole replay's registers saved and restored for each was a tenth of their cost) */
+static inline void replay_call(struct an_replay_state *st, const struct an_ev *ev)
 {
     struct an_ev mark;
     if (ev->kind >= AN_RANGE_PUSH && ev->kind <= AN_RANGE_END &&
@@ -1383,11 +1413,19 @@ static void replay_call(struct an_replay_state *st, const struct an_ev *ev)
     uint64_t gap = ev->ts > t->last_end ? ev->ts - t->last_end : 0;
     struct an_rp_thread *other;
     st->alone = alone_until(st, t, ev->ts, &other);
-    if (!other && in_rhythm(st, t, ev)) {
+    if (!other && in_rhythm(st, t, ev))
         launch_in_rhythm(st, t, ev, gap);
-        return;
-    }
-    loop_pause(st, t, st->alone, ev == &mark);
+    else
+        replay_other_call(st, ev, t, gap, other, ev == &mark);
+}
+
+/* Every other call (and step mark): each case of replay.h's graph. */
+__attribute__((noinline))
+static void replay_other_call(struct an_replay_state *st, const struct an_ev *ev,
+                              struct an_rp_thread *t, uint64_t gap, struct an_rp_thread *other,
+                              int mark)
+{
+    loop_pause(st, t, st->alone, mark);
     if (other) {  /* the stretch waited for the other thread: it resumes after it */
         settle(st, &t->lazy, t->h);
         settle(st, &other->lazy, other->h);
@@ -1416,7 +1454,7 @@ static void replay_call(struct an_replay_state *st, const struct an_ev *ev)
             st->asked = 1;
         }
     }
-    st->gathered = gather_of(st, t, ev, ev == &mark);
+    st->gathered = gather_of(st, t, ev, mark);
     unsigned touched = an_wi_touched(st, ev);
     if (touched & ~st->active)
         wake_worlds(st, touched);
@@ -1552,7 +1590,7 @@ static void replay_call(struct an_replay_state *st, const struct an_ev *ev)
             t->read_seen = 1;
         }
     }
-    if (ev == &mark && (ev->flags & AN_F_STEP_END))
+    if (mark && (ev->flags & AN_F_STEP_END))
         t->steps_ended++;
     if (ev->end > t->last_end)
         t->last_end = ev->end;
