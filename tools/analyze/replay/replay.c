@@ -373,8 +373,10 @@ static void wake_worlds(struct an_replay_state *st, unsigned touched)
         copy_slot(st, st->nlive, slot_of(st, changes & st->active));
         st->changes[st->nlive] = changes;
         for (int c = 1; c < AN_WI_COUNT; c++)
-            if ((changes & AN_WI_BIT(c)) && remover_of(c) >= 0)
+            if ((changes & AN_WI_BIT(c)) && remover_of(c) >= 0) {
                 st->removers[remover_of(c)][st->nlive] = UINT64_MAX;
+                st->remover_set[st->nlive] |= (uint8_t)(1u << remover_of(c));
+            }
         st->nlive++;
     }
     st->active = active;
@@ -696,28 +698,40 @@ static void run_op(struct an_replay_state *st, struct an_rp_stream *s, const str
         dur_in[w] = dur_c;
         in_mask |= 1u << w;
     }
-    /* it starts after the other streams' work it waits for, its call's start (op's lazy
-     * offset added) plus its delay, and its stream's previous operation (and the device's
-     * latest kernel, where it runs them one at a time); one loop over the worlds, each
-     * world's clocks read and written once */
+    /* it starts after the other streams' work it waits for, its call's start plus its
+     * delay, and its stream's previous operation (and the device's latest kernel, where it
+     * runs them one at a time); one loop over the worlds per case. The call's start is
+     * sim plus op's lazy offset, which is one of four by the kinds of time a world's
+     * changes remove (remover_set) */
+    if (barred)
+        for (unsigned w = 0; w < st->nlive; w++)
+            s->g[w] = max64(s->g[w], other[w]);
+    _Static_assert(AN_RP_REMOVERS == 2, "off: an offset per set of removers");
+    uint64_t off[1u << AN_RP_REMOVERS] = {lat, lat, lat, lat};
+    if (op->lazy.on)
+        for (unsigned k = 0; k < 1u << AN_RP_REMOVERS; k++)
+            off[k] += op->lazy.base - (k & 1u ? op->lazy.removed[0] : 0) -
+                      (k & 2u ? op->lazy.removed[1] : 0);
     struct an_rp_device *dev = kernel ? one_at_a_time(st, s, ts, end) : NULL;
-    struct an_rp_lazy lazy = op->lazy.on ? op->lazy : (struct an_rp_lazy){0};
-    for (unsigned w = 0; w < st->nlive; w++) {
-        uint64_t l = lat + lazy.base - (lazy.removed[0] & st->removers[0][w]) -
-                     (lazy.removed[1] & st->removers[1][w]);
-        uint64_t d = dur;
-        if ((in_mask >> w) & 1u) {
-            l += lat_adj[w];
-            d = dur_in[w];
+    if (dev)
+        for (unsigned w = 0; w < st->nlive; w++) {
+            uint64_t l = off[st->remover_set[w]], d = dur;
+            if ((in_mask >> w) & 1u) {
+                l += lat_adj[w];
+                d = dur_in[w];
+            }
+            uint64_t start = max64(max64(s->g[w], op->sim[w] + l), dev->kernel_end[w]);
+            s->g[w] = dev->kernel_end[w] = start + d;
         }
-        uint64_t g = barred ? max64(s->g[w], other[w]) : s->g[w];
-        uint64_t start = max64(g, op->sim[w] + l);
-        if (dev) {
-            start = max64(start, dev->kernel_end[w]);
-            dev->kernel_end[w] = start + d;
+    else
+        for (unsigned w = 0; w < st->nlive; w++) {
+            uint64_t l = off[st->remover_set[w]], d = dur;
+            if ((in_mask >> w) & 1u) {
+                l += lat_adj[w];
+                d = dur_in[w];
+            }
+            s->g[w] = max64(s->g[w], op->sim[w] + l) + d;
         }
-        s->g[w] = start + d;
-    }
     if (end > s->g_meas)
         s->g_meas = end;
     mark_done(st, s, op->seq);

@@ -142,6 +142,7 @@ struct an_replay_state {
      * allocator's), per slot: all ones where its world makes that change, else 0 */
 #define AN_RP_REMOVERS 2
     uint64_t removers[AN_RP_REMOVERS][AN_WORLDS];
+    uint8_t remover_set[AN_WORLDS];  /* the same, a bit per kind (1 << remover) */
     /* for each mask of changes, the slots making one of them (most events touch none, or
      * only the kernel launches of the slots with cuda_graphs: the others move alike) */
     struct an_world_set making[1u << AN_WI_COUNT];
