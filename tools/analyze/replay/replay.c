@@ -381,10 +381,21 @@ static void wake_worlds(struct an_replay_state *st, unsigned touched)
     }
     st->active = active;
     for (unsigned mask = 0; mask < 1u << AN_WI_COUNT; mask++) {
-        st->making[mask].n = 0;
-        for (unsigned slot = 0; slot < st->nlive; slot++)
-            if (st->changes[slot] & mask)
-                st->making[mask].world[st->making[mask].n++] = (uint8_t)slot;
+        struct an_world_set *in = &st->making[mask];
+        in->n = in->ngroups = 0;
+        for (unsigned slot = 0; slot < st->nlive; slot++) {
+            unsigned c = st->changes[slot] & mask;
+            in->group_of[slot] = 0;
+            if (!c)
+                continue;
+            in->world[in->n++] = (uint8_t)slot;
+            unsigned g = 0;
+            while (g < in->ngroups && in->group_changes[g] != c)
+                g++;
+            if (g == in->ngroups)
+                in->group_changes[in->ngroups++] = (uint8_t)c;
+            in->group_of[slot] = (uint8_t)(g + 1);
+        }
     }
 }
 
@@ -675,28 +686,21 @@ static void run_op(struct an_replay_state *st, struct an_rp_stream *s, const str
     else if (lat > s->latency)
         lat = s->latency;
     /* each world's delay and length: as measured, but in the worlds making a change that
-     * touches the call (`in`, a bit per slot): there its delay moves by lat_adj (modulo
-     * 2^64) and it lasts dur_in */
-    uint64_t lat_adj[AN_WORLDS], dur_in[AN_WORLDS];
-    uint32_t in_mask = 0;
+     * touches the call (`in`): there its delay moves by lat_adj (modulo 2^64) and it lasts
+     * dur_in, the same for the worlds of each group (index 0: the others) */
     const struct an_world_set *in = &st->making[op->touched];
-    unsigned last_c = 0;  /* (the worlds of `in` mostly share their changes that touch op) */
-    uint64_t adj_c = 0, dur_c = dur;
-    for (unsigned i = 0; i < in->n; i++) {
-        int w = in->world[i];
-        unsigned c = st->changes[w] & op->touched;
-        if (c != last_c || !i) {
-            last_c = c;
-            int back_to_back = an_wi_back_to_back(c, &op->call);
-            /* (a checkpoint read saved in the background is copied into pinned memory) */
-            if (op->ckpt && (c & AN_WI_BIT(AN_WI_BACKGROUND)))
-                c |= AN_WI_BIT(AN_WI_PINNED_ASYNC);
-            dur_c = an_wi_op_ns(st, c, &op->call, dur, op->gathered);
-            adj_c = an_wi_staged_ns(st, c, &op->call, op->gathered) - (back_to_back ? lat : 0);
-        }
-        lat_adj[w] = adj_c;
-        dur_in[w] = dur_c;
-        in_mask |= 1u << w;
+    uint64_t lat_adj[AN_WORLDS + 1], dur_in[AN_WORLDS + 1];
+    lat_adj[0] = 0;
+    dur_in[0] = dur;
+    for (unsigned g = 0; g < in->ngroups; g++) {
+        unsigned c = in->group_changes[g];
+        int back_to_back = an_wi_back_to_back(c, &op->call);
+        /* (a checkpoint read saved in the background is copied into pinned memory) */
+        if (op->ckpt && (c & AN_WI_BIT(AN_WI_BACKGROUND)))
+            c |= AN_WI_BIT(AN_WI_PINNED_ASYNC);
+        dur_in[g + 1] = an_wi_op_ns(st, c, &op->call, dur, op->gathered);
+        lat_adj[g + 1] = an_wi_staged_ns(st, c, &op->call, op->gathered) -
+                         (back_to_back ? lat : 0);
     }
     /* it starts after the other streams' work it waits for, its call's start plus its
      * delay, and its stream's previous operation (and the device's latest kernel, where it
@@ -715,21 +719,15 @@ static void run_op(struct an_replay_state *st, struct an_rp_stream *s, const str
     struct an_rp_device *dev = kernel ? one_at_a_time(st, s, ts, end) : NULL;
     if (dev)
         for (unsigned w = 0; w < st->nlive; w++) {
-            uint64_t l = off[st->remover_set[w]], d = dur;
-            if ((in_mask >> w) & 1u) {
-                l += lat_adj[w];
-                d = dur_in[w];
-            }
+            unsigned g = in->group_of[w];
+            uint64_t l = off[st->remover_set[w]] + lat_adj[g], d = dur_in[g];
             uint64_t start = max64(max64(s->g[w], op->sim[w] + l), dev->kernel_end[w]);
             s->g[w] = dev->kernel_end[w] = start + d;
         }
     else
         for (unsigned w = 0; w < st->nlive; w++) {
-            uint64_t l = off[st->remover_set[w]], d = dur;
-            if ((in_mask >> w) & 1u) {
-                l += lat_adj[w];
-                d = dur_in[w];
-            }
+            unsigned g = in->group_of[w];
+            uint64_t l = off[st->remover_set[w]] + lat_adj[g], d = dur_in[g];
             s->g[w] = max64(s->g[w], op->sim[w] + l) + d;
         }
     if (end > s->g_meas)

@@ -58,6 +58,12 @@ int an_world_of(unsigned changes);
 struct an_world_set {
     unsigned n;
     uint8_t world[AN_WORLDS];
+    /* ... the distinct sets of changes they make among those touching the event (a world's
+     * changes & the set's mask), and each live slot's group: its index there + 1 (0: the
+     * slot is none of them) */
+    unsigned ngroups;
+    uint8_t group_changes[AN_WORLDS];
+    uint8_t group_of[AN_WORLDS];
 };
 
 /* What the replay found, kept in the model after the pass. */
