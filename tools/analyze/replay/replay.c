@@ -1091,13 +1091,13 @@ static uint64_t host_only_upload(struct an_replay_state *st, struct an_rp_stream
  * launch, costlier) */
 __attribute__((noinline))
 static uint64_t issue_host_only_copy(struct an_replay_state *st, struct an_rp_stream *s,
-                                     const struct an_ev *ev, const struct an_rp_thread *start,
-                                     int waits, unsigned touched)
+                                     const struct an_ev *ev, const uint64_t *h,
+                                     struct an_rp_lazy lazy, int waits, unsigned touched)
 {
     struct an_rp_op op = {.call = *ev, .seq = s->issued++, .issued_meas = ev->ts,
                           .touched = touched, .waits = waits, .ckpt = st->ckpt_read,
-                          .gathered = st->gathered, .lazy = start->lazy};
-    copy_clocks(op.sim, start->h);
+                          .gathered = st->gathered, .lazy = lazy};
+    copy_clocks(op.sim, h);
     return host_only_upload(st, s, ev, &op);
 }
 
@@ -1113,11 +1113,14 @@ static int queue_full(struct an_replay_state *st, struct an_rp_stream *s, const 
                      QUEUE_MAX) != 0;
 }
 
-/* start: the issuing thread's clocks, at ev's start in each world. Returns the part of
- * ev's own time that moved bytes where host-only told it from its wait (host_only_upload),
- * else 0. */
+/* h, lazy: the issuing thread's clocks, at ev's start in each world (its lazy clocks
+ * passed by value: copied whole from the thread just after their fields were moved, the
+ * copy's wide loads stalled on the narrow stores, half a launch's replay). Returns the part
+ * of ev's own time that moved bytes where host-only told it from its wait
+ * (host_only_upload), else 0. */
 static inline uint64_t issue(struct an_replay_state *st, const struct an_ev *ev,
-                             const struct an_rp_thread *start, int waits, unsigned touched)
+                             const uint64_t *h, struct an_rp_lazy lazy, int waits,
+                             unsigned touched)
 {
     struct an_rp_stream *s = stream_of(st, ev->stream);
     if (!s)
@@ -1128,7 +1131,7 @@ static inline uint64_t issue(struct an_replay_state *st, const struct an_ev *ev,
         (!(ev->flags & AN_F_DRAINS) ||
          (ev->dir == GW_COPY_DTOH && ev->host_kind == GW_HOST_PAGEABLE &&
           ev->bytes >= (64u << 10))))
-        return issue_host_only_copy(st, s, ev, start, waits, touched);
+        return issue_host_only_copy(st, s, ev, h, lazy, waits, touched);
     if (s->q_n == s->q_cap && queue_full(st, s, ev))
         return 0;
     struct an_rp_op *op = &s->q[(s->q_head + s->q_n) & (s->q_cap - 1)];  /* (in place) */
@@ -1139,8 +1142,8 @@ static inline uint64_t issue(struct an_replay_state *st, const struct an_ev *ev,
     op->waits = waits;
     op->ckpt = st->ckpt_read;
     op->gathered = st->gathered;
-    op->lazy = start->lazy;
-    copy_clocks(op->sim, start->h);
+    op->lazy = lazy;
+    copy_clocks(op->sim, h);
     s->q_n++;
     if (s->p_n)
         match_pending(st, s, ev->end);
@@ -1383,17 +1386,19 @@ static void launch_in_rhythm(struct an_replay_state *st, struct an_rp_thread *t,
     t->after_kernel = 1;
     st->load = st->ckpt_read = st->run_ahead_bound = st->upload_wait = 0;
     st->gathered = st->host_copy_bps ? 0 : ev->bytes;  /* (gather_of: no upload) */
-    /* an_wi_removes: cuda_graphs alone, the lazy clocks */
-    t->lazy.on = 1;
-    t->lazy.base += gap;
+    /* an_wi_removes: cuda_graphs alone, the lazy clocks (moved in a copy, issue) */
+    struct an_rp_lazy lazy = t->lazy;
+    lazy.on = 1;
+    lazy.base += gap;
     int graphs = remover_of(AN_WI_GRAPHS);
     if (an_wi_launch_overhead(st, ev, gap))
-        t->lazy.removed[graphs] += gap;
-    issue(st, ev, t, 0, AN_WI_BIT(AN_WI_GRAPHS));
+        lazy.removed[graphs] += gap;
+    issue(st, ev, t->h, lazy, 0, AN_WI_BIT(AN_WI_GRAPHS));
     note_busy(st, t, ev->end);
     uint64_t dur = ev->end - ev->ts;
-    t->lazy.base += dur;
-    t->lazy.removed[graphs] += dur;
+    lazy.base += dur;
+    lazy.removed[graphs] += dur;
+    t->lazy = lazy;
     t->launched_since_wait = t->launched_since_upload = 1;
     t->upload_to = 0;
     t->after_readback = 0;
@@ -1515,7 +1520,7 @@ static void replay_other_call(struct an_replay_state *st, const struct an_ev *ev
     int issues = an_wi_issues(ev);
     uint64_t moved = 0;
     if (issues) {
-        moved = issue(st, ev, t, waits, touched);
+        moved = issue(st, ev, t->h, t->lazy, waits, touched);
         note_busy(st, t, ev->end);
     }
     /* (a loop's iteration: work launched, then its results waited for or the next batch

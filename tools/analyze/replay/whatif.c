@@ -291,12 +291,11 @@ void an_wi_transform(struct an_replay_state *st, const struct an_world_set *in, 
     }
 }
 
-uint64_t an_wi_staged_ns(const struct an_replay_state *st, unsigned changes,
-                         const struct an_ev *ev, uint64_t gathered)
+/* (whatif.h, an_wi_staged_ns: pinned_async, a rate measured) */
+uint64_t an_wi_pinned_staged_ns(const struct an_replay_state *st, const struct an_ev *ev,
+                                uint64_t gathered)
 {
-    if (!st->host_copy_bps || !(changes & AN_WI_BIT(AN_WI_PINNED_ASYNC)) || !small_upload(ev))
-        return 0;
-    return staging_ns(st, gathered);
+    return small_upload(ev) ? staging_ns(st, gathered) : 0;
 }
 
 uint64_t an_wi_cost(const struct an_replay_state *st, unsigned changes, const struct an_ev *ev,
@@ -322,22 +321,16 @@ int an_wi_waits(const struct an_replay_state *st, unsigned changes, const struct
     return 1;
 }
 
-int an_wi_back_to_back(unsigned changes, const struct an_ev *ev)
-{
-    return ((changes & AN_WI_BIT(AN_WI_GRAPHS)) && kernel_launch(ev)) ||
-           ((changes & AN_WI_BIT(AN_WI_PINNED_ASYNC)) && small_upload(ev));
-}
 
 /* Pinned host memory moves 2-4x what pageable memory does (the driver no longer copies
  * through its own staging buffer first): the middle of that, when the run shows no pinned
  * upload to measure it by. */
 #define PINNED_SPEEDUP 3
 
-uint64_t an_wi_op_ns(const struct an_replay_state *st, unsigned changes,
-                     const struct an_ev *ev, uint64_t dur_ns, uint64_t gathered)
+/* (whatif.h, an_wi_op_ns: the changes include pinned_async) */
+uint64_t an_wi_pinned_op_ns(const struct an_replay_state *st, const struct an_ev *ev,
+                            uint64_t dur_ns, uint64_t gathered)
 {
-    if (!(changes & AN_WI_BIT(AN_WI_PINNED_ASYNC)))
-        return dur_ns;
     /* a download: the pinned upload bandwidth is the other direction's, so the middle of
      * what pinning gives */
     if (pageable_download(ev))

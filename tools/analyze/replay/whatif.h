@@ -143,17 +143,37 @@ uint64_t an_wi_cost(const struct an_replay_state *st, unsigned changes, const st
                     uint64_t own_ns, uint64_t gathered);
 /* Whether the call still waits for the GPU with the changes. */
 int an_wi_waits(const struct an_replay_state *st, unsigned changes, const struct an_ev *ev);
-/* Whether the operation ev issues starts right after the previous one on its stream, with
- * no launch latency (kernels replayed from a graph). */
-int an_wi_back_to_back(unsigned changes, const struct an_ev *ev);
-/* The GPU duration of an operation issued by ev (measured dur_ns, bytes) with the changes. */
-uint64_t an_wi_op_ns(const struct an_replay_state *st, unsigned changes,
-                     const struct an_ev *ev, uint64_t dur_ns, uint64_t gathered);
-/* How long after its call's start the host has staged what op moves, where it is coalesced
- * and the trace measured the host's memcpy rate: the copy cannot start before (0 else). */
-uint64_t an_wi_staged_ns(const struct an_replay_state *st, unsigned changes,
-                         const struct an_ev *ev, uint64_t gathered);
 /* One of a step's many small blocking uploads, which pinned_async coalesces (whatif.c). */
 int an_wi_small_upload(const struct an_ev *ev);
+/* (The next three run for every GPU operation replayed: inline where pinned_async is not
+ * among the changes, which only it makes otherwise.) */
+/* Whether the operation ev issues starts right after the previous one on its stream, with
+ * no launch latency (kernels replayed from a graph). */
+static inline int an_wi_back_to_back(unsigned changes, const struct an_ev *ev)
+{
+    return ((changes & AN_WI_BIT(AN_WI_GRAPHS)) && an_wi_kernel_launch(ev)) ||
+           ((changes & AN_WI_BIT(AN_WI_PINNED_ASYNC)) && an_wi_small_upload(ev));
+}
+/* The GPU duration of an operation issued by ev (measured dur_ns, bytes) with the changes. */
+uint64_t an_wi_pinned_op_ns(const struct an_replay_state *st, const struct an_ev *ev,
+                            uint64_t dur_ns, uint64_t gathered);
+static inline uint64_t an_wi_op_ns(const struct an_replay_state *st, unsigned changes,
+                                   const struct an_ev *ev, uint64_t dur_ns, uint64_t gathered)
+{
+    if (!(changes & AN_WI_BIT(AN_WI_PINNED_ASYNC)))
+        return dur_ns;
+    return an_wi_pinned_op_ns(st, ev, dur_ns, gathered);
+}
+/* How long after its call's start the host has staged what op moves, where it is coalesced
+ * and the trace measured the host's memcpy rate: the copy cannot start before (0 else). */
+uint64_t an_wi_pinned_staged_ns(const struct an_replay_state *st, const struct an_ev *ev,
+                                uint64_t gathered);
+static inline uint64_t an_wi_staged_ns(const struct an_replay_state *st, unsigned changes,
+                                       const struct an_ev *ev, uint64_t gathered)
+{
+    if (!st->host_copy_bps || !(changes & AN_WI_BIT(AN_WI_PINNED_ASYNC)))
+        return 0;
+    return an_wi_pinned_staged_ns(st, ev, gathered);
+}
 
 #endif
