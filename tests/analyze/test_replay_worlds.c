@@ -107,11 +107,64 @@ static void gpu_record_runs(void **state)
     check_mode(1);
 }
 
+/* A graph's records share its call's correlation id: a later one meets the call the first
+ * met, which the replay keeps in the queue slot it left (replay.c, cur_op) until a new
+ * operation takes that slot. Here 16 kernel launches fill the stream's queue of 16 before
+ * the graph's second node (200-1000 us) is seen, the last of them in that very slot: the
+ * node still runs where the graph's call put it, in every world. cuda_graphs gains only the
+ * launches' 1 us gaps on the GPU (15 us); were the node taken for the last launch's kernel
+ * (a graph runs it back to back: from 40 us), 175 us. */
+static void graph_record_after_its_slot_is_taken(void **state)
+{
+    (void)state;
+    const uint64_t t0 = 1 * MS;  /* (the trace clock's start: 0 is none) */
+    struct synth s = {.now = t0};
+    struct an_ev *graph = synth_call(&s, AN_LAUNCH, GW_API_cuGraphLaunch, 10 * US, 0);
+    (void)graph;
+    s.now = t0 + 40 * US;
+    for (int i = 0; i < 16; i++) {
+        struct an_ev *l = synth_call(&s, AN_LAUNCH, GW_API_cuLaunchKernel, 5 * US, AN_F_KERNEL);
+        l->key = 1;
+        s.now += 5 * US;
+    }
+    s.now = t0 + 200 * US;
+    synth_call(&s, AN_SYNC, GW_API_cuStreamSynchronize, 840 * US, AN_F_DRAINS);
+    struct an_ev rec = {.kind = AN_GPU_KERNEL, .stream = 1, .flags = AN_F_GRAPH_NODE, .ptr = 7};
+    rec.ts = t0 + 20 * US, rec.end = t0 + 30 * US;
+    synth_push(&s, &rec);
+    rec.ts = t0 + 200 * US, rec.end = t0 + 1000 * US;
+    synth_push(&s, &rec);
+    for (int i = 0; i < 16; i++) {
+        struct an_ev k = {.kind = AN_GPU_KERNEL, .stream = 1, .ptr = 100 + (uint64_t)i};
+        k.ts = t0 + 1000 * US + (uint64_t)i * 2 * US;
+        k.end = k.ts + US;
+        synth_push(&s, &k);
+    }
+    qsort(s.ev, s.n, sizeof *s.ev, by_end);
+    struct an_thresholds th = AN_THRESHOLDS_DEFAULT;
+    struct an_replay_state st;
+    an_replay_init(&st, &th, 1, 4);
+    for (size_t i = 0; i < s.n; i++) {
+        if (an_is_gpu(&s.ev[i]))
+            an_replay_gpu(&st, &s.ev[i]);
+        else
+            an_replay_host(&st, &s.ev[i]);
+    }
+    struct an_replay out;
+    an_replay_finish(&st, t0, 1040 * US, &out);
+    an_replay_free(&st);
+    synth_free(&s);
+    assert_int_equal(out.ops_matched, 18);
+    assert_int_equal(out.wall_ns[an_world_of(0)], 1040 * US);
+    assert_int_equal(an_replay_saving(&out, AN_WI_GRAPHS), 15 * US);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(host_only_runs),
         cmocka_unit_test(gpu_record_runs),
+        cmocka_unit_test(graph_record_after_its_slot_is_taken),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

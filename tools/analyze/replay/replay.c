@@ -92,16 +92,6 @@ struct an_rp_op {
     uint64_t sim[AN_WORLDS];       /* the call's replayed start */
 };
 
-/* *to = *from, of the live worlds' starts only (a matched record's call is copied aside
- * for the records of the same call after it: whole, that copy was a tenth of the GPU
- * side's replay) */
-static void copy_op(const struct an_replay_state *st, struct an_rp_op *to,
-                    const struct an_rp_op *from)
-{
-    memcpy(to, from, offsetof(struct an_rp_op, sim));
-    copy_clocks(to->sim, from->sim);
-}
-
 /* When the host had issued op in world w, replayed: its call's start, plus its own time
  * where it did not wait (so it was not kept per world: only a drain's first and last
  * operation need it, and copying it as each was issued cost a tenth of the replay). */
@@ -139,8 +129,10 @@ struct an_rp_stream {
     uint64_t g[AN_WORLDS];         /* replayed end of its latest operation */
     uint64_t g_meas;                 /* measured end of its latest operation */
     uint64_t last_corr;              /* the record matched last (graph launches: many) */
-    struct an_rp_op cur;             /* ... and its call */
-    int have_cur;
+    struct an_rp_op cur;             /* ... and its call: here, or where cur_queued, still in
+                                        q's slot cur_slot, left behind by q_head (cur_op) */
+    size_t cur_slot;
+    int have_cur, cur_queued;
     uint64_t latency;                /* call start to operation start, when not queued */
     uint64_t issued;                 /* operations issued on it so far */
     /* when its latest DONE_KEEP operations ended, by seq: what an event sync waits for */
@@ -148,6 +140,21 @@ struct an_rp_stream {
         uint64_t seq, meas, sim[AN_WORLDS];
     } done[DONE_KEEP];
 };
+
+/* The call of the record matched last (an_rp_stream, cur): matching a record took a copy
+ * of its operation out of the queue, a sixth of a record's replay; it stays in its slot
+ * until a new operation needs that slot or the queue grows (cur_out). */
+static inline struct an_rp_op *cur_op(struct an_rp_stream *s)
+{
+    return s->cur_queued ? &s->q[s->cur_slot] : &s->cur;
+}
+
+static void cur_out(struct an_rp_stream *s)
+{
+    if (s->cur_queued)
+        memcpy(&s->cur, &s->q[s->cur_slot], sizeof s->cur);
+    s->cur_queued = 0;
+}
 
 struct an_rp_thread {
     uint32_t tid;
@@ -334,7 +341,7 @@ static void copy_slot(struct an_replay_state *st, unsigned to, unsigned from)
     for (size_t i = 0; i < st->nstreams; i++) {
         struct an_rp_stream *s = &st->streams[i];
         s->g[to] = s->g[from];
-        s->cur.sim[to] = s->cur.sim[from];
+        cur_op(s)->sim[to] = cur_op(s)->sim[from];
         for (size_t k = 0; k < DONE_KEEP; k++)
             s->done[k].sim[to] = s->done[k].sim[from];
         for (size_t k = 0; k < s->q_n; k++) {
@@ -782,14 +789,15 @@ static int match_record(struct an_replay_state *st, struct an_rp_stream *s,
             s->q_n -= n;
             st->virtual_ops += n;
         }
-        copy_op(st, &s->cur, &s->q[s->q_head]);
+        s->cur_slot = s->q_head;  /* (copied out only before its slot is used again) */
+        s->cur_queued = 1;
         s->q_head = (s->q_head + 1) & (s->q_cap - 1);
         s->q_n--;
         s->have_cur = 1;
         s->last_corr = r->corr;
     }
     st->matched++;
-    run_op(st, s, &s->cur, r->ts, r->end, r->kind == AN_GPU_KERNEL);
+    run_op(st, s, cur_op(s), r->ts, r->end, r->kind == AN_GPU_KERNEL);
     return 1;
 }
 
@@ -1106,6 +1114,7 @@ static uint64_t issue_host_only_copy(struct an_replay_state *st, struct an_rp_st
 __attribute__((noinline))
 static int queue_full(struct an_replay_state *st, struct an_rp_stream *s, const struct an_ev *ev)
 {
+    cur_out(s);  /* (the ring moves) */
     if (ring_room((void **)&s->q, &s->q_head, s->q_n, &s->q_cap, sizeof *s->q, QUEUE_MAX) == 0)
         return 0;
     run_virtual(st, s, ev, 0, UINT64_MAX, 0);  /* never matched so far: drop what waits */
@@ -1134,7 +1143,10 @@ static inline uint64_t issue(struct an_replay_state *st, const struct an_ev *ev,
         return issue_host_only_copy(st, s, ev, h, lazy, waits, touched);
     if (s->q_n == s->q_cap && queue_full(st, s, ev))
         return 0;
-    struct an_rp_op *op = &s->q[(s->q_head + s->q_n) & (s->q_cap - 1)];  /* (in place) */
+    size_t slot = (s->q_head + s->q_n) & (s->q_cap - 1);
+    if (s->cur_queued && slot == s->cur_slot)
+        cur_out(s);
+    struct an_rp_op *op = &s->q[slot];  /* (in place) */
     op->call = *ev;
     op->seq = s->issued++;
     op->issued_meas = waits ? ev->ts : ev->end;
