@@ -107,6 +107,75 @@ static void gpu_record_runs(void **state)
     check_mode(1);
 }
 
+/* s's events (host calls and GPU records) replayed in the order of their ends, the trace
+ * starting at t0, its wall measured_ns. */
+static void replay_events(struct synth *s, uint64_t t0, uint64_t measured_ns,
+                          struct an_replay *out)
+{
+    qsort(s->ev, s->n, sizeof *s->ev, by_end);
+    struct an_thresholds th = AN_THRESHOLDS_DEFAULT;
+    struct an_replay_state st;
+    an_replay_init(&st, &th, 1, 4);
+    for (size_t i = 0; i < s->n; i++) {
+        if (an_is_gpu(&s->ev[i]))
+            an_replay_gpu(&st, &s->ev[i]);
+        else
+            an_replay_host(&st, &s->ev[i]);
+    }
+    an_replay_finish(&st, t0, measured_ns, out);
+    an_replay_free(&st);
+}
+
+static void kernel_record(struct synth *s, uint64_t ts, uint64_t end, uint64_t corr)
+{
+    struct an_ev k = {.kind = AN_GPU_KERNEL, .stream = 1, .ts = ts, .end = end, .ptr = corr};
+    synth_push(s, &k);
+}
+
+/* An event sync waits for the operation its event was recorded after, not for the stream's
+ * latest (replay.c, want_done): kernel A (50-1050 us), the event recorded, kernel B
+ * (1050-1550 us); the sync returns when A ends, the host then works until 2035 us. The
+ * replay gives the run back, and with cuda_graphs A runs without its 50 us of latency, the
+ * sync returning that much sooner. Once with A's record met before the event's record call
+ * is replayed (recorded at 60 us: A's end kept then), once after (at 10 us: kept when A
+ * ends, B having run by the time the sync is replayed). Had the sync waited for B, the
+ * host's last 1 ms would have moved by 500 us; for nothing kept, it would be taken as the
+ * sync's own time, which no world shortens. */
+static void event_sync_waits_for_its_own_operation(void **state)
+{
+    (void)state;
+    const uint64_t t0 = 1 * MS;
+    for (int a_first = 0; a_first <= 1; a_first++) {
+        struct synth s = {.now = t0};
+        struct an_ev *a = synth_call(&s, AN_LAUNCH, GW_API_cuLaunchKernel, 5 * US, AN_F_KERNEL);
+        a->key = 1;
+        s.now = t0 + (a_first ? 60 : 10) * US;
+        struct an_ev *rec = synth_call(&s, AN_CALL, GW_API_cuEventRecord, 1 * US, 0);
+        rec->key = 0xE1;
+        s.now = t0 + 65 * US;
+        struct an_ev *b = synth_call(&s, AN_LAUNCH, GW_API_cuLaunchKernel, 5 * US, AN_F_KERNEL);
+        b->key = 2;
+        s.now = t0 + 70 * US;
+        struct an_ev *sync = synth_call(&s, AN_SYNC, GW_API_cuEventSynchronize, 980 * US,
+                                        AN_F_DRAINS);
+        sync->key = 0xE1;
+        s.now = t0 + 2030 * US;
+        synth_call(&s, AN_LAUNCH, GW_API_cuLaunchKernel, 5 * US, AN_F_KERNEL)->key = 3;
+        kernel_record(&s, t0 + 50 * US, t0 + 1050 * US, 1);
+        kernel_record(&s, t0 + 1050 * US, t0 + 1550 * US, 2);
+        kernel_record(&s, t0 + 2040 * US, t0 + 2041 * US, 3);
+        struct an_replay out;
+        replay_events(&s, t0, 2041 * US, &out);
+        synth_free(&s);
+        assert_int_equal(out.ops_matched, 3);
+        assert_int_equal(out.wall_ns[an_world_of(0)], 2041 * US);
+        assert_int_equal(an_replay_saving(&out, AN_WI_GRAPHS), 60 * US);
+        for (int w = 1; w < AN_CHANGES + 1; w++)  /* (no other change touches the run) */
+            if (w != AN_WI_GRAPHS)
+                assert_int_equal(an_replay_saving(&out, (enum an_whatif)w), 0);
+    }
+}
+
 /* A graph's records share its call's correlation id: a later one meets the call the first
  * met, which the replay keeps in the queue slot it left (replay.c, cur_op) until a new
  * operation takes that slot. Here 16 kernel launches fill the stream's queue of 16 before
@@ -140,19 +209,8 @@ static void graph_record_after_its_slot_is_taken(void **state)
         k.end = k.ts + US;
         synth_push(&s, &k);
     }
-    qsort(s.ev, s.n, sizeof *s.ev, by_end);
-    struct an_thresholds th = AN_THRESHOLDS_DEFAULT;
-    struct an_replay_state st;
-    an_replay_init(&st, &th, 1, 4);
-    for (size_t i = 0; i < s.n; i++) {
-        if (an_is_gpu(&s.ev[i]))
-            an_replay_gpu(&st, &s.ev[i]);
-        else
-            an_replay_host(&st, &s.ev[i]);
-    }
     struct an_replay out;
-    an_replay_finish(&st, t0, 1040 * US, &out);
-    an_replay_free(&st);
+    replay_events(&s, t0, 1040 * US, &out);
     synth_free(&s);
     assert_int_equal(out.ops_matched, 18);
     assert_int_equal(out.wall_ns[an_world_of(0)], 1040 * US);
@@ -165,6 +223,7 @@ int main(void)
         cmocka_unit_test(host_only_runs),
         cmocka_unit_test(gpu_record_runs),
         cmocka_unit_test(graph_record_after_its_slot_is_taken),
+        cmocka_unit_test(event_sync_waits_for_its_own_operation),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

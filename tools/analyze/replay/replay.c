@@ -87,6 +87,7 @@ struct an_rp_op {
     unsigned touched;                /* the changes that transform it (an_wi_touched) */
     int waits;                       /* its call waited for the GPU as measured */
     int ckpt;                        /* ... a checkpoint read (replay.h, ckpt_read) */
+    int wanted;                      /* an event was recorded right after it (want_done) */
     uint64_t gathered;               /* ... bytes it stages (replay.h, gathered) */
     struct an_rp_lazy lazy;          /* sim's, as its thread's when issued (lazy clocks) */
     uint64_t sim[AN_WORLDS];       /* the call's replayed start */
@@ -135,10 +136,16 @@ struct an_rp_stream {
     int have_cur, cur_queued;
     uint64_t latency;                /* call start to operation start, when not queued */
     uint64_t issued;                 /* operations issued on it so far */
-    /* when its latest DONE_KEEP operations ended, by seq: what an event sync waits for */
+    /* when its latest DONE_KEEP operations ended, by seq: what an event sync waits for.
+     * The seq of each slot's latest (done_seq) is kept for every operation, when it ended
+     * only for the latest (latest_seq) and for those an event was recorded after (done:
+     * copied there from latest where the event came after it ended, else when it ends, op's
+     * wanted; each was a cache miss or three, a sixth of a record's replay) */
+    uint64_t done_seq[DONE_KEEP];
+    uint64_t latest_seq;
     struct an_rp_done {
-        uint64_t seq, meas, sim[AN_WORLDS];
-    } done[DONE_KEEP];
+        uint64_t meas, sim[AN_WORLDS];
+    } latest, done[DONE_KEEP];
 };
 
 /* The call of the record matched last (an_rp_stream, cur): matching a record took a copy
@@ -344,6 +351,7 @@ static void copy_slot(struct an_replay_state *st, unsigned to, unsigned from)
         cur_op(s)->sim[to] = cur_op(s)->sim[from];
         for (size_t k = 0; k < DONE_KEEP; k++)
             s->done[k].sim[to] = s->done[k].sim[from];
+        s->latest.sim[to] = s->latest.sim[from];
         for (size_t k = 0; k < s->q_n; k++) {
             struct an_rp_op *op = &s->q[(s->q_head + k) & (s->q_cap - 1)];
             op->sim[to] = op->sim[from];
@@ -551,6 +559,7 @@ static struct an_rp_stream *other_stream(struct an_replay_state *st, uint64_t id
     struct an_rp_stream *s = &st->streams[st->nstreams++];
     memset(s, 0, sizeof *s);
     s->id = id;
+    s->latest_seq = UINT64_MAX;  /* (none ended yet: done_seq's zeros are no seq 0) */
     return s;
 }
 
@@ -578,16 +587,34 @@ static int ring_room(void **buf, size_t *head, size_t n, size_t *cap, size_t siz
  * for); NULL when there were none, or that was too long ago to be kept. */
 static const struct an_rp_done *done_after(const struct an_rp_stream *s, uint64_t upto)
 {
-    if (!upto || s->done[(upto - 1) % DONE_KEEP].seq != upto - 1)
+    if (!upto || s->done_seq[(upto - 1) % DONE_KEEP] != upto - 1)
         return NULL;
-    return &s->done[(upto - 1) % DONE_KEEP];
+    return s->latest_seq == upto - 1 ? &s->latest : &s->done[(upto - 1) % DONE_KEEP];
 }
 
-static void mark_done(const struct an_replay_state *st, struct an_rp_stream *s, uint64_t seq)
+static void mark_done(struct an_rp_stream *s, uint64_t seq, int wanted)
 {
-    s->done[seq % DONE_KEEP].seq = seq;
-    s->done[seq % DONE_KEEP].meas = s->g_meas;
-    copy_clocks(s->done[seq % DONE_KEEP].sim, s->g);
+    s->done_seq[seq % DONE_KEEP] = seq;
+    s->latest_seq = seq;
+    s->latest.meas = s->g_meas;
+    copy_clocks(s->latest.sim, s->g);
+    if (wanted)
+        s->done[seq % DONE_KEEP] = s->latest;
+}
+
+/* An event recorded on s now waits for its latest operation (seq s->issued - 1): kept
+ * when that ends (mark_done), or now where it ended already, which no later one has (none
+ * is issued yet). One that ran unmarked (a drain's work but its last) is none to wait for,
+ * as before. */
+static void want_done(struct an_rp_stream *s)
+{
+    if (!s->issued)
+        return;
+    uint64_t seq = s->issued - 1;
+    if (s->done_seq[seq % DONE_KEEP] == seq && s->latest_seq == seq)
+        s->done[seq % DONE_KEEP] = s->latest;
+    else if (s->q_n && s->q[(s->q_head + s->q_n - 1) & (s->q_cap - 1)].seq == seq)
+        s->q[(s->q_head + s->q_n - 1) & (s->q_cap - 1)].wanted = 1;
 }
 
 static void run_virtual(struct an_replay_state *st, struct an_rp_stream *s,
@@ -739,7 +766,7 @@ static void run_op(struct an_replay_state *st, struct an_rp_stream *s, const str
         }
     if (end > s->g_meas)
         s->g_meas = end;
-    mark_done(st, s, op->seq);
+    mark_done(s, op->seq, op->wanted);
 }
 
 /* Whether r is another record of the call its stream matched last (a graph launch's records
@@ -992,7 +1019,7 @@ static void run_virtual(struct an_replay_state *st, struct an_rp_stream *s,
         if (from + work > s->g_meas)
             s->g_meas = from + work;
     }
-    mark_done(st, s, last->seq);
+    mark_done(s, last->seq, last->wanted);
     st->virtual_ops += n;
     s->q_head = (s->q_head + n) & (s->q_cap - 1);
     s->q_n -= n;
@@ -1153,6 +1180,7 @@ static inline uint64_t issue(struct an_replay_state *st, const struct an_ev *ev,
     op->touched = touched;
     op->waits = waits;
     op->ckpt = st->ckpt_read;
+    op->wanted = 0;
     op->gathered = st->gathered;
     op->lazy = lazy;
     copy_clocks(op->sim, h);
@@ -1518,8 +1546,9 @@ static void replay_other_call(struct an_replay_state *st, const struct an_ev *ev
     }
     if (is_event_record(ev)) {
         struct an_rp_stream *s = stream_of(st, ev->stream);
-        if (s && s->issued < (1ull << 40))
-            gw_map_put(&st->event_at, ev->key, (uint64_t)(s - st->streams) << 40 | s->issued);
+        if (s && s->issued < (1ull << 40) &&
+            gw_map_put(&st->event_at, ev->key, (uint64_t)(s - st->streams) << 40 | s->issued) == 0)
+            want_done(s);
     } else if (is_stream_wait(ev)) {
         add_barrier(st, ev);
     }
