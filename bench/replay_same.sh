@@ -2,8 +2,9 @@
 # The replay's speed-ups must not change a single figure: `gpuwatch analyze --json` of every
 # trace of a corpus (bench/replay_corpus.sh) by an old and a new binary, byte for byte.
 # Each entry is a .gwt or Kineto file, or a directory (one run of one or more processes);
-# exit statuses and stderr are compared too. Exits 1 when any output differs, naming it and
-# showing the start of the diff.
+# exit statuses and stderr are compared too; then, where both binaries are in a build
+# with bench/replay_random, the replay's figures on 10000 random runs. Exits 1 when any
+# output differs, naming it and showing the start of the diff.
 #   bash bench/replay_same.sh OLD_GPUWATCH NEW_GPUWATCH CORPUS_DIR
 set -uo pipefail
 OLD=${1:?usage: replay_same.sh OLD_GPUWATCH NEW_GPUWATCH CORPUS_DIR}
@@ -42,4 +43,22 @@ for e in "${entries[@]}"; do
     fi
 done
 echo "$((same + differ)) analyses: $same identical ($failed of them failing alike), $differ differ"
+# and the replay alone on random runs, where both binaries sit in a build with
+# bench/replay_random (replay_random.c): the corpus holds few of the orders of events that
+# a change to the replay's bookkeeping can get wrong
+rand_old=$(dirname "$(dirname "$(realpath "$OLD")")")/bench/replay_random
+rand_new=$(dirname "$(dirname "$(realpath "$NEW")")")/bench/replay_random
+if [ -x "$rand_old" ] && [ -x "$rand_new" ]; then
+    nice -n 19 "$rand_old" >"$WORK/old.rand"
+    nice -n 19 "$rand_new" >"$WORK/new.rand"
+    if cmp -s "$WORK/old.rand" "$WORK/new.rand"; then
+        echo "$(wc -l <"$WORK/new.rand") random runs: identical"
+    else
+        echo "DIFFERS: random runs, $(diff "$WORK/old.rand" "$WORK/new.rand" | grep -c '^<') of $(wc -l <"$WORK/new.rand")" >&2
+        diff "$WORK/old.rand" "$WORK/new.rand" | head -4 | cut -c1-300 >&2
+        differ=$((differ + 1))
+    fi
+else
+    echo "random runs: not compared (no bench/replay_random beside both binaries)"
+fi
 [ "$differ" == 0 ]
