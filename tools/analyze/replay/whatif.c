@@ -321,7 +321,6 @@ int an_wi_waits(const struct an_replay_state *st, unsigned changes, const struct
     return 1;
 }
 
-
 /* Pinned host memory moves 2-4x what pageable memory does (the driver no longer copies
  * through its own staging buffer first): the middle of that, when the run shows no pinned
  * upload to measure it by. */
