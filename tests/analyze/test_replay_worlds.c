@@ -188,8 +188,7 @@ static void graph_record_after_its_slot_is_taken(void **state)
     (void)state;
     const uint64_t t0 = 1 * MS;  /* (the trace clock's start: 0 is none) */
     struct synth s = {.now = t0};
-    struct an_ev *graph = synth_call(&s, AN_LAUNCH, GW_API_cuGraphLaunch, 10 * US, 0);
-    (void)graph;
+    synth_call(&s, AN_LAUNCH, GW_API_cuGraphLaunch, 10 * US, 0);
     s.now = t0 + 40 * US;
     for (int i = 0; i < 16; i++) {
         struct an_ev *l = synth_call(&s, AN_LAUNCH, GW_API_cuLaunchKernel, 5 * US, AN_F_KERNEL);
@@ -203,12 +202,8 @@ static void graph_record_after_its_slot_is_taken(void **state)
     synth_push(&s, &rec);
     rec.ts = t0 + 200 * US, rec.end = t0 + 1000 * US;
     synth_push(&s, &rec);
-    for (int i = 0; i < 16; i++) {
-        struct an_ev k = {.kind = AN_GPU_KERNEL, .stream = 1, .ptr = 100 + (uint64_t)i};
-        k.ts = t0 + 1000 * US + (uint64_t)i * 2 * US;
-        k.end = k.ts + US;
-        synth_push(&s, &k);
-    }
+    for (uint64_t i = 0; i < 16; i++)
+        kernel_record(&s, t0 + (1000 + 2 * i) * US, t0 + (1001 + 2 * i) * US, 100 + i);
     struct an_replay out;
     replay_events(&s, t0, 1040 * US, &out);
     synth_free(&s);

@@ -36,8 +36,8 @@
  * before it), a warm allocator an allocator call (whatif.c, an_wi_removes). Moving 7-22
  * clocks for every event was a fifth of the replay's work; a thread keeps that time aside
  * instead, and its clock in slot w is
- *     base + h[w] - (removed[0] & removers[0][w]) - (removed[1] & removers[1][w])
- * (replay.h, removers: all ones where w's world makes the change), modulo 2^64. An
+ *     base + h[w] - (removed[k] for each change k that w's world makes)
+ * (replay.h, remover_set: a bit per such change), modulo 2^64. An
  * operation it issues copies the same as its call's start. What reads or moves the clocks
  * world by world settles them first: base and removed folded into h, which then holds each
  * world's clock again.
@@ -53,12 +53,13 @@ static int remover_of(int change)
     return change == AN_WI_GRAPHS ? 0 : change == AN_WI_NO_CHURN ? 1 : -1;
 }
 
-/* what to add to a lazy clock in slot w for the world's own */
-static inline uint64_t lazy_offset(const struct an_replay_state *st, const struct an_rp_lazy *lazy,
-                                   unsigned w)
+/* what to add to a lazy clock for the world of a slot whose remover_set is `set` */
+static inline uint64_t lazy_offset(const struct an_rp_lazy *lazy, unsigned set)
 {
-    return lazy->base - (lazy->removed[0] & st->removers[0][w]) -
-           (lazy->removed[1] & st->removers[1][w]);
+    uint64_t off = lazy->base;
+    for (unsigned k = 0; k < AN_RP_REMOVERS; k++)
+        off -= (set >> k) & 1u ? lazy->removed[k] : 0;
+    return off;
 }
 
 static void settle(const struct an_replay_state *st, struct an_rp_lazy *lazy, uint64_t *clock)
@@ -66,7 +67,7 @@ static void settle(const struct an_replay_state *st, struct an_rp_lazy *lazy, ui
     if (!lazy->on)
         return;
     for (unsigned w = 0; w < st->nlive; w++)
-        clock[w] += lazy_offset(st, lazy, w);
+        clock[w] += lazy_offset(lazy, st->remover_set[w]);
     memset(lazy, 0, sizeof *lazy);
 }
 
@@ -388,10 +389,8 @@ static void wake_worlds(struct an_replay_state *st, unsigned touched)
         copy_slot(st, st->nlive, slot_of(st, changes & st->active));
         st->changes[st->nlive] = changes;
         for (int c = 1; c < AN_WI_COUNT; c++)
-            if ((changes & AN_WI_BIT(c)) && remover_of(c) >= 0) {
-                st->removers[remover_of(c)][st->nlive] = UINT64_MAX;
+            if ((changes & AN_WI_BIT(c)) && remover_of(c) >= 0)
                 st->remover_set[st->nlive] |= (uint8_t)(1u << remover_of(c));
-            }
         st->nlive++;
     }
     st->active = active;
@@ -744,12 +743,9 @@ static void run_op(struct an_replay_state *st, struct an_rp_stream *s, const str
     if (barred)
         for (unsigned w = 0; w < st->nlive; w++)
             s->g[w] = max64(s->g[w], other[w]);
-    _Static_assert(AN_RP_REMOVERS == 2, "off: an offset per set of removers");
-    uint64_t off[1u << AN_RP_REMOVERS] = {lat, lat, lat, lat};
-    if (op->lazy.on)
-        for (unsigned k = 0; k < 1u << AN_RP_REMOVERS; k++)
-            off[k] += op->lazy.base - (k & 1u ? op->lazy.removed[0] : 0) -
-                      (k & 2u ? op->lazy.removed[1] : 0);
+    uint64_t off[1u << AN_RP_REMOVERS];
+    for (unsigned set = 0; set < 1u << AN_RP_REMOVERS; set++)
+        off[set] = lat + (op->lazy.on ? lazy_offset(&op->lazy, set) : 0);
     struct an_rp_device *dev = kernel ? one_at_a_time(st, s, ts, end) : NULL;
     if (dev)
         for (unsigned w = 0; w < st->nlive; w++) {

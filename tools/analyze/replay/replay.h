@@ -144,11 +144,10 @@ struct an_replay_state {
     unsigned active;
     unsigned nlive;
     unsigned changes[AN_WORLDS]; /* each slot's changes (an_world_changes of its world) */
-    /* per kind of time the lazy clocks keep aside (replay.c: cuda_graphs's, a warm
-     * allocator's), per slot: all ones where its world makes that change, else 0 */
+    /* the kinds of time the lazy clocks keep aside (replay.c: cuda_graphs's, a warm
+     * allocator's), per slot: a bit (1 << kind) for each its world's changes remove */
 #define AN_RP_REMOVERS 2
-    uint64_t removers[AN_RP_REMOVERS][AN_WORLDS];
-    uint8_t remover_set[AN_WORLDS];  /* the same, a bit per kind (1 << remover) */
+    uint8_t remover_set[AN_WORLDS];
     /* for each mask of changes, the slots making one of them (most events touch none, or
      * only the kernel launches of the slots with cuda_graphs: the others move alike) */
     struct an_world_set making[1u << AN_WI_COUNT];
