@@ -575,8 +575,8 @@ void an_report_json(FILE *out, const struct an_run *run)
         str(out, u->id);
         fprintf(out, ", \"whatif\": ");
         str(out, an_whatif_name((enum an_whatif)u->whatif));
-        fprintf(out, ", \"up_to_ns\": %" PRIu64 ", \"share\": %g, \"change\": ", u->up_to_ns,
-                u->share);
+        fprintf(out, ", \"up_to_ns\": %" PRIu64 ", \"proven_ns\": %" PRIu64
+                ", \"share\": %g, \"change\": ", u->up_to_ns, u->proven_ns, u->share);
         str(out, u->change);
         fprintf(out, ", \"pid\": %" PRIu32 "}", u->pid);
     }

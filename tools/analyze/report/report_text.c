@@ -409,24 +409,28 @@ static void findings(FILE *out, const struct an_run *run)
 }
 
 /* What the replay finds and the trace cannot prove (host-only, a loop that never waited for
- * the GPU): said apart, as an upper bound, so that "No findings" is not all a host-only
- * trace says of a loop its loads may bound. */
+ * the GPU, or only in some steps): said apart, as an upper bound, so that "No findings", or
+ * the part the waits prove, is not all a host-only trace says of a loop its loads may bound. */
 static void unproven(FILE *out, const struct an_run *run)
 {
     if (!run->active || !run->findings.nunproven)
         return;
     fputc('\n', out);
-    wrap(out, "Not proven by this trace (host-only, and no call of the loop waited for the GPU: "
-              "its kernels ran anything from nothing to all of the loop)", 0, 2);
+    wrap(out, "Not proven by this trace (host-only: the kernels no call of the loop waited for "
+              "ran anything from nothing to all of the loop)", 0, 2);
     for (size_t i = 0; i < run->findings.nunproven; i++) {
         const struct an_unproven *u = &run->findings.unproven[i];
-        char up_to[32], text[640];
+        char up_to[32], proven[32], floor[96] = "nothing", text[768];
         an_fmt_ns(up_to, sizeof up_to, (double)u->up_to_ns);
+        if (u->proven_ns) {
+            an_fmt_ns(proven, sizeof proven, (double)u->proven_ns);
+            snprintf(floor, sizeof floor, "the %s the waits prove (the finding above)", proven);
+        }
         snprintf(text, sizeof text,
                  "%s: to %s gives back up to %s (%.0f%% of the loop) if the GPU's kernels are "
-                 "short, nothing if they run as long as the loop; a trace with the GPU's "
-                 "timeline (CUPTI: GPUWATCH_CUPTI unset or 1) tells which.",
-                 u->id, u->change, up_to, u->share * 100);
+                 "short, %s if they run as long as the loop; a trace with the GPU's timeline "
+                 "(CUPTI: GPUWATCH_CUPTI unset or 1) tells which.",
+                 u->id, u->change, up_to, u->share * 100, floor);
         fputs("  ", out);
         wrap(out, text, 2, 4);
     }

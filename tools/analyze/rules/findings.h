@@ -73,13 +73,15 @@ struct an_finding {
 };
 
 /* A saving the replay finds where the trace cannot prove it: host-only, no call of the loop
- * waited for the GPU, so its kernels ran anything from nil to all of the loop (a loop bound
- * by its batch loads and one whose kernels run as long as its loads look the same). Said
- * apart from the findings, as an upper bound, and never ranked among them. */
+ * waited for the GPU, or only in some steps, so the other kernels ran anything from nil to
+ * all of the loop (a loop bound by its batch loads and one whose kernels run as long as its
+ * loads look the same). Said apart from the findings, as an upper bound, and never ranked
+ * among them; where the waits prove part of it, that part is the finding's saving. */
 struct an_unproven {
     char id[32];             /* the finding it would be: "input_pipeline" */
     int whatif;              /* the replayed change (enum an_whatif) */
     uint64_t up_to_ns;       /* the replay's saving with the unproven kernels taken as nil */
+    uint64_t proven_ns;      /* what the trace proves of it, its finding's saving (0: none) */
     double share;            /* of the loop (an_whatif_share) */
     char change[256];        /* what to change, in the user's terms */
     uint32_t pid;
