@@ -17,4 +17,4 @@ libasan=$(${CC:-cc} -print-file-name=libasan.so)
 cd "$build"
 GW_TEST_PRELOAD_FIRST=$libasan ASAN_OPTIONS=detect_leaks=0 \
     UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    ctest --output-on-failure -j2 -E 'analyze_calibration|analyze_random_loops|analyze_examples|analyze_diff|analyze_ranks'
+    ctest --output-on-failure -j2 -E 'analyze_calibration|analyze_random_loops|analyze_random_fixes|analyze_examples|analyze_diff|analyze_ranks'

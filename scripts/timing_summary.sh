@@ -12,6 +12,6 @@ awk '
     /^Test time = / { time[name] = $4 }
     /^Test (Passed|Failed)/ || /^Test Failed/ { result[name] = $2 }
     END {
-        for (n in time) if (n ~ /^analyze_(examples|calibration|random_loops|ranks|diff)$/)
+        for (n in time) if (n ~ /^analyze_(examples|calibration|random_loops|random_fixes|ranks|diff)$/)
             printf "  %-22s %7.1f s  %s\n", n, time[n], (noise[n] != "" ? noise[n] : "(single runs: no noise measured)")
     }' "$log" | sort

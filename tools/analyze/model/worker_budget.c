@@ -66,13 +66,21 @@ int an_worker_budget(const struct an_model *m, unsigned cpus, struct an_worker_b
      * and a spinning thread on 2 CPUs get two thirds of one each: with a half, 2 workers
      * were replayed 20 % faster than they ran. Beside a CPU hog a spinning thread counted
      * whole left a worker that sleeps through its loads no CPU at all.)
-     * The loop then takes the longer of what is left of the thread's time and the loads
-     * made on the CPUs the rest leaves. */
+     * That share is what a worker that sleeps through its loads leaves it: waking, the
+     * worker preempts the spinning thread (the scheduler favours a thread that slept) and
+     * sleeps again soon. A worker that computes through its loads competes for the CPU
+     * all along, and the spinning thread, preempted, ends its waits as much later as it
+     * lost: the CPU it spins on is not the loads' (random draw 6: its 461 us pageable
+     * upload took 968 us beside four such workers, the thread preempted a third of the
+     * time; at the fair share two workers were replayed 1.3-1.9 times what they gained on
+     * draws 6, 15 and 25, and dataloader_bound 1.2 times its best count's gain). So the
+     * spinning counts between its share and whole, as the loads keep a CPU busy. */
     double left = 0;
     unsigned workers = 1;
     for (int round = 0; round < 4; round++) {
         double share = clamp((double)cpus / (workers + 1 + out->others_keep), 0, 1);
-        double need_then = work + spin_then * share;
+        double spun = share + (1 - share) * out->load_cpu;
+        double need_then = work + spin_then * spun;
         double left_first = (double)cpus - need_then - out->process_others - out->others_keep;
         double loop_then = 1 - load;
         if (left_first > 0.1 && out->load_cpu * load / left_first > loop_then)
