@@ -20,7 +20,9 @@
  *                  written by a background thread, one save in flight
  *   coalesced      the small uploads gathered into one pinned staging buffer, one async copy
  * pinned_async makes the per-step download pinned and asynchronous too (an event waited
- * for before its data is used): pinned both ways.
+ * for before its data is used): pinned both ways; and the small uploads come from pinned
+ * memory (DataLoader(pin_memory=True) pins every tensor of a batch, a dict's too), each
+ * still its own copy.
  * With --extras 1, drawn too (after the knobs above, so that their draws stay): a
  * checkpoint every N steps (its state read back into pageable memory, then written: the
  * thread waits on storage), small blocking uploads each step (a dict of tensors moved one
@@ -440,8 +442,11 @@ int main(int argc, char **argv)
     size_t small_bytes = (size_t)k.small_copies * SMALL_COPY_BYTES;
     if (small_bytes) {
         EX_CK(&ex, cuMemAlloc(&small_dev, small_bytes));
-        if (!(small_host = calloc(1, small_bytes)))
+        if (fixes & FIX(FIX_PINNED))  /* pin_memory=True pins every tensor of the batch */
+            EX_CK(&ex, cuMemHostAlloc((void **)&small_host, small_bytes, 0));
+        else if (!(small_host = malloc(small_bytes)))
             return 1;
+        memset(small_host, 0, small_bytes);
         if (fixes & FIX(FIX_COALESCE))  /* (two: one step's copy may still be in flight) */
             EX_CK(&ex, cuMemHostAlloc((void **)&staging, 2 * small_bytes, 0));
     }
@@ -562,7 +567,10 @@ int main(int argc, char **argv)
     }
     if (small_dev) {
         EX_CK(&ex, cuMemFree(small_dev));
-        free(small_host);
+        if (fixes & FIX(FIX_PINNED))
+            EX_CK(&ex, cuMemFreeHost(small_host));
+        else
+            free(small_host);
         if (staging)
             EX_CK(&ex, cuMemFreeHost(staging));
     }

@@ -18,7 +18,7 @@
 #     trace proves none of it the ranking of the rest is what it proves.
 # The fixed runs are traced host-only, the shim's cost alike in both variants; the CUPTI
 # runs' predictions are checked against the same gains.
-#   test_random_fixes.sh BUILD_DIR [SEEDS]
+#   test_random_fixes.sh BUILD_DIR [SEEDS]   (SEEDS: N for 1..N, or FIRST-LAST)
 set -u
 BUILD=${1:?usage: test_random_fixes.sh BUILD_DIR [SEEDS]}
 SEEDS=${2:-12}
@@ -48,14 +48,14 @@ fixes_for() {
     [[ $k =~ ,\ ([0-9]+)\ small\ copies ]] && [ "${BASH_REMATCH[1]}" -gt 0 ] && echo "--fix=coalesced"
     return 0
 }
-# change_of ID: the fix (a --fix name) a finding's advice names; none for contention (the
+# change_of ID: the fixes (--fix names) a finding's advice names; none for contention (the
 # machine's) and for findings without a replayed change
 change_of() {
     case $1 in
     input_pipeline) echo input_workers ;;
     sync_bubble) echo no_sync ;;
     pageable_h2d) echo pinned_async ;;
-    small_copies) echo coalesced ;;
+    small_copies) echo "coalesced pinned_async" ;;  # (its advice names both)
     launch_bound) echo cuda_graphs ;;
     fragmentation) echo no_churn ;;
     pauses) echo async_checkpoint ;;
@@ -102,14 +102,16 @@ check_seed() {
         noise_settled "$noise" "$gain" 0 && break
     done
     local runs=$i
-    # gain_of FIX: the largest median gain of the fixed runs whose arguments name FIX, and
-    # its noise ("GAIN NOISE"; nothing when none was run)
+    # gain_of FIX...: the largest median gain of the fixed runs whose arguments name one of
+    # the FIXes, and its noise ("GAIN NOISE"; nothing when none was run)
     gain_of() {
-        local k g out=""
-        for k in "${!fixes[@]}"; do
-            [[ ${fixes[k]} == "--fix=$1" || ${fixes[k]} == "--fix=$1,"* ]] || continue
-            g=$((wp - $(med "${walls[$k]}")))
-            [ -n "$out" ] && [ "$g" -le "${out% *}" ] || out="$g $(noise_of "$walls_p" "${walls[$k]}")"
+        local k g out="" fix
+        for fix in "$@"; do
+            for k in "${!fixes[@]}"; do
+                [[ ${fixes[k]} == "--fix=$fix" || ${fixes[k]} == "--fix=$fix,"* ]] || continue
+                g=$((wp - $(med "${walls[$k]}")))
+                [ -n "$out" ] && [ "$g" -le "${out% *}" ] || out="$g $(noise_of "$walls_p" "${walls[$k]}")"
+            done
         done
         echo "$out"
     }
@@ -142,7 +144,8 @@ check_seed() {
             own=$((wp - $(med "$wpair"))) own_noise=$(noise_of "$walls_p" "$wpair")
         else
             change=$(change_of "$id")
-            read -r own own_noise <<<"$(gain_of "${change:-none}")"
+            # shellcheck disable=SC2086  # (one word per fix)
+            read -r own own_noise <<<"$(gain_of ${change:-none})"
         fi
         # host-only: the best fix's finding said as unproven, its ceiling and floor
         local up_to="" floor=0 best_id=""
@@ -183,7 +186,8 @@ check_seed() {
             fail "seed $seed ($mode): $id predicts $((pred / 1000000)) ms, outside +-25 % of the best fix's $((gain / 1000000)) ms +- $((noise / 1000000)) ($knobs)"
     done
 }
-for seed in $(seq 1 "$SEEDS"); do
+[[ $SEEDS == *-* ]] || SEEDS=1-$SEEDS
+for seed in $(seq "${SEEDS%-*}" "${SEEDS#*-}"); do
     check_seed "$seed"
 done
 echo "  $checked draws checked"

@@ -49,7 +49,10 @@ void an_rule_small_copies(const struct an_model *m, const struct an_rule_ctx *ct
              "(torch.cat/torch.stack in collate_fn, or one pinned staging buffer) and copy it "
              "once with .to(device, non_blocking=True); create constants and scalars on the "
              "GPU (torch.zeros(..., device=\"cuda\")) once, outside the loop, instead of "
-             "building them on the host every step.");
+             "building them on the host every step. Short of that, pin them "
+             "(DataLoader(pin_memory=True) pins every tensor of a batch) and copy each with "
+             "non_blocking=True: the saving below is theirs, the host no longer waiting in "
+             "each copy.");
     an_set_whatif_saving(m, f, AN_WI_PINNED_ASYNC);
     f->first_ts = m->steady_start;
     f->last_ts = m->steady_end;
