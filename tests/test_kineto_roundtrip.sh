@@ -17,8 +17,8 @@ trap 'rm -rf "$work"' EXIT
 failures=0 passed=0
 for example in "$@"; do
     name=$(basename "$example")
-    # The .gwt is analyzed without its CPU samples (--without-cpu-samples), as the Kineto
-    # copy has none.
+    # The .gwt is analyzed without its CPU samples and CPU count (--without-cpu-samples), as
+    # the Kineto copy has neither.
     rm -rf "${work:?}/$name"
     GPUWATCH_CUPTI="$cupti" GPUWATCH_OUTPUT="$work/$name" LD_LIBRARY_PATH="$fake_dir" \
         LD_PRELOAD="$preload" "$example" --steps 60 >/dev/null 2>&1 || {

@@ -156,9 +156,9 @@ static void light_loads_beside_a_hog(void **state)
     assert_true(b.speed > 0.999);
 }
 
-/* Loads that wait on storage use no CPU: every worker at the thread's speed. Without CPU
- * samples or batch loads there is no budget. */
-static void reads_need_no_cpu_and_no_samples_no_budget(void **state)
+/* Loads that wait on storage use no CPU: every worker at the thread's speed. Without
+ * batch loads, or the CPUs, there is no budget. */
+static void reads_need_no_cpu_and_no_loads_no_budget(void **state)
 {
     (void)state;
     struct an_model m = {0};
@@ -167,11 +167,34 @@ static void reads_need_no_cpu_and_no_samples_no_budget(void **state)
     assert_int_equal(an_worker_budget(&m, 2, &b), 1);
     assert_int_equal(b.replayed, 4);
     assert_true(b.speed > 0.999);
-    m.cpu.known = 0;
-    assert_int_equal(an_worker_budget(&m, 2, &b), 0);
-    m.cpu.known = 1;
+    assert_int_equal(an_worker_budget(&m, 0, &b), 0);
     m.replay.loads = 0;
     assert_int_equal(an_worker_budget(&m, 2, &b), 0);
+}
+
+/* Without CPU samples the thread is taken as on a CPU throughout, its loads computing and
+ * its waits spinning: the loop's 0.375 beside its loads it needs whole, 0.975 of the new
+ * loop (the loads on the 1.625 CPUs left take 0.385 of the old one); 1.025 CPUs left, two
+ * workers at 0.5125 each. It waited 0.3 of the loop for the GPU, with the workers too: the
+ * same need, spun. (The
+ * fallback before it, cpus - 1 workers at full speed, named one.) */
+static void no_samples_the_thread_on_a_cpu_throughout(void **state)
+{
+    (void)state;
+    struct an_model m = {0};
+    struct an_worker_budget b;
+    loop(&m, 0.02, 0.02, -1);
+    m.cpu.known = 0;
+    for (int waited = 0; waited < 2; waited++) {
+        m.replay.loader_wait_ns[AN_WI_AS_MEASURED] = waited ? 115200000 : 0;
+        m.replay.loader_wait_ns[an_world_of(1u << AN_WI_INPUT_WORKERS)] = waited ? 115200000 : 0;
+        assert_int_equal(an_worker_budget(&m, 2, &b), 1);
+        assert_true(b.load_cpu > 0.999);
+        assert_true(b.train_need > 0.9745 && b.train_need < 0.9755);
+        assert_int_equal(b.workers, 2);
+        assert_int_equal(b.replayed, 2);
+        assert_true(b.speed > 0.5120 && b.speed < 0.5130);
+    }
 }
 
 /* The thread waits off the CPU while the process's own loader threads keep 1.9 of the 2
@@ -199,7 +222,8 @@ int main(void)
         cmocka_unit_test(others_take_their_share),
         cmocka_unit_test(sleeping_loads_beside_a_hog),
         cmocka_unit_test(light_loads_beside_a_hog),
-        cmocka_unit_test(reads_need_no_cpu_and_no_samples_no_budget),
+        cmocka_unit_test(reads_need_no_cpu_and_no_loads_no_budget),
+        cmocka_unit_test(no_samples_the_thread_on_a_cpu_throughout),
         cmocka_unit_test(own_loaders_fill_the_cpus),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

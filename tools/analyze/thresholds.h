@@ -17,8 +17,16 @@ struct an_thresholds {
     uint64_t host_gap_min_ns;
     /* A GPU-idle interval whose host side holds a no-call gap at least this long is
      * charged to the input pipeline (a DataLoader batch takes milliseconds; the Python
-     * between two steps' calls takes tens of microseconds). */
+     * between two steps' calls takes tens of microseconds). A loop whose steps are short
+     * is read again with a gap of AN_SHORT_LOAD_STEP_SHARE of its median step, not under
+     * AN_SHORT_LOAD_MIN_NS, where its stretches that long are worth a finding
+     * (run_analysis.c). */
     uint64_t input_gap_ns;
+    /* ... and right after a wait for the GPU (a sync, a read of the loss), a stretch is a
+     * batch load from this long only: shorter, it is the step's own host work on what it
+     * read (logging the loss), which no worker takes over (the replay's; input_gap_ns
+     * unless a short loop's pass lowered that one). */
+    uint64_t input_gap_after_wait_ns;
     /* Slack when deciding that a synchronizing call was waiting when the GPU went idle
      * (host and GPU clocks agree to about this). */
     uint64_t drain_slack_ns;
@@ -105,10 +113,18 @@ struct an_thresholds {
     double growth_half_share;
 };
 
+/* A batch load of a loop whose steps are short: a no-call stretch of this share of the
+ * median step or more (random draw 37: 0.91 ms loads in 0.93 ms steps, under input_gap_ns,
+ * and two workers gained 37 %; the Python between two launches is tens of microseconds,
+ * a step's own host work after its read-back is no load), and never under this. */
+#define AN_SHORT_LOAD_STEP_SHARE 0.25
+#define AN_SHORT_LOAD_MIN_NS 100000u
+
 #define AN_THRESHOLDS_DEFAULT                                                             \
     ((struct an_thresholds){                                                              \
         .host_gap_min_ns = 50000,                                                         \
         .input_gap_ns = 1000000,                                                          \
+        .input_gap_after_wait_ns = 1000000,                                               \
         .drain_slack_ns = 50000,                                                          \
         .launch_gap_max_ns = 1000000,                                                     \
         .gpu_cut_min_ns = 1000000000,                                                     \

@@ -198,6 +198,11 @@ struct an_rp_thread {
      * stretch after it uses what it read (an offloaded optimizer step, a metric), no batch
      * load: a batch reaches the GPU by an upload that waits on no read-back */
     uint8_t after_readback;
+    /* its latest call waited for the GPU (a sync, a read-back of any size): the stretch
+     * after it is the step's own work on what it read, up to input_gap_after_wait_ns, a
+     * step range opening after the read or not (where a profiler's step opens at the read,
+     * the logging follows it; PyTorch's opens at prof.step(), after the logging) */
+    uint8_t after_wait;
     /* since its latest pause, stretches of input_gap_ns or more after a read-back that were
      * no pause, and tensor read-backs in another iteration of its loop than the latest's
      * (read_iter, when read_seen): the loop's rhythm, not a rare save (an_wi_loop_pause;
@@ -1437,7 +1442,7 @@ static void launch_in_rhythm(struct an_replay_state *st, struct an_rp_thread *t,
     t->lazy = lazy;
     t->launched_since_wait = t->launched_since_upload = 1;
     t->upload_to = 0;
-    t->after_readback = 0;
+    t->after_readback = t->after_wait = 0;
     if (ev->end > t->last_end)
         t->last_end = ev->end;
     st->last_thread = (size_t)(t - st->threads) + 1;
@@ -1466,6 +1471,9 @@ static inline void replay_call(struct an_replay_state *st, const struct an_ev *e
     uint64_t gap = ev->ts > t->last_end ? ev->ts - t->last_end : 0;
     struct an_rp_thread *other;
     st->alone = alone_until(st, t, ev->ts, &other);
+    if (st->alone >= AN_SHORT_LOAD_MIN_NS && st->alone < st->th.input_gap_ns && !other &&
+        t->looping && !t->after_wait)
+        st->short_stretch_ns += st->alone;
     if (!other && in_rhythm(st, t, ev))
         launch_in_rhythm(st, t, ev, gap);
     else
@@ -1489,7 +1497,8 @@ static void replay_other_call(struct an_replay_state *st, const struct an_ev *ev
     /* worlds making none of the changes that touch ev replay it as measured */
     st->after_kernel = t->after_kernel;
     t->after_kernel = an_wi_kernel_launch(ev);
-    st->load = an_wi_batch_load(st, ev, st->alone) && !t->after_readback;
+    st->load = an_wi_batch_load(st, ev, st->alone) && !t->after_readback &&
+               (!t->after_wait || st->alone >= st->th.input_gap_after_wait_ns);
     st->ckpt_read = t->looping && an_wi_checkpoint_read(st, ev, loop_iterations(t),
                                                         t->readback_stretches,
                                                         AN_SCALAR_READ_BYTES);
@@ -1636,6 +1645,8 @@ static void replay_other_call(struct an_replay_state *st, const struct an_ev *ev
     if (an_is_host(ev)) {  /* (a step's NVTX end between them changes nothing) */
         t->after_readback = ev->kind == AN_COPY && ev->dir == GW_COPY_DTOH &&
                             ev->bytes > AN_SCALAR_READ_BYTES && !(ev->flags & AN_F_ERROR);
+        if (!mark)  /* (a step's start after the read: logging what it read is no fetch) */
+            t->after_wait = ev->kind == AN_SYNC || (ev->kind == AN_COPY && ev->dir == GW_COPY_DTOH);
         if (t->after_readback) {
             uint32_t iter = loop_iterations(t);
             if (t->read_seen && iter != t->read_iter)
@@ -1736,6 +1747,7 @@ void an_replay_finish(struct an_replay_state *st, uint64_t first_ts, uint64_t me
     out->loop_ns = st->loads && st->replayed_to > st->first_load_ts
                        ? st->replayed_to - st->first_load_ts
                        : 0;
+    out->short_stretch_ns = st->short_stretch_ns;
     out->pauses = st->pauses;
     out->pause_ns = st->pause_ns;
     out->pause_cycles = st->pause_cycles;

@@ -81,6 +81,10 @@ struct an_replay {
     uint64_t loads;                  /* no-call stretches taken as batch loads */
     uint64_t load_ns;                /* ... their length, the thread alone */
     uint64_t loop_ns;                /* from the first of them to the last call replayed */
+    /* no-call stretches of a looping thread alone, from AN_SHORT_LOAD_MIN_NS to under
+     * input_gap_ns, not after a read-back: batch loads of a loop whose steps are short,
+     * where run_analysis.c reads the file again with a gap relative to the step */
+    uint64_t short_stretch_ns;
     uint64_t pauses, pause_ns;       /* ... taken as the loop's pauses, and their length */
     uint64_t pause_cycles;           /* the loop's iterations before each of them, summed */
     uint64_t readback_pauses;        /* ... of them right after a read-back (whatif.h) */
@@ -165,7 +169,7 @@ struct an_replay_state {
      * record: it bounds how far the host runs ahead (the loss two steps back), drains
      * nothing, and stays in the no-sync world, which takes out the per-step reads alone */
     int run_ahead_bound;
-    uint64_t loads, load_ns, first_load_ts;
+    uint64_t loads, load_ns, first_load_ts, short_stretch_ns;
     /* where the workers start (iter(loader)): the latest stretch a batch load would be
      * before any thread's loop ran an iteration (start-up, no load: replay.c), the loop's
      * first fetch, per world: when it began, and when it ended (the first worker was

@@ -152,14 +152,18 @@ static void mark_hole(struct holes *h, const struct gw_event *ev, struct an_ev *
 /* Reads one file into its own model; touches nothing but *t (the workers' job). */
 /* (the header was read by an_run_open: an export may read it meanwhile, so it is left as
  * it is; a file that cannot be opened again now is analyzed as empty) */
-static void analyze_pass(const struct an_options *opt, struct an_trace *t,
-                         const struct an_worker_budget *budget, const struct an_model *earlier)
+static void analyze_pass(const struct an_options *opt, const struct an_thresholds *th,
+                         struct an_trace *t, const struct an_worker_budget *budget,
+                         const struct an_model *earlier)
 {
     struct gw_reader *r;
     char error[sizeof t->error];
     if (!t->readable || gw_reader_open(t->path, &r, error, sizeof error) != 0)
         return;
-    t->model = an_model_new(&opt->th, &t->hdr);
+    struct gw_file_header hdr = t->hdr;
+    if (opt->without_cpu_samples)  /* (a profiler trace records no CPU count either) */
+        hdr.feature_flags &= ~GW_FEAT_CPU_COUNT;
+    t->model = an_model_new(th, &hdr);
     if (t->model && opt->cpus)
         an_model_set_cpus(t->model, opt->cpus);
     if (t->model && budget)
@@ -231,12 +235,38 @@ static void analyze_pass(const struct an_options *opt, struct an_trace *t,
  * what the CPUs can give them (worker_budget.h) and that differs, the file is read again
  * with the workers a user would start, at the speed the CPUs leave them; so it is where a
  * sampled timeline taught the replay its kernels too late (RELEARN_SHARE). */
+/* A loop whose steps are short loads its batches in stretches under input_gap_ns: where
+ * the first pass saw such stretches worth a finding (replay.h, short_stretch_ns), the gap
+ * becomes a share of the median step (thresholds.h, AN_SHORT_LOAD_STEP_SHARE) in th, and
+ * 1 is returned: the file is read again with it. Only where the steps keep a rhythm (the
+ * p90 step within twice the median): a median of steps that differ more tells no step's
+ * length (a profiler trace whose steps a kernel marked: 2.3 ms median, 608 ms p90). */
+static int short_steps_gap(const struct an_model *m, struct an_thresholds *th)
+{
+    uint64_t step = m->steps.median_ns, wall = m->replay.wall_ns[AN_WI_AS_MEASURED];
+    uint64_t gap = (uint64_t)(AN_SHORT_LOAD_STEP_SHARE * (double)step);
+    if (gap < AN_SHORT_LOAD_MIN_NS)
+        gap = AN_SHORT_LOAD_MIN_NS;
+    if (!step || !wall || gap >= th->input_gap_ns || m->steps.p90_ns > 2 * step ||
+        (double)m->replay.short_stretch_ns < th->min_share * (double)wall)
+        return 0;
+    th->input_gap_ns = gap;
+    return 1;
+}
+
 static void analyze_trace(const struct an_options *opt, struct an_trace *t)
 {
-    analyze_pass(opt, t, NULL, NULL);
+    struct an_thresholds th = opt->th;
+    analyze_pass(opt, &th, t, NULL, NULL);
+    if (t->model && short_steps_gap(t->model, &th)) {
+        an_model_free(t->model);
+        t->model = NULL;
+        analyze_pass(opt, &th, t, NULL, NULL);
+    }
     unsigned cpus = opt->cpus ? opt->cpus
-                    : (t->hdr.feature_flags & GW_FEAT_CPU_COUNT) ? t->hdr.cpus_usable
-                                                               : 0;
+                    : (t->hdr.feature_flags & GW_FEAT_CPU_COUNT) && !opt->without_cpu_samples
+                        ? t->hdr.cpus_usable
+                        : 0;
     /* (a third pass where the second's workers world waited for the GPU otherwise than
      * the first's, and the budget moves by it: worker_budget.c, spin_then; a pass after
      * one that learnt the kernels' times is seeded with them too) */
@@ -257,7 +287,7 @@ static void analyze_trace(const struct an_options *opt, struct an_trace *t)
             return;
         seeded |= relearn;
         t->model = NULL;
-        analyze_pass(opt, t, budgeted ? &budget : NULL, seeded ? previous : NULL);
+        analyze_pass(opt, &th, t, budgeted ? &budget : NULL, seeded ? previous : NULL);
         if (!t->model) {
             t->model = previous;
             return;
