@@ -122,6 +122,11 @@ static void call_copy_figures(struct an_model *m, const struct an_ev *ev)
         x->blocking++;
         x->blocking_ns += ns;
         x->blocking_bytes += ev->bytes;
+        if (ev->bytes >= m->th.h2d_min_bytes) {
+            x->bulk++;
+            x->bulk_ns += ns;
+            x->bulk_bytes += ev->bytes;
+        }
         an_note_bandwidth(m, ev->dir, ev->bytes, ns);  /* (a blocking call times the copy) */
     }
 }

@@ -85,6 +85,8 @@ struct an_xfer {
     uint64_t blocking, blocking_ns, blocking_bytes;
     uint64_t sync_api;           /* non-Async entry points */
     uint64_t small;              /* copies under 64 KiB */
+    uint64_t bulk, bulk_ns, bulk_bytes;  /* blocking ones of h2d_min_bytes or more (no
+                                            scalar read, .item(), among them) */
     uint64_t gpu_count, gpu_bytes, gpu_ns;  /* CUPTI memcpy records */
 };
 #define AN_DIRS 6
