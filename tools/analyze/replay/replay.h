@@ -82,8 +82,8 @@ struct an_replay {
     uint64_t load_ns;                /* ... their length, the thread alone */
     uint64_t loop_ns;                /* from the first of them to the last call replayed */
     /* no-call stretches of a looping thread alone, from AN_SHORT_LOAD_MIN_NS to under
-     * input_gap_ns, not after a read-back: batch loads of a loop whose steps are short,
-     * where run_analysis.c reads the file again with a gap relative to the step */
+     * input_gap_ns, not right after a wait for the GPU: batch loads of a loop whose steps
+     * are short, where run_analysis.c reads the file again with a gap relative to the step */
     uint64_t short_stretch_ns;
     uint64_t pauses, pause_ns;       /* ... taken as the loop's pauses, and their length */
     uint64_t pause_cycles;           /* the loop's iterations before each of them, summed */

@@ -100,8 +100,8 @@ void an_rule_input_pipeline(const struct an_model *m, const struct an_rule_ctx *
      * prove is a floor, and the replay's with the unknown kernels as nil the ceiling. Both
      * are said (random draws 24 and 30: 84 and 104 ms proven, 246 and 224 replayed, the
      * users' workers gained 274 and 167; draw 6 proved too little for a finding, and the
-     * ceiling went unsaid where workers gained 120 ms). Only where what is unproven is worth a
- * finding itself: a ceiling a hair above the floor says nothing. */
+     * ceiling went unsaid where workers gained 120 ms). Only where what is unproven is worth
+     * a finding itself: a ceiling a hair above the floor says nothing. */
     int partly = proven && m->replay.ops_unproven && unproven > saving &&
                  an_whatif_share(m, unproven - saving) >= m->th.min_share;
     if (!m->gpu_records && (!proven || partly) && worth &&
