@@ -166,6 +166,17 @@ static int in_windows(const struct join *join, uint64_t t, uint64_t margin)
     return edge ? -1 : 0;
 }
 
+/* The window t lies well inside (margin clear of its edges), or -1. */
+static long window_of(const struct join *join, uint64_t t, uint64_t margin)
+{
+    for (size_t i = 0; i < join->nwindows; i++) {
+        const struct window *w = &join->windows[i];
+        if (t >= w->open + margin && (w->shut == UINT64_MAX || t + margin < w->shut))
+            return (long)i;
+    }
+    return -1;
+}
+
 static void tally_window(struct join *join, const struct gw_event *ev, struct file_tally *file)
 {
     if (ev->u.gpu_window.open) {
@@ -215,6 +226,27 @@ static void join_records(struct join *join, struct file_tally *file)
 {
     if (join->ncalls)
         qsort(join->calls, join->ncalls, sizeof *join->calls, by_issuing_call);
+    /* per window, the first correlation of a call made well inside it: an untagged record
+     * issued after that call was issued inside the window too (correlations follow the
+     * calls' order); one issued before it came from a call made before the window opened,
+     * whose work the GPU may start well inside it, a queue's length later (a sanitizer
+     * build's slower host once left one 2 ms in) */
+    uint64_t first_inside[MAX_WINDOWS];
+    for (size_t w = 0; w < MAX_WINDOWS; w++)
+        first_inside[w] = UINT64_MAX;
+    for (size_t i = 0; i < join->nrecords; i++) {
+        const struct gpu_record *r = &join->records[i];
+        struct link key = {r->correlation_id, 0};
+        struct link *link = join->nlinks ? bsearch(&key, join->links, join->nlinks, sizeof key,
+                                                   by_correlation) : NULL;
+        struct issuing_call call_key = {.call_id = link ? link->call_id : 0};
+        struct issuing_call *call = link && join->ncalls
+            ? bsearch(&call_key, join->calls, join->ncalls, sizeof call_key, by_issuing_call)
+            : NULL;
+        long w = call ? window_of(join, call->start_ns, WINDOW_MARGIN_NS) : -1;
+        if (w >= 0 && r->correlation_id < first_inside[w])
+            first_inside[w] = r->correlation_id;
+    }
     for (size_t i = 0; i < join->nrecords; i++) {
         const struct gpu_record *r = &join->records[i];
         struct link key = {r->correlation_id, 0};
@@ -227,8 +259,9 @@ static void join_records(struct join *join, struct file_tally *file)
         if (!call) {
             file->records_unlinked++;
             /* (a sampled timeline: a record of a call that looked at the window just
-             * before it opened may come untagged; none may well inside a window) */
-            file->records_unlinked_inside += in_windows(join, r->start_ns, WINDOW_MARGIN_NS) == 1;
+             * before it opened may come untagged; none of a call made inside one) */
+            long w = window_of(join, r->start_ns, WINDOW_MARGIN_NS);
+            file->records_unlinked_inside += w >= 0 && r->correlation_id > first_inside[w];
             continue;
         }
         file->records_linked++;

@@ -83,7 +83,8 @@ struct file_tally {
     uint64_t gpu_windows, issuing_inside, issuing_inside_linked_once, issuing_outside;
     uint64_t records_of_calls_outside;
     uint64_t records_unlinked_inside;  /* records with no call, starting well inside a window
-                                          (a whole timeline: all of them) */
+                                          and issued after a call made well inside it
+                                          (correlation order) */
     /* CPU samples */
     uint64_t cpu_proc_samples, cpu_thread_samples;
     uint64_t max_descendants, max_descendants_cpu_ns, max_active;
