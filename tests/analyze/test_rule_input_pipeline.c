@@ -143,6 +143,29 @@ static void cpu_samples_choose_the_change(void **state)
     }
 }
 
+/* A loader-bound loop: weights uploaded once, then 40 steps of a 4 ms load, a small upload
+ * and 3 kernels of 1 ms, the loss read every read_every steps (0: never); the other steps
+ * sync on the last step's event, done long since: the sync bounds how far the host runs
+ * ahead and proves nothing of how long the kernels ran. */
+static void loader_loop(struct synth *s, unsigned read_every)
+{
+    synth_alloc(s, 64ull << 20, 0);  /* weights, once */
+    for (unsigned i = 0; i < 40; i++) {
+        synth_idle(s, 4 * MS);
+        synth_h2d(s, 4096, 1 * US, 0);
+        for (unsigned k = 0; k < 3; k++)
+            synth_launch(s, 5 * US, 1 * MS);
+        if (read_every && i % read_every == 0) {
+            synth_item(s);
+            continue;
+        }
+        if (i)
+            synth_call(s, AN_SYNC, GW_API_cuEventSynchronize, 2 * US, AN_F_DRAINS)->key = i;
+        synth_call(s, AN_CALL, GW_API_cuEventRecord, 2 * US, 0)->key = i + 1;
+    }
+    synth_stream_sync(s);
+}
+
 /* A loader-bound loop that never waits for the GPU (an event sync two steps back that finds
  * its work done): host-only nothing proves the GPU idle while the host loads, and the
  * kernels may run as long as the loads, so the workers' replay (kernels taken as nil) is
@@ -152,23 +175,7 @@ static void unproven_without_waits(void **state, int gpu, int item)
 {
     (void)state;
     struct synth s = {.gpu_records = gpu, .now = 1000 * MS};
-    synth_alloc(&s, 64ull << 20, 0);  /* weights, once */
-    for (unsigned i = 0; i < 40; i++) {
-        synth_idle(&s, 4 * MS);
-        synth_h2d(&s, 4096, 1 * US, 0);
-        for (unsigned k = 0; k < 3; k++)
-            synth_launch(&s, 5 * US, 1 * MS);
-        if (item) {
-            synth_item(&s);
-            continue;
-        }
-        /* the last step's event, done long since: the sync bounds how far the host runs
-         * ahead and proves nothing of how long the kernels ran */
-        if (i)
-            synth_call(&s, AN_SYNC, GW_API_cuEventSynchronize, 2 * US, AN_F_DRAINS)->key = i;
-        synth_call(&s, AN_CALL, GW_API_cuEventRecord, 2 * US, 0)->key = i + 1;
-    }
-    synth_stream_sync(&s);
+    loader_loop(&s, item ? 1 : 0);
     struct an_model *m;
     struct an_findings out = {0};
     const struct an_finding *f = run(&s, &m, &out, 8);
@@ -206,20 +213,7 @@ static void partly_proven(void **state, int gpu)
 {
     (void)state;
     struct synth s = {.gpu_records = gpu, .now = 1000 * MS};
-    synth_alloc(&s, 64ull << 20, 0);
-    for (unsigned i = 0; i < 40; i++) {
-        synth_idle(&s, 4 * MS);
-        synth_h2d(&s, 4096, 1 * US, 0);
-        for (unsigned k = 0; k < 3; k++)
-            synth_launch(&s, 5 * US, 1 * MS);
-        if (i % 4 == 0) {
-            synth_item(&s);
-            continue;
-        }
-        synth_call(&s, AN_SYNC, GW_API_cuEventSynchronize, 2 * US, AN_F_DRAINS)->key = i;
-        synth_call(&s, AN_CALL, GW_API_cuEventRecord, 2 * US, 0)->key = i + 1;
-    }
-    synth_stream_sync(&s);
+    loader_loop(&s, 4);
     struct an_model *m;
     struct an_findings out = {0};
     const struct an_finding *f = run(&s, &m, &out, 8);

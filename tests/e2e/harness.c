@@ -148,24 +148,6 @@ struct join {
     size_t nwindows;
 };
 
-/* Where t lies against the windows: 1 inside one (margin clear of its edges), 0 outside
- * every one (margin clear), -1 at an edge. No windows: a whole timeline, inside. */
-static int in_windows(const struct join *join, uint64_t t, uint64_t margin)
-{
-    if (!join->nwindows)
-        return 1;
-    int edge = 0;
-    for (size_t i = 0; i < join->nwindows; i++) {
-        const struct window *w = &join->windows[i];
-        uint64_t lo = w->open, hi = w->shut;
-        if (t >= lo + margin && (hi == UINT64_MAX || t + margin < hi))
-            return 1;
-        if (t + margin >= lo && (hi == UINT64_MAX || t < hi + margin))
-            edge = 1;
-    }
-    return edge ? -1 : 0;
-}
-
 /* The window t lies well inside (margin clear of its edges), or -1. */
 static long window_of(const struct join *join, uint64_t t, uint64_t margin)
 {
@@ -175,6 +157,20 @@ static long window_of(const struct join *join, uint64_t t, uint64_t margin)
             return (long)i;
     }
     return -1;
+}
+
+/* Where t lies against the windows: 1 inside one (margin clear of its edges), 0 outside
+ * every one (margin clear), -1 at an edge. No windows: a whole timeline, inside. */
+static int in_windows(const struct join *join, uint64_t t, uint64_t margin)
+{
+    if (!join->nwindows || window_of(join, t, margin) >= 0)
+        return 1;
+    for (size_t i = 0; i < join->nwindows; i++) {
+        const struct window *w = &join->windows[i];
+        if (t + margin >= w->open && (w->shut == UINT64_MAX || t < w->shut + margin))
+            return -1;
+    }
+    return 0;
 }
 
 static void tally_window(struct join *join, const struct gw_event *ev, struct file_tally *file)
@@ -220,6 +216,18 @@ static int by_issuing_call(const void *a, const void *b)
  * either side of it. */
 #define WINDOW_MARGIN_NS 2000000u
 
+/* The call r's correlation names (join->calls sorted by id), or NULL. */
+static struct issuing_call *call_of(const struct join *join, const struct gpu_record *r)
+{
+    struct link key = {r->correlation_id, 0};
+    struct link *link = join->nlinks ? bsearch(&key, join->links, join->nlinks, sizeof key,
+                                               by_correlation) : NULL;
+    struct issuing_call call_key = {.call_id = link ? link->call_id : 0};
+    return link && join->ncalls
+        ? bsearch(&call_key, join->calls, join->ncalls, sizeof call_key, by_issuing_call)
+        : NULL;
+}
+
 /* Each GPU record to the call its correlation names: there must be one, on the record's
  * stream, issuing that kind of work (and for a kernel, that kernel). */
 static void join_records(struct join *join, struct file_tally *file)
@@ -236,26 +244,14 @@ static void join_records(struct join *join, struct file_tally *file)
         first_inside[w] = UINT64_MAX;
     for (size_t i = 0; i < join->nrecords; i++) {
         const struct gpu_record *r = &join->records[i];
-        struct link key = {r->correlation_id, 0};
-        struct link *link = join->nlinks ? bsearch(&key, join->links, join->nlinks, sizeof key,
-                                                   by_correlation) : NULL;
-        struct issuing_call call_key = {.call_id = link ? link->call_id : 0};
-        struct issuing_call *call = link && join->ncalls
-            ? bsearch(&call_key, join->calls, join->ncalls, sizeof call_key, by_issuing_call)
-            : NULL;
+        struct issuing_call *call = call_of(join, r);
         long w = call ? window_of(join, call->start_ns, WINDOW_MARGIN_NS) : -1;
         if (w >= 0 && r->correlation_id < first_inside[w])
             first_inside[w] = r->correlation_id;
     }
     for (size_t i = 0; i < join->nrecords; i++) {
         const struct gpu_record *r = &join->records[i];
-        struct link key = {r->correlation_id, 0};
-        struct link *link = join->nlinks ? bsearch(&key, join->links, join->nlinks, sizeof key,
-                                                   by_correlation) : NULL;
-        struct issuing_call call_key = {.call_id = link ? link->call_id : 0};
-        struct issuing_call *call = link && join->ncalls
-            ? bsearch(&call_key, join->calls, join->ncalls, sizeof call_key, by_issuing_call)
-            : NULL;
+        struct issuing_call *call = call_of(join, r);
         if (!call) {
             file->records_unlinked++;
             /* (a sampled timeline: a record of a call that looked at the window just
