@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "gpuwatch/trace_format.h"
+#include "stream_map.h"
 #include "trace_reader.h"
 #include "whatif.h"
 
@@ -90,6 +91,8 @@ struct an_rp_op {
     int ckpt;                        /* ... a checkpoint read (replay.h, ckpt_read) */
     int wanted;                      /* an event was recorded right after it (want_done) */
     uint64_t gathered;               /* ... bytes it stages (replay.h, gathered) */
+    uint64_t from;                   /* its issuer, where sim is a thread's h as it stood in
+                                        an epoch (op_from), else 0 (stream maps) */
     struct an_rp_lazy lazy;          /* sim's, as its thread's when issued (lazy clocks) */
     uint64_t sim[AN_WORLDS];       /* the call's replayed start */
 };
@@ -103,6 +106,13 @@ static uint64_t issued_sim(const struct an_replay_state *st, const struct an_rp_
         return op->sim[w];
     return op->sim[w] + an_wi_cost(st, st->changes[w] & op->touched, &op->call,
                                    op->call.end - op->call.ts, op->gathered);
+}
+
+/* (its sim no longer its thread's h as issued: no stream map takes it) */
+static void settle_op(const struct an_replay_state *st, struct an_rp_op *op)
+{
+    settle(st, &op->lazy, op->sim);
+    op->from = 0;
 }
 
 struct an_rp_record {
@@ -147,6 +157,10 @@ struct an_rp_stream {
     struct an_rp_done {
         uint64_t meas, sim[AN_WORLDS];
     } latest, done[DONE_KEEP];
+    /* the operations replayed since g was last settled, as one map (stream_map.h); and
+     * latest's sim is g, settled or not (copied only where read: settle_latest) */
+    struct an_rp_map map;
+    int latest_lazy;
 };
 
 /* The call of the record matched last (an_rp_stream, cur): matching a record took a copy
@@ -378,15 +392,20 @@ static void copy_slot(struct an_replay_state *st, unsigned to, unsigned from)
     }
 }
 
+static void settle_streams(struct an_replay_state *st);
+
 /* The changes of `touched` not active yet become so: the worlds making them (with active
  * ones) come alive, each a copy of the world it was until now, the one without them. */
 static void wake_worlds(struct an_replay_state *st, unsigned touched)
 {
     unsigned active = st->active | touched;
     /* (operations keep their lazy clocks: the time a change not active yet took away is
-     * nil, and a slot's new world is its old one with such changes added) */
+     * nil, and a slot's new world is its old one with such changes added; the stream maps'
+     * classes change) */
     for (size_t i = 0; i < st->nthreads; i++)
         settle(st, &st->threads[i].lazy, st->threads[i].h);
+    settle_streams(st);
+    st->h_epoch++;
     for (int w = 1; w < AN_WORLDS && st->nlive < AN_WORLDS; w++) {
         unsigned changes = an_world_changes(w);
         if ((changes & ~active) || !(changes & ~st->active))
@@ -414,6 +433,19 @@ static void wake_worlds(struct an_replay_state *st, unsigned touched)
             if (g == in->ngroups)
                 in->group_changes[in->ngroups++] = (uint8_t)c;
             in->group_of[slot] = (uint8_t)(g + 1);
+        }
+        in->nclasses = 0;
+        for (unsigned slot = 0; slot < st->nlive; slot++) {
+            unsigned k = 0;
+            while (k < in->nclasses && (in->class_group[k] != in->group_of[slot] ||
+                                        in->class_set[k] != st->remover_set[slot]))
+                k++;
+            if (k == in->nclasses) {
+                in->class_group[k] = in->group_of[slot];
+                in->class_set[k] = st->remover_set[slot];
+                in->nclasses++;
+            }
+            in->class_of[slot] = (uint8_t)k;
         }
     }
 }
@@ -461,6 +493,7 @@ static struct an_rp_thread *new_thread(struct an_replay_state *st, uint32_t tid,
      * (made while that thread was in a call, the time it gained by that call's end is more
      * than it had gained by then: a thread started before the run beat the device) */
     uint64_t delta[AN_WORLDS] = {0};
+    st->h_epoch++;
     if (st->last_thread) {
         struct an_rp_thread *l = &st->threads[st->last_thread - 1];
         settle(st, &l->lazy, l->h);
@@ -587,36 +620,85 @@ static int ring_room(void **buf, size_t *head, size_t n, size_t *cap, size_t siz
     return 0;
 }
 
+/*
+ * Stream maps (stream_map.h): run_op composes the operations one thread issues in its
+ * rhythm into its stream's map instead of moving every world's clock. What reads a
+ * stream's g or latest's sim, moves g otherwise, or reads the kernel_end of a device whose
+ * kernels the map's stream runs one at a time, settles them first.
+ */
+static void settle_stream(struct an_replay_state *st, struct an_rp_stream *s)
+{
+    struct an_rp_map *m = &s->map;
+    if (!m->on)
+        return;
+    struct an_rp_device *dev = m->device ? &st->devices[m->device - 1] : NULL;
+    an_rp_map_apply(m, &st->making[m->touched], st->nlive, s->g, dev ? dev->kernel_end : NULL);
+    if (dev)
+        dev->follower = 0;
+    m->on = 0;
+}
+
+/* (latest's sim read, or g about to move otherwise than by an operation marked done) */
+static void settle_latest(struct an_replay_state *st, struct an_rp_stream *s)
+{
+    settle_stream(st, s);
+    if (s->latest_lazy)
+        copy_clocks(s->latest.sim, s->g);
+    s->latest_lazy = 0;
+}
+
+static void settle_device(struct an_replay_state *st, struct an_rp_device *dev)
+{
+    if (dev->follower)
+        settle_stream(st, &st->streams[dev->follower - 1]);
+}
+
+static void settle_streams(struct an_replay_state *st)
+{
+    for (size_t i = 0; i < st->nstreams; i++)
+        settle_latest(st, &st->streams[i]);
+}
+
 /* When s's first `upto` operations were done (what an event recorded after them waits
  * for); NULL when there were none, or that was too long ago to be kept. */
-static const struct an_rp_done *done_after(const struct an_rp_stream *s, uint64_t upto)
+static const struct an_rp_done *done_after(struct an_replay_state *st, struct an_rp_stream *s,
+                                           uint64_t upto)
 {
     if (!upto || s->done_seq[(upto - 1) % DONE_KEEP] != upto - 1)
         return NULL;
-    return s->latest_seq == upto - 1 ? &s->latest : &s->done[(upto - 1) % DONE_KEEP];
+    if (s->latest_seq != upto - 1)
+        return &s->done[(upto - 1) % DONE_KEEP];
+    settle_latest(st, s);
+    return &s->latest;
 }
 
-static void mark_done(struct an_rp_stream *s, uint64_t seq, int wanted)
+/* (latest's sim is g as it stands: copied where read, settle_latest) */
+static void mark_done(struct an_replay_state *st, struct an_rp_stream *s, uint64_t seq,
+                      int wanted)
 {
     s->done_seq[seq % DONE_KEEP] = seq;
     s->latest_seq = seq;
     s->latest.meas = s->g_meas;
-    copy_clocks(s->latest.sim, s->g);
-    if (wanted)
+    s->latest_lazy = 1;
+    if (wanted) {
+        settle_latest(st, s);
         s->done[seq % DONE_KEEP] = s->latest;
+    }
 }
 
 /* An event recorded on s now waits for its latest operation (seq s->issued - 1): kept
  * when that ends (mark_done), or now where it ended already, which no later one has (none
  * is issued yet). One that ran unmarked (a drain's work but its last) is none to wait for,
  * as before. */
-static void want_done(struct an_rp_stream *s)
+static void want_done(struct an_replay_state *st, struct an_rp_stream *s)
 {
     if (!s->issued)
         return;
     uint64_t seq = s->issued - 1;
-    if (s->done_seq[seq % DONE_KEEP] == seq && s->latest_seq == seq)
+    if (s->done_seq[seq % DONE_KEEP] == seq && s->latest_seq == seq) {
+        settle_latest(st, s);
         s->done[seq % DONE_KEEP] = s->latest;
+    }
     else if (s->q_n && s->q[(s->q_head + s->q_n - 1) & (s->q_cap - 1)].seq == seq)
         s->q[(s->q_head + s->q_n - 1) & (s->q_cap - 1)].wanted = 1;
 }
@@ -641,7 +723,7 @@ static uint64_t pass_barriers(struct an_replay_state *st, struct an_rp_stream *s
         struct an_rp_stream *o = &st->streams[b.other];
         if (drain && depth < 4)
             run_virtual(st, o, drain, waited, b.upto, depth + 1);
-        const struct an_rp_done *d = done_after(o, b.upto);
+        const struct an_rp_done *d = done_after(st, o, b.upto);
         if (!d)
             continue;
         meas = max64(meas, d->meas);
@@ -677,6 +759,7 @@ static struct an_rp_device *one_at_a_time(struct an_replay_state *st,
 static void after_device(struct an_replay_state *st, struct an_rp_device *dev,
                          struct an_rp_stream *s, const uint64_t *dur)
 {
+    settle_device(st, dev);
     for (unsigned w = 0; w < st->nlive; w++) {
         uint64_t start = s->g[w] - dur[w];
         if (dev->kernel_end[w] > start)
@@ -691,6 +774,7 @@ static void after_device(struct an_replay_state *st, struct an_rp_device *dev,
 static void run_orphan(struct an_replay_state *st, struct an_rp_stream *s,
                        const struct an_rp_record *r)
 {
+    settle_latest(st, s);
     uint64_t dur = r->end > r->ts ? r->end - r->ts : 0;
     uint64_t gap = r->ts > s->g_meas ? r->ts - s->g_meas : 0;
     struct an_rp_device *dev =
@@ -705,6 +789,33 @@ static void run_orphan(struct an_replay_state *st, struct an_rp_stream *s,
     if (r->end > s->g_meas)
         s->g_meas = r->end;
     st->unmatched++;
+}
+
+/* run_op's operation composed into s's map, which it extends or starts (stream maps);
+ * 0 where it does neither, the map settled (run_op then moves the worlds one by one). */
+static int mapped(struct an_replay_state *st, struct an_rp_stream *s, const struct an_rp_op *op,
+                  struct an_rp_device *dev, const uint64_t *off, const uint64_t *lat_adj,
+                  const uint64_t *dur_in)
+{
+    struct an_rp_map *m = &s->map;
+    size_t device = dev ? (size_t)(dev - st->devices) + 1 : 0;
+    const struct an_world_set *in = &st->making[op->touched];
+    if (m->on && m->from == op->from && m->touched == op->touched && m->device == device)
+        return an_rp_map_compose(m, in, off, lat_adj, dur_in);
+    settle_stream(st, s);
+    if (dev) {  /* (it starts after the device's latest kernel: from now on, g's) */
+        settle_device(st, dev);
+        for (unsigned w = 0; w < st->nlive; w++)
+            s->g[w] = max64(s->g[w], dev->kernel_end[w]);
+    }
+    an_rp_map_start(m, in, st->nlive, op->from, op->touched, device, op->sim);
+    if (!an_rp_map_compose(m, in, off, lat_adj, dur_in)) {
+        m->on = 0;
+        return 0;
+    }
+    if (dev)
+        dev->follower = (size_t)(s - st->streams) + 1;
+    return 1;
 }
 
 /* One GPU operation, its call known: each what-if's stream clock moves past it. */
@@ -742,16 +853,25 @@ static void run_op(struct an_replay_state *st, struct an_rp_stream *s, const str
     }
     /* it starts after the other streams' work it waits for, its call's start plus its
      * delay, and its stream's previous operation (and the device's latest kernel, where it
-     * runs them one at a time); one loop over the worlds per case. The call's start is
-     * sim plus op's lazy offset, which is one of four by the kinds of time a world's
-     * changes remove (remover_set) */
-    if (barred)
-        for (unsigned w = 0; w < st->nlive; w++)
-            s->g[w] = max64(s->g[w], other[w]);
+     * runs them one at a time); one loop over the worlds per case, where it is not
+     * composed into the stream's map. The call's start is sim plus op's lazy offset, which
+     * is one of four by the kinds of time a world's changes remove (remover_set) */
     uint64_t off[1u << AN_RP_REMOVERS];
     for (unsigned set = 0; set < 1u << AN_RP_REMOVERS; set++)
         off[set] = lat + (op->lazy.on ? lazy_offset(&op->lazy, set) : 0);
     struct an_rp_device *dev = kernel ? one_at_a_time(st, s, ts, end) : NULL;
+    if (!barred && op->from && mapped(st, s, op, dev, off, lat_adj, dur_in)) {
+        if (end > s->g_meas)
+            s->g_meas = end;
+        mark_done(st, s, op->seq, op->wanted);
+        return;
+    }
+    settle_stream(st, s);
+    if (dev)
+        settle_device(st, dev);
+    if (barred)
+        for (unsigned w = 0; w < st->nlive; w++)
+            s->g[w] = max64(s->g[w], other[w]);
     if (dev)
         for (unsigned w = 0; w < st->nlive; w++) {
             unsigned g = in->group_of[w];
@@ -767,7 +887,7 @@ static void run_op(struct an_replay_state *st, struct an_rp_stream *s, const str
         }
     if (end > s->g_meas)
         s->g_meas = end;
-    mark_done(s, op->seq, op->wanted);
+    mark_done(st, s, op->seq, op->wanted);
 }
 
 /* Whether r is another record of the call its stream matched last (a graph launch's records
@@ -992,6 +1112,7 @@ static void run_virtual(struct an_replay_state *st, struct an_rp_stream *s,
     size_t n = ops_before(s, upto);
     if (!n)
         return;
+    settle_stream(st, s);
     /* work on other streams it waited for ran first: its time is not this work's (that
      * replay may come back to this stream: count again after it) */
     uint64_t other[AN_WORLDS];
@@ -1014,13 +1135,13 @@ static void run_virtual(struct an_replay_state *st, struct an_rp_stream *s,
                 st->unlearnt_ops += n;
         }
         struct an_rp_op *from_op = work ? first : last;
-        settle(st, &from_op->lazy, from_op->sim);
+        settle_op(st, from_op);
         for (unsigned w = 0; w < st->nlive; w++)
             s->g[w] = max64(max64(s->g[w], other[w]), issued_sim(st, from_op, w)) + work;
         if (from + work > s->g_meas)
             s->g_meas = from + work;
     }
-    mark_done(s, last->seq, last->wanted);
+    mark_done(st, s, last->seq, last->wanted);
     st->virtual_ops += n;
     s->q_head = (s->q_head + n) & (s->q_cap - 1);
     s->q_n -= n;
@@ -1078,9 +1199,9 @@ static int known_chain(struct an_replay_state *st, struct an_rp_stream *s, size_
     struct an_rp_op *first = &s->q[s->q_head];
     struct an_rp_op *binding = &s->q[(s->q_head + bind) & (s->q_cap - 1)];
     struct an_rp_op *last = &s->q[(s->q_head + n - 1) & (s->q_cap - 1)];
-    settle(st, &first->lazy, first->sim);
-    settle(st, &binding->lazy, binding->sim);
-    settle(st, &last->lazy, last->sim);
+    settle_op(st, first);
+    settle_op(st, binding);
+    settle_op(st, last);
     uint64_t after_bind = end > bind_from ? end - bind_from : 0;
     for (unsigned w = 0; w < st->nlive; w++) {
         uint64_t start = max64(max64(s->g[w], other[w]), issued_sim(st, first, w));
@@ -1157,7 +1278,7 @@ static int queue_full(struct an_replay_state *st, struct an_rp_stream *s, const 
  * (host_only_upload), else 0. */
 static inline uint64_t issue(struct an_replay_state *st, const struct an_ev *ev,
                              const uint64_t *h, struct an_rp_lazy lazy, int waits,
-                             unsigned touched)
+                             unsigned touched, uint64_t from)
 {
     struct an_rp_stream *s = stream_of(st, ev->stream);
     if (!s)
@@ -1183,6 +1304,7 @@ static inline uint64_t issue(struct an_replay_state *st, const struct an_ev *ev,
     op->ckpt = st->ckpt_read;
     op->wanted = 0;
     op->gathered = st->gathered;
+    op->from = from;
     op->lazy = lazy;
     copy_clocks(op->sim, h);
     s->q_n++;
@@ -1240,7 +1362,7 @@ static uint64_t event_drained(struct an_replay_state *st, const struct an_ev *ev
     struct an_rp_stream *s = &st->streams[*at >> 40];
     uint64_t upto = *at & ((1ull << 40) - 1);
     run_virtual(st, s, ev, waited_long, upto, 0);
-    const struct an_rp_done *d = done_after(s, upto);
+    const struct an_rp_done *d = done_after(st, s, upto);
     if (!d)
         return 0;
     memcpy(ready_sim, d->sim, st->nlive * sizeof *ready_sim);
@@ -1262,6 +1384,7 @@ static uint64_t drained(struct an_replay_state *st, const struct an_ev *ev, int 
         if (!(ev->flags & AN_F_ALL_STREAMS) && s->id != ev->stream)
             continue;
         run_virtual(st, s, ev, waited_long, UINT64_MAX, 0);
+        settle_stream(st, s);
         ready = max64(ready, s->g_meas);
         for (unsigned w = 0; w < st->nlive; w++)
             ready_sim[w] = max64(ready_sim[w], s->g[w]);
@@ -1415,6 +1538,13 @@ static int in_rhythm(const struct an_replay_state *st, const struct an_rp_thread
            (st->active & AN_WI_BIT(AN_WI_GRAPHS)) && an_wi_issues(ev);
 }
 
+/* Who issued an operation in the rhythm, for the stream maps: operations with the same
+ * issuer copied the same h (replay.h, h_epoch). */
+static inline uint64_t op_from(const struct an_replay_state *st, const struct an_rp_thread *t)
+{
+    return st->h_epoch << 13 | (uint64_t)(t - st->threads + 1);  /* (MAX_THREADS: 2^12) */
+}
+
 static void launch_in_rhythm(struct an_replay_state *st, struct an_rp_thread *t,
                              const struct an_ev *ev, uint64_t gap)
 {
@@ -1434,7 +1564,7 @@ static void launch_in_rhythm(struct an_replay_state *st, struct an_rp_thread *t,
     int graphs = remover_of(AN_WI_GRAPHS);
     if (an_wi_launch_overhead(st, ev, gap))
         lazy.removed[graphs] += gap;
-    issue(st, ev, t->h, lazy, 0, AN_WI_BIT(AN_WI_GRAPHS));
+    issue(st, ev, t->h, lazy, 0, AN_WI_BIT(AN_WI_GRAPHS), op_from(st, t));
     note_busy(st, t, ev->end);
     uint64_t dur = ev->end - ev->ts;
     lazy.base += dur;
@@ -1486,6 +1616,7 @@ static void replay_other_call(struct an_replay_state *st, const struct an_ev *ev
                               struct an_rp_thread *t, uint64_t gap, struct an_rp_thread *other,
                               int mark)
 {
+    st->h_epoch++;  /* (threads' clocks move here: no stream map spans this call) */
     loop_pause(st, t, st->alone, mark);
     if (other) {  /* the stretch waited for the other thread: it resumes after it */
         settle(st, &t->lazy, t->h);
@@ -1553,7 +1684,7 @@ static void replay_other_call(struct an_replay_state *st, const struct an_ev *ev
         struct an_rp_stream *s = stream_of(st, ev->stream);
         if (s && s->issued < (1ull << 40) &&
             gw_map_put(&st->event_at, ev->key, (uint64_t)(s - st->streams) << 40 | s->issued) == 0)
-            want_done(s);
+            want_done(st, s);
     } else if (is_stream_wait(ev)) {
         add_barrier(st, ev);
     }
@@ -1566,7 +1697,7 @@ static void replay_other_call(struct an_replay_state *st, const struct an_ev *ev
     int issues = an_wi_issues(ev);
     uint64_t moved = 0;
     if (issues) {
-        moved = issue(st, ev, t->h, t->lazy, waits, touched);
+        moved = issue(st, ev, t->h, t->lazy, waits, touched, 0);
         note_busy(st, t, ev->end);
     }
     /* (a loop's iteration: work launched, then its results waited for or the next batch
@@ -1716,6 +1847,7 @@ void an_replay_finish(struct an_replay_state *st, uint64_t first_ts, uint64_t me
         /* work never drained: its length is unknown, it ends when it was issued */
         struct an_ev none = {0};
         run_virtual(st, s, &none, 0, UINT64_MAX, 0);
+        settle_stream(st, s);
         for (unsigned w = 0; w < st->nlive; w++)
             end[w] = max64(end[w], s->g[w]);
     }

@@ -64,6 +64,12 @@ struct an_world_set {
     unsigned ngroups;
     uint8_t group_changes[AN_WORLDS];
     uint8_t group_of[AN_WORLDS];
+    /* ... and the classes of live slots that one GPU operation touching the mask moves
+     * alike but for their own clocks: the same group, the same kinds of time removed
+     * (remover_set). Each slot's class, and each class's group (0: none) and remover set
+     * (replay.c, stream maps) */
+    unsigned nclasses;
+    uint8_t class_of[AN_WORLDS], class_group[AN_WORLDS], class_set[AN_WORLDS];
 };
 
 /* What the replay found, kept in the model after the pass. */
@@ -217,11 +223,17 @@ struct an_replay_state {
         int overlapped;
         uint64_t kernel_end_meas, kernel_stream;
         uint64_t kernel_end[AN_WORLDS];
+        size_t follower;  /* the stream (+ 1) whose lazy clocks kernel_end is, 0: none
+                             (replay.c, stream maps) */
     } devices[AN_RP_DEVICES];
     double best_blocking_bps;    /* host-only: the fastest blocking upload so far, bytes/s */
     uint64_t *nowait_ns;         /* per api id: the shortest call, its cost without a wait */
     int drained_unknown;         /* the last drain took work of unknown length (host-only, no
                                     wait proven): it may have waited, its time is no cost */
+    /* bumped whenever a thread's clocks h may change otherwise than by its lazy clocks (a
+     * call out of the rhythm, a new thread, worlds woken): operations issued in the same
+     * epoch by the same thread copied the same h (replay.c, stream maps) */
+    uint64_t h_epoch;
     uint64_t matched, virtual_ops, unmatched, forced, unproven_ops, unlearnt_ops;
 };
 
