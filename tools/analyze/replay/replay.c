@@ -791,17 +791,18 @@ static void run_orphan(struct an_replay_state *st, struct an_rp_stream *s,
     st->unmatched++;
 }
 
-/* run_op's operation composed into s's map, which it extends or starts (stream maps);
- * 0 where it does neither, the map settled (run_op then moves the worlds one by one). */
-static int mapped(struct an_replay_state *st, struct an_rp_stream *s, const struct an_rp_op *op,
+/* run_op's operation composed into s's map, which it extends or starts (stream maps). */
+static void mapped(struct an_replay_state *st, struct an_rp_stream *s, const struct an_rp_op *op,
                   struct an_rp_device *dev, const uint64_t *off, const uint64_t *lat_adj,
                   const uint64_t *dur_in)
 {
     struct an_rp_map *m = &s->map;
     size_t device = dev ? (size_t)(dev - st->devices) + 1 : 0;
     const struct an_world_set *in = &st->making[op->touched];
-    if (m->on && m->from == op->from && m->touched == op->touched && m->device == device)
-        return an_rp_map_compose(m, in, off, lat_adj, dur_in);
+    if (m->on && m->from == op->from && m->touched == op->touched && m->device == device) {
+        an_rp_map_compose(m, in, off, lat_adj, dur_in);
+        return;
+    }
     settle_stream(st, s);
     if (dev) {  /* (it starts after the device's latest kernel: from now on, g's) */
         settle_device(st, dev);
@@ -809,13 +810,9 @@ static int mapped(struct an_replay_state *st, struct an_rp_stream *s, const stru
             s->g[w] = max64(s->g[w], dev->kernel_end[w]);
     }
     an_rp_map_start(m, in, st->nlive, op->from, op->touched, device, op->sim);
-    if (!an_rp_map_compose(m, in, off, lat_adj, dur_in)) {
-        m->on = 0;
-        return 0;
-    }
+    an_rp_map_compose(m, in, off, lat_adj, dur_in);
     if (dev)
         dev->follower = (size_t)(s - st->streams) + 1;
-    return 1;
 }
 
 /* One GPU operation, its call known: each what-if's stream clock moves past it. */
@@ -841,7 +838,15 @@ static void run_op(struct an_replay_state *st, struct an_rp_stream *s, const str
     uint64_t lat_adj[AN_WORLDS + 1], dur_in[AN_WORLDS + 1];
     lat_adj[0] = 0;
     dur_in[0] = dur;
-    for (unsigned g = 0; g < in->ngroups; g++) {
+    if (op->call.kind != AN_COPY) {  /* (whatif.h: a change alters a copy's length and
+                                      * staging alone; a graph runs a kernel back to back) */
+        uint64_t back = an_wi_kernel_launch(&op->call) ? lat : 0;
+        for (unsigned g = 0; g < in->ngroups; g++) {
+            dur_in[g + 1] = dur;
+            lat_adj[g + 1] = in->group_changes[g] & AN_WI_BIT(AN_WI_GRAPHS) ? 0 - back : 0;
+        }
+    }
+    for (unsigned g = 0; op->call.kind == AN_COPY && g < in->ngroups; g++) {
         unsigned c = in->group_changes[g];
         int back_to_back = an_wi_back_to_back(c, &op->call);
         /* (a checkpoint read saved in the background is copied into pinned memory) */
@@ -860,7 +865,8 @@ static void run_op(struct an_replay_state *st, struct an_rp_stream *s, const str
     for (unsigned set = 0; set < 1u << AN_RP_REMOVERS; set++)
         off[set] = lat + (op->lazy.on ? lazy_offset(&op->lazy, set) : 0);
     struct an_rp_device *dev = kernel ? one_at_a_time(st, s, ts, end) : NULL;
-    if (!barred && op->from && mapped(st, s, op, dev, off, lat_adj, dur_in)) {
+    if (!barred && op->from) {
+        mapped(st, s, op, dev, off, lat_adj, dur_in);
         if (end > s->g_meas)
             s->g_meas = end;
         mark_done(st, s, op->seq, op->wanted);

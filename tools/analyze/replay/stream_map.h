@@ -9,8 +9,7 @@
  *     g[w] = max(g[w] + a, h[w] + b),
  * composed in a few steps per class and applied world by world only where a clock is read:
  * the per-world loop was half of a GPU record's replay. Exact: l, a and b are real
- * offsets, never below zero (an_rp_map_compose refuses one that would be), and no sum
- * wraps.
+ * offsets, never below zero (an_rp_map_compose), and no sum wraps.
  */
 #ifndef GPUWATCH_ANALYZE_STREAM_MAP_H
 #define GPUWATCH_ANALYZE_STREAM_MAP_H
@@ -43,25 +42,19 @@ static inline void an_rp_map_start(struct an_rp_map *m, const struct an_world_se
 }
 
 /* One more operation: its delay off[remover set] + lat_adj[group] after its call's start,
- * its length dur_in[group]. Returns 0, the map unchanged, where a delay is below zero. */
-static inline int an_rp_map_compose(struct an_rp_map *m, const struct an_world_set *in,
-                                    const uint64_t *off, const uint64_t *lat_adj,
-                                    const uint64_t *dur_in)
+ * its length dur_in[group]. (The delay is never below zero: off is the launch latency plus
+ * a lazy offset, base less what the class's changes removed of it, and lat_adj takes away
+ * at most that latency: replay.c, lazy clocks and run_op.) */
+static inline void an_rp_map_compose(struct an_rp_map *m, const struct an_world_set *in,
+                                     const uint64_t *off, const uint64_t *lat_adj,
+                                     const uint64_t *dur_in)
 {
-    uint64_t l[AN_WORLDS];
-    int negative = 0;
     for (unsigned c = 0; c < in->nclasses; c++) {
-        l[c] = off[in->class_set[c]] + lat_adj[in->class_group[c]];
-        negative |= (int64_t)l[c] < 0;
-    }
-    if (negative)
-        return 0;
-    for (unsigned c = 0; c < in->nclasses; c++) {
-        uint64_t d = dur_in[in->class_group[c]];
+        unsigned group = in->class_group[c];
+        uint64_t l = off[in->class_set[c]] + lat_adj[group], d = dur_in[group];
         m->a[c] += d;
-        m->b[c] = (m->b[c] > l[c] ? m->b[c] : l[c]) + d;
+        m->b[c] = (m->b[c] > l ? m->b[c] : l) + d;
     }
-    return 1;
 }
 
 /* The map applied to g (and to kernel_end, which then equals it, where not NULL). */
