@@ -180,6 +180,7 @@ static void cur_out(struct an_rp_stream *s)
 
 struct an_rp_thread {
     uint32_t tid;
+    uint32_t slot;                   /* its index in threads, + 1 */
     /* small uploads (whatif.c, small_upload): their bytes in its current iteration and in
      * the one before, and whether one of the current iteration's was replayed (gather_of) */
     uint64_t gather_cur, gather_prev;
@@ -506,6 +507,7 @@ static struct an_rp_thread *new_thread(struct an_replay_state *st, uint32_t tid,
      * what the realloc'd memory held: one Kineto trace's batch loads went 14 -> 15) */
     memset(t, 0, sizeof *t);
     t->tid = tid;
+    t->slot = (uint32_t)st->nthreads;
     t->last_end = ts;
     for (unsigned w = 0; w < st->nlive; w++) {
         t->h[w] = ts - (delta[w] < ts ? delta[w] : ts);
@@ -1482,7 +1484,7 @@ static uint64_t alone_until(struct an_replay_state *st, const struct an_rp_threa
 
 static void note_busy(struct an_replay_state *st, const struct an_rp_thread *t, uint64_t end)
 {
-    struct an_rp_busy now = {end, t->tid, (size_t)(t - st->threads) + 1};
+    struct an_rp_busy now = {end, t->tid, t->slot};
     if (st->busy[0].tid == t->tid) {
         st->busy[0].end = max64(st->busy[0].end, end);
     } else if (end >= st->busy[0].end) {
@@ -1548,7 +1550,7 @@ static int in_rhythm(const struct an_replay_state *st, const struct an_rp_thread
  * issuer copied the same h (replay.h, h_epoch). */
 static inline uint64_t op_from(const struct an_replay_state *st, const struct an_rp_thread *t)
 {
-    return st->h_epoch << 13 | (uint64_t)(t - st->threads + 1);  /* (MAX_THREADS: 2^12) */
+    return st->h_epoch << 13 | t->slot;  /* (MAX_THREADS: 2^12) */
 }
 
 static void launch_in_rhythm(struct an_replay_state *st, struct an_rp_thread *t,
@@ -1581,7 +1583,7 @@ static void launch_in_rhythm(struct an_replay_state *st, struct an_rp_thread *t,
     t->after_readback = t->after_wait = 0;
     if (ev->end > t->last_end)
         t->last_end = ev->end;
-    st->last_thread = (size_t)(t - st->threads) + 1;
+    st->last_thread = t->slot;
 }
 
 static void replay_other_call(struct an_replay_state *st, const struct an_ev *ev,
@@ -1796,7 +1798,7 @@ static void replay_other_call(struct an_replay_state *st, const struct an_ev *ev
         t->steps_ended++;
     if (ev->end > t->last_end)
         t->last_end = ev->end;
-    st->last_thread = (size_t)(t - st->threads) + 1;
+    st->last_thread = t->slot;
 }
 
 static void release_host(struct an_replay_state *st, int all)
