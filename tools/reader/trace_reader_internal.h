@@ -94,6 +94,9 @@ struct gw_reader {
     struct gw_map streams;      /* id -> handle */
     struct gw_map stream_cupti; /* id -> CUPTI stream id (nonzero ones only) */
     struct gw_map cupti_streams; /* CUPTI stream id -> id */
+    /* the latest of its lookups (gw_reader_stream_by_cupti: nearly every GPU record is on
+     * the stream of the one before; a definition clears it) */
+    struct { int valid; uint64_t cupti, id; } cupti_memo;
     struct gw_map threads;      /* tid -> name string id */
     struct gw_stack_table stacks, pystacks;  /* trace_stacks.c: STACK, PYSTACK */
 };

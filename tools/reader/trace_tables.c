@@ -92,6 +92,7 @@ void gw_tables_add_stream(struct gw_reader *r, uint64_t id, uint64_t handle,
     /* A redefinition with another CUPTI id leaves the old id naming this stream too. */
     gw_map_put(&r->stream_cupti, id, cupti_stream_id);
     gw_map_put(&r->cupti_streams, cupti_stream_id, id);
+    r->cupti_memo.valid = 0;
 }
 
 void gw_tables_free(struct gw_reader *r)
@@ -140,10 +141,19 @@ int gw_reader_stream_handle(const struct gw_reader *r, uint64_t id, uint64_t *ha
 int gw_reader_stream_by_cupti(const struct gw_reader *r, uint64_t cupti_stream_id,
                               uint64_t *stream_id)
 {
+    if (r->cupti_memo.valid && r->cupti_memo.cupti == cupti_stream_id) {
+        *stream_id = r->cupti_memo.id;
+        return 0;
+    }
     uint64_t *slot = gw_map_get(&r->cupti_streams, cupti_stream_id);
     if (!slot)
         return -1;
     *stream_id = *slot;
+    /* (a cache of the const reader's own: the reader is never defined const) */
+    struct gw_reader *memo_of = (struct gw_reader *)r;
+    memo_of->cupti_memo.valid = 1;
+    memo_of->cupti_memo.cupti = cupti_stream_id;
+    memo_of->cupti_memo.id = *slot;
     return 0;
 }
 
