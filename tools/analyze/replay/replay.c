@@ -1553,7 +1553,7 @@ static inline uint64_t op_from(const struct an_replay_state *st, const struct an
     return st->h_epoch << 13 | t->slot;  /* (MAX_THREADS: 2^12) */
 }
 
-static void launch_in_rhythm(struct an_replay_state *st, struct an_rp_thread *t,
+static inline __attribute__((always_inline)) void launch_in_rhythm(struct an_replay_state *st, struct an_rp_thread *t,
                              const struct an_ev *ev, uint64_t gap)
 {
     /* loop_pause: no pause, no long stretch, nothing held */
