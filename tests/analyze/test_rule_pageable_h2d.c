@@ -279,6 +279,54 @@ static void downloads_claim_their_own_time(void **state)
     }
 }
 
+/* Host-only, 40 steps of 4 ms of kernels and a 16 MiB pageable download right after them
+ * (2 ms of copy on the GPU), nothing else waiting: each download's 6 ms are its wait for the
+ * kernels and its move, which no call tells apart (the fastest such copy's rate includes
+ * its wait too). With the host's memcpy rate measured (8 GB/s: the staging copy takes
+ * 2.097 ms at least), the saving taking all of it as the move is the ceiling and what
+ * rests on the least move the finding: 40 x 2/3 x 2.097 ms = 55.9 ms. With the timeline:
+ * the copy's own 2 ms, nothing unproven. Without the rate: the whole call, as before. */
+static void downloads_after_unproven_kernels(void **state)
+{
+    (void)state;
+    for (int mode = 0; mode < 3; mode++) {  /* host-only with a rate, without, timeline */
+        struct synth s = {.gpu_records = mode == 2, .host_copy_bps = mode == 1 ? 0 : 8000000000};
+        for (int i = 0; i < 40; i++) {
+            for (int k = 0; k < 8; k++)
+                synth_launch(&s, 5 * US, 500 * US);
+            download(&s, 16u << 20, 2 * MS);
+            synth_idle(&s, 1 * MS);
+        }
+        struct an_model *m = synth_model(&s, NULL, 1ull << 30, 0);
+        synth_free(&s);
+        struct an_findings out = {0};
+        const struct an_finding *f = synth_rule(m, an_rule_pageable_h2d, &out, 8);
+        if (!f)
+            fail_msg("mode %d: no finding", mode);
+        uint64_t replayed = an_whatif_saving(m, AN_WI_PINNED_ASYNC);
+        if (mode == 0) {
+            assert_int_equal(out.nunproven, 1);
+            const struct an_unproven *u = &out.unproven[0];
+            assert_string_equal(u->id, "pageable_h2d");
+            assert_int_equal(u->up_to_ns, replayed);
+            assert_int_equal(u->proven_ns, f->saving_ns);
+            assert_int_equal(f->saving_ns, replayed - m->replay.pinned_unknown_ns);
+            /* 2/3 of 40 least moves (16 MiB at 8 GB/s), as the replay lays them */
+            if (f->saving_ns < 55 * MS || f->saving_ns > 57 * MS)
+                fail_msg("floor %llu ns", (unsigned long long)f->saving_ns);
+            assert_true(u->up_to_ns > 150 * MS);  /* (the calls' 6 ms taken as moves) */
+        } else {
+            assert_int_equal(out.nunproven, 0);
+            assert_int_equal(m->replay.pinned_unknown_ns, 0);
+            assert_int_equal(f->saving_ns, replayed);
+            if (mode == 2 && (f->saving_ns < 52 * MS || f->saving_ns > 55 * MS))
+                fail_msg("timeline %llu ns", (unsigned long long)f->saving_ns);
+        }
+        an_findings_free(&out);
+        an_model_free(m);
+    }
+}
+
 /* 4 pageable uploads of 34 MiB at start-up (a model's weights), then a loop that copies
  * nothing and reads its loss every step: one-offs, no finding (the loop has nothing to pin);
  * the same start with a 16 MiB pageable upload every step: the finding. */
@@ -324,6 +372,7 @@ int main(void)
         cmocka_unit_test(download_after_other_streams),
         cmocka_unit_test(periodic_state_download),
         cmocka_unit_test(downloads_claim_their_own_time),
+        cmocka_unit_test(downloads_after_unproven_kernels),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1223,6 +1223,19 @@ static int known_chain(struct an_replay_state *st, struct an_rp_stream *s, size_
     return 1;
 }
 
+/* Whether the copy ev on s drains work issued before it whose length nothing proved: its
+ * stream's queue, or any stream's where it drains them all. */
+static int work_pending(const struct an_replay_state *st, const struct an_rp_stream *s,
+                        const struct an_ev *ev)
+{
+    if (!(ev->flags & AN_F_ALL_STREAMS))
+        return s->q_n != 0;
+    for (size_t i = 0; i < st->nstreams; i++)
+        if (st->streams[i].q_n)
+            return 1;
+    return 0;
+}
+
 /* Host-only, a blocking upload: the copy is in stream order, so the call waited for its
  * stream's earlier work and then moved its bytes. The move takes what the fastest blocking
  * upload of the run so far took per byte (of 4 KiB or more; a small one's fixed cost makes
@@ -1243,6 +1256,26 @@ static uint64_t host_only_upload(struct an_replay_state *st, struct an_rp_stream
         double at_best = (double)ev->bytes * 1e9 / st->best_blocking_bps;
         if (at_best < (double)dur)
             move = (uint64_t)at_best;
+    }
+    /* A download after work of unknown length (every one drains it): its wait and its move
+     * are told apart by the fastest rate so far, which waits may have slowed too. The move
+     * is at least what the fastest copy that waited for nothing moved in the time, else
+     * what the host's memcpy does (the driver's staging copy). What pinning it gives back
+     * beyond that least move rests on the kernels having been short (replay.h,
+     * pinned_unknown_ns; rule_pageable_h2d.c says it unproven). */
+    int unproven_before = work_pending(st, s, ev);
+    if (!unproven_before && ev->bytes >= (4u << 10) && dur) {
+        double bps = (double)ev->bytes * 1e9 / (double)dur;
+        if (bps > st->best_clean_bps)
+            st->best_clean_bps = bps;
+    }
+    if (ev->dir == GW_COPY_DTOH && unproven_before && (st->best_clean_bps || st->host_copy_bps)) {
+        double bps = st->best_clean_bps ? st->best_clean_bps : (double)st->host_copy_bps;
+        uint64_t least = (uint64_t)((double)ev->bytes * 1e9 / bps);
+        unsigned pin = AN_WI_BIT(AN_WI_PINNED_ASYNC);
+        if (move > least)
+            st->pinned_unknown_ns += (move - an_wi_op_ns(st, pin, ev, move, op->gathered)) -
+                                     (least - an_wi_op_ns(st, pin, ev, least, op->gathered));
     }
     struct an_ev waited = *ev;
     waited.end = ev->end - move;
@@ -1898,5 +1931,6 @@ void an_replay_finish(struct an_replay_state *st, uint64_t first_ts, uint64_t me
     out->ops_unproven = st->unproven_ops;
     out->ops_unlearnt = st->unlearnt_ops;
     out->records_unmatched = st->unmatched;
+    out->pinned_unknown_ns = st->pinned_unknown_ns;
     out->forced = st->forced;
 }

@@ -102,6 +102,11 @@ struct an_replay {
     uint64_t ops_unlearnt;           /* ... of that, drained before a sampled timeline's
                                         first kernel record was read (kernel_time) */
     uint64_t records_unmatched;      /* GPU records no issuing call was found for */
+    /* host-only: of the pinned_async world's saving, the part that takes downloads' time as
+     * their moves where it may have been waits for earlier work (the kernels queued before
+     * them ran nothing proven): what it gives back where those kernels ran long is this
+     * much less, their moves as short as the host's memcpy rate (replay.c, host_only_upload) */
+    uint64_t pinned_unknown_ns;
     uint64_t forced;                 /* host events replayed before the GPU side was seen */
 };
 
@@ -227,6 +232,7 @@ struct an_replay_state {
                              (replay.c, stream maps) */
     } devices[AN_RP_DEVICES];
     double best_blocking_bps;    /* host-only: the fastest blocking upload so far, bytes/s */
+    double best_clean_bps;       /* ... of those that drained nothing unproven */
     uint64_t *nowait_ns;         /* per api id: the shortest call, its cost without a wait */
     int drained_unknown;         /* the last drain took work of unknown length (host-only, no
                                     wait proven): it may have waited, its time is no cost */
@@ -235,6 +241,7 @@ struct an_replay_state {
      * epoch by the same thread copied the same h (replay.c, stream maps) */
     uint64_t h_epoch;
     uint64_t matched, virtual_ops, unmatched, forced, unproven_ops, unlearnt_ops;
+    uint64_t pinned_unknown_ns;
 };
 
 /* cpus: the CPUs the traced process could use (0 unknown): the workers are cpus - 1. */
