@@ -982,6 +982,13 @@ static void match_pending(struct an_replay_state *st, struct an_rp_stream *s, ui
 
 static void match_streams(struct an_replay_state *st, uint64_t upto);
 
+/* Whether s's oldest waiting record started by upto: match_pending's first test, made
+ * before the call (a launch's, nearly always false: its record has not started by its end) */
+static inline int head_due(const struct an_rp_stream *s, uint64_t upto)
+{
+    return s->p_n && s->pend[s->p_head].ts <= upto;
+}
+
 static inline void match_all_pending(struct an_replay_state *st, uint64_t upto)
 {
     if (upto > st->horizon)
@@ -993,7 +1000,7 @@ static inline void match_all_pending(struct an_replay_state *st, uint64_t upto)
 static void match_streams(struct an_replay_state *st, uint64_t upto)
 {
     for (size_t i = 0; st->npending && i < st->nstreams; i++)
-        if (st->streams[i].p_n)
+        if (head_due(&st->streams[i], upto))
             match_pending(st, &st->streams[i], upto);
 }
 
@@ -1349,7 +1356,7 @@ static inline uint64_t issue(struct an_replay_state *st, const struct an_ev *ev,
     op->lazy = lazy;
     copy_clocks(op->sim, h);
     s->q_n++;
-    if (s->p_n)
+    if (head_due(s, ev->end))
         match_pending(st, s, ev->end);
     return 0;
 }
