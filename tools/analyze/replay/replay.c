@@ -1853,17 +1853,11 @@ static void release_host(struct an_replay_state *st, int all)
     }
 }
 
-void an_replay_host(struct an_replay_state *st, const struct an_ev *ev)
+/* A host event where GPU records are expected: replayed once the GPU side has been seen
+ * past its end, queued until then (out of line: host-only replays need no frame for it). */
+__attribute__((noinline))
+static void replay_after_gpu(struct an_replay_state *st, const struct an_ev *ev)
 {
-    /* NVTX ranges go on to replay_call (step_boundary); CPU samples and LOST records hold
-     * no time of the program's own */
-    if ((ev->kind < AN_CALL || ev->kind > AN_CAPTURE) &&
-        (ev->kind < AN_RANGE_PUSH || ev->kind > AN_RANGE_END))
-        return;
-    if (!st->expect_gpu) {
-        replay_call(st, ev);
-        return;
-    }
     release_host(st, 0);
     if (!st->fifo_n && ev->end + st->th.drain_slack_ns <= st->gpu_seen) {
         replay_call(st, ev);
@@ -1879,6 +1873,19 @@ void an_replay_host(struct an_replay_state *st, const struct an_ev *ev)
     }
     st->fifo[(st->fifo_head + st->fifo_n) & (st->fifo_cap - 1)] = *ev;
     st->fifo_n++;
+}
+
+void an_replay_host(struct an_replay_state *st, const struct an_ev *ev)
+{
+    /* NVTX ranges go on to replay_call (step_boundary); CPU samples and LOST records hold
+     * no time of the program's own */
+    if ((ev->kind < AN_CALL || ev->kind > AN_CAPTURE) &&
+        (ev->kind < AN_RANGE_PUSH || ev->kind > AN_RANGE_END))
+        return;
+    if (!st->expect_gpu)
+        replay_call(st, ev);
+    else
+        replay_after_gpu(st, ev);
 }
 
 void an_replay_finish(struct an_replay_state *st, uint64_t first_ts, uint64_t measured_ns,
