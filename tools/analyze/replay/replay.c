@@ -72,13 +72,18 @@ static void settle(const struct an_replay_state *st, struct an_rp_lazy *lazy, ui
     memset(lazy, 0, sizeof *lazy);
 }
 
-/* to[w] = from[w] for every slot, the dead ones too: a copy of fixed size is a few moves
- * inline, where one of the live slots' was a call to memcpy, a tenth of issuing a launch
- * (the dead slots' values are never read: a world woken late copies its slot whole,
- * copy_slot) */
-static inline void copy_clocks(uint64_t *restrict to, const uint64_t *restrict from)
+/* to[w] = from[w] for the live slots, and some dead ones: a copy of fixed size is a few
+ * moves inline, where one of the live slots' was a call to memcpy, a tenth of issuing a
+ * launch; the first AN_RP_FEW slots (most runs wake no more) and the rest only where more
+ * are live (the dead slots' values are never read: a world woken late copies its slot
+ * whole, copy_slot) */
+#define AN_RP_FEW 12
+static inline void copy_clocks(uint64_t *restrict to, const uint64_t *restrict from,
+                               unsigned nlive)
 {
-    memcpy(to, from, AN_WORLDS * sizeof *to);
+    memcpy(to, from, AN_RP_FEW * sizeof *to);
+    if (nlive > AN_RP_FEW)
+        memcpy(to + AN_RP_FEW, from + AN_RP_FEW, (AN_WORLDS - AN_RP_FEW) * sizeof *to);
 }
 
 /* An operation issued and not yet matched to its GPU record. */
@@ -645,7 +650,7 @@ static void settle_latest(struct an_replay_state *st, struct an_rp_stream *s)
 {
     settle_stream(st, s);
     if (s->latest_lazy)
-        copy_clocks(s->latest.sim, s->g);
+        copy_clocks(s->latest.sim, s->g, st->nlive);
     s->latest_lazy = 0;
 }
 
@@ -1302,7 +1307,7 @@ static uint64_t issue_host_only_copy(struct an_replay_state *st, struct an_rp_st
     struct an_rp_op op = {.call = *ev, .seq = s->issued++, .issued_meas = ev->ts,
                           .touched = touched, .waits = waits, .ckpt = st->ckpt_read,
                           .gathered = st->gathered, .lazy = lazy};
-    copy_clocks(op.sim, h);
+    copy_clocks(op.sim, h, st->nlive);
     return host_only_upload(st, s, ev, &op);
 }
 
@@ -1354,7 +1359,7 @@ static inline uint64_t issue(struct an_replay_state *st, const struct an_ev *ev,
     op->gathered = st->gathered;
     op->from = from;
     op->lazy = lazy;
-    copy_clocks(op->sim, h);
+    copy_clocks(op->sim, h, st->nlive);
     s->q_n++;
     if (head_due(s, ev->end))
         match_pending(st, s, ev->end);
