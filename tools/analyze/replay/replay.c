@@ -705,8 +705,7 @@ static void want_done(struct an_replay_state *st, struct an_rp_stream *s)
     if (s->done_seq[seq % DONE_KEEP] == seq && s->latest_seq == seq) {
         settle_latest(st, s);
         s->done[seq % DONE_KEEP] = s->latest;
-    }
-    else if (s->q_n && s->q[(s->q_head + s->q_n - 1) & (s->q_cap - 1)].seq == seq)
+    } else if (s->q_n && s->q[(s->q_head + s->q_n - 1) & (s->q_cap - 1)].seq == seq)
         s->q[(s->q_head + s->q_n - 1) & (s->q_cap - 1)].wanted = 1;
 }
 
@@ -852,16 +851,17 @@ static void run_op(struct an_replay_state *st, struct an_rp_stream *s, const str
             dur_in[g + 1] = dur;
             lat_adj[g + 1] = in->group_changes[g] & AN_WI_BIT(AN_WI_GRAPHS) ? 0 - back : 0;
         }
-    }
-    for (unsigned g = 0; op->call.kind == AN_COPY && g < in->ngroups; g++) {
-        unsigned c = in->group_changes[g];
-        int back_to_back = an_wi_back_to_back(c, &op->call);
-        /* (a checkpoint read saved in the background is copied into pinned memory) */
-        if (op->ckpt && (c & AN_WI_BIT(AN_WI_BACKGROUND)))
-            c |= AN_WI_BIT(AN_WI_PINNED_ASYNC);
-        dur_in[g + 1] = an_wi_op_ns(st, c, &op->call, dur, op->gathered);
-        lat_adj[g + 1] = an_wi_staged_ns(st, c, &op->call, op->gathered) -
-                         (back_to_back ? lat : 0);
+    } else {
+        for (unsigned g = 0; g < in->ngroups; g++) {
+            unsigned c = in->group_changes[g];
+            int back_to_back = an_wi_back_to_back(c, &op->call);
+            /* (a checkpoint read saved in the background is copied into pinned memory) */
+            if (op->ckpt && (c & AN_WI_BIT(AN_WI_BACKGROUND)))
+                c |= AN_WI_BIT(AN_WI_PINNED_ASYNC);
+            dur_in[g + 1] = an_wi_op_ns(st, c, &op->call, dur, op->gathered);
+            lat_adj[g + 1] = an_wi_staged_ns(st, c, &op->call, op->gathered) -
+                             (back_to_back ? lat : 0);
+        }
     }
     /* it starts after the other streams' work it waits for, its call's start plus its
      * delay, and its stream's previous operation (and the device's latest kernel, where it
@@ -1248,6 +1248,25 @@ static int work_pending(const struct an_replay_state *st, const struct an_rp_str
     return 0;
 }
 
+/* A download after work of unknown length (every one drains it), its move taken as `move`:
+ * its wait and its move were told apart by the fastest rate so far, which waits may have
+ * slowed too. The move is at least what the fastest copy that waited for nothing moved in
+ * the time, else what the host's memcpy does (the driver's staging copy). What pinning it
+ * gives back beyond that least move rests on the kernels having been short (replay.h,
+ * pinned_unknown_ns; rule_pageable_h2d.c says it unproven). */
+static void move_unknown(struct an_replay_state *st, const struct an_ev *ev,
+                         const struct an_rp_op *op, uint64_t move)
+{
+    if (!st->best_clean_bps && !st->host_copy_bps)
+        return;
+    double bps = st->best_clean_bps ? st->best_clean_bps : (double)st->host_copy_bps;
+    uint64_t least = (uint64_t)((double)ev->bytes * 1e9 / bps);
+    unsigned pin = AN_WI_BIT(AN_WI_PINNED_ASYNC);
+    if (move > least)
+        st->pinned_unknown_ns += (move - an_wi_op_ns(st, pin, ev, move, op->gathered)) -
+                                 (least - an_wi_op_ns(st, pin, ev, least, op->gathered));
+}
+
 /* Host-only, a blocking upload: the copy is in stream order, so the call waited for its
  * stream's earlier work and then moved its bytes. The move takes what the fastest blocking
  * upload of the run so far took per byte (of 4 KiB or more; a small one's fixed cost makes
@@ -1258,10 +1277,13 @@ static uint64_t host_only_upload(struct an_replay_state *st, struct an_rp_stream
                                  const struct an_ev *ev, const struct an_rp_op *op)
 {
     uint64_t dur = ev->end - ev->ts;
+    int pending = work_pending(st, s, ev);
     if (ev->bytes >= (4u << 10) && dur) {
         double bps = (double)ev->bytes * 1e9 / (double)dur;
         if (bps > st->best_blocking_bps)
             st->best_blocking_bps = bps;
+        if (!pending && bps > st->best_clean_bps)
+            st->best_clean_bps = bps;
     }
     uint64_t move = dur;
     if (st->best_blocking_bps > 0) {
@@ -1269,26 +1291,8 @@ static uint64_t host_only_upload(struct an_replay_state *st, struct an_rp_stream
         if (at_best < (double)dur)
             move = (uint64_t)at_best;
     }
-    /* A download after work of unknown length (every one drains it): its wait and its move
-     * are told apart by the fastest rate so far, which waits may have slowed too. The move
-     * is at least what the fastest copy that waited for nothing moved in the time, else
-     * what the host's memcpy does (the driver's staging copy). What pinning it gives back
-     * beyond that least move rests on the kernels having been short (replay.h,
-     * pinned_unknown_ns; rule_pageable_h2d.c says it unproven). */
-    int unproven_before = work_pending(st, s, ev);
-    if (!unproven_before && ev->bytes >= (4u << 10) && dur) {
-        double bps = (double)ev->bytes * 1e9 / (double)dur;
-        if (bps > st->best_clean_bps)
-            st->best_clean_bps = bps;
-    }
-    if (ev->dir == GW_COPY_DTOH && unproven_before && (st->best_clean_bps || st->host_copy_bps)) {
-        double bps = st->best_clean_bps ? st->best_clean_bps : (double)st->host_copy_bps;
-        uint64_t least = (uint64_t)((double)ev->bytes * 1e9 / bps);
-        unsigned pin = AN_WI_BIT(AN_WI_PINNED_ASYNC);
-        if (move > least)
-            st->pinned_unknown_ns += (move - an_wi_op_ns(st, pin, ev, move, op->gathered)) -
-                                     (least - an_wi_op_ns(st, pin, ev, least, op->gathered));
-    }
+    if (ev->dir == GW_COPY_DTOH && pending)
+        move_unknown(st, ev, op, move);
     struct an_ev waited = *ev;
     waited.end = ev->end - move;
     run_virtual(st, s, &waited, dur - move > st->th.drain_slack_ns, op->seq, 0);

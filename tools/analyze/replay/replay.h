@@ -105,7 +105,8 @@ struct an_replay {
     /* host-only: of the pinned_async world's saving, the part that takes downloads' time as
      * their moves where it may have been waits for earlier work (the kernels queued before
      * them ran nothing proven): what it gives back where those kernels ran long is this
-     * much less, their moves as short as the host's memcpy rate (replay.c, host_only_upload) */
+     * much less, their moves as short as the fastest copy that waited for nothing, else the
+     * host's memcpy, moves them (replay.c, move_unknown) */
     uint64_t pinned_unknown_ns;
     uint64_t forced;                 /* host events replayed before the GPU side was seen */
 };
