@@ -93,6 +93,16 @@ double an_whatif_share(const struct an_model *m, uint64_t saving_ns)
     return base ? (double)saving_ns / (double)base : 0;
 }
 
+void an_say_unproven(const struct an_model *m, const char *id, enum an_whatif w, uint64_t up_to,
+                     uint64_t proven, const char *change, struct an_findings *out)
+{
+    struct an_unproven u = {.whatif = w, .up_to_ns = up_to, .proven_ns = proven,
+                            .share = an_whatif_share(m, up_to)};
+    snprintf(u.id, sizeof u.id, "%s", id);
+    snprintf(u.change, sizeof u.change, "%s", change);
+    an_unproven_keep(out, &u);
+}
+
 int an_whatif_worth(const struct an_model *m, enum an_whatif w)
 {
     return an_whatif_share(m, an_whatif_saving(m, w)) >= m->th.min_share;

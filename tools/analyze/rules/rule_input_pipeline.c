@@ -46,15 +46,13 @@ static unsigned workers_named(const struct an_model *m, const struct an_rule_ctx
 static void say_unproven(const struct an_model *m, unsigned workers, uint64_t up_to,
                          uint64_t proven, struct an_findings *out)
 {
-    struct an_unproven u = {.whatif = AN_WI_INPUT_WORKERS, .up_to_ns = up_to,
-                            .proven_ns = proven, .share = an_whatif_share(m, up_to)};
-    snprintf(u.id, sizeof u.id, "input_pipeline");
+    char change[sizeof ((struct an_unproven *)0)->change];
     if (workers)
-        snprintf(u.change, sizeof u.change,
+        snprintf(change, sizeof change,
                  "load batches in DataLoader workers (num_workers=%u, pin_memory=True)", workers);
     else
-        snprintf(u.change, sizeof u.change, "load batches in DataLoader workers");
-    an_unproven_keep(out, &u);
+        snprintf(change, sizeof change, "load batches in DataLoader workers");
+    an_say_unproven(m, "input_pipeline", AN_WI_INPUT_WORKERS, up_to, proven, change, out);
 }
 
 void an_rule_input_pipeline(const struct an_model *m, const struct an_rule_ctx *ctx,

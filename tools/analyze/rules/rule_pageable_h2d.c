@@ -34,23 +34,6 @@ static struct downloads pageable_downloads(const struct an_model *m)
     return d;
 }
 
-/* Host-only, downloads after kernels no call proved the length of: how much of each was its
- * wait for them and how much its move is not known (random draw 61: a 12 MiB download
- * after each step's 4 ms of kernels, taken as all move, claimed 640 ms where pinning gave
- * back 279). The replay's saving is said as the ceiling, the part that does not rest on
- * them as the finding (replay.h, pinned_unknown_ns). */
-static void say_unproven(const struct an_model *m, uint64_t up_to, uint64_t proven,
-                         struct an_findings *out)
-{
-    struct an_unproven u = {.whatif = AN_WI_PINNED_ASYNC, .up_to_ns = up_to,
-                            .proven_ns = proven, .share = an_whatif_share(m, up_to)};
-    snprintf(u.id, sizeof u.id, "pageable_h2d");
-    snprintf(u.change, sizeof u.change,
-             "download into pinned memory (torch.empty(..., pin_memory=True), "
-             "host.copy_(tensor, non_blocking=True))");
-    an_unproven_keep(out, &u);
-}
-
 static void upload_evidence(const struct an_model *m, struct an_finding *f)
 {
     const struct an_xfer *pageable = &m->xfer[GW_COPY_HTOD][GW_HOST_PAGEABLE];
@@ -125,11 +108,19 @@ void an_rule_pageable_h2d(const struct an_model *m, const struct an_rule_ctx *ct
     uint64_t saving = an_whatif_saving(m, AN_WI_PINNED_ASYNC);
     if (!uploads && saving > down.ns)
         saving = down.ns;
+    /* Host-only, downloads after kernels no call proved the length of: how much of each
+     * was its wait for them and how much its move is not known (random draw 61: a 12 MiB
+     * download after each step's 4 ms of kernels, taken as all move, claimed 640 ms where
+     * pinning gave back 279). The replay's saving is said as the ceiling, the part that
+     * does not rest on them as the finding (replay.h, pinned_unknown_ns). */
     uint64_t unknown = m->replay.pinned_unknown_ns;
     if (unknown && an_whatif_share(m, saving < unknown ? saving : unknown) >= m->th.min_share) {
         uint64_t proven = saving > unknown ? saving - unknown : 0;
         int found = an_whatif_share(m, proven) >= m->th.min_share;
-        say_unproven(m, saving, found ? proven : 0, out);
+        an_say_unproven(m, "pageable_h2d", AN_WI_PINNED_ASYNC, saving, found ? proven : 0,
+                        "download into pinned memory (torch.empty(..., pin_memory=True), "
+                        "host.copy_(tensor, non_blocking=True))",
+                        out);
         saving = proven;
     }
     if (an_whatif_share(m, saving) < m->th.min_share)

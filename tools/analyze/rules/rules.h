@@ -74,6 +74,10 @@ int an_whatif_worth(const struct an_model *m, enum an_whatif w);
 /* A saving's share of the loop (the steady state; the replayed run without steps): what
  * min_share is of. */
 double an_whatif_share(const struct an_model *m, uint64_t saving_ns);
+/* A saving of w the trace cannot prove, said apart (findings.h, an_unproven): up to the
+ * replay's up_to, the finding's proven part (0: no finding), change in the user's words. */
+void an_say_unproven(const struct an_model *m, const char *id, enum an_whatif w, uint64_t up_to,
+                     uint64_t proven, const char *change, struct an_findings *out);
 /* Sets saving_ns, saving_share (capped at the wall time) and step_share. */
 void an_set_saving(const struct an_model *m, struct an_finding *f, uint64_t saving_ns);
 /* an_set_saving of the replayed saving of w, and the finding is w's (re-ranking). */
