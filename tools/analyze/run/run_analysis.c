@@ -149,6 +149,17 @@ static void mark_hole(struct holes *h, const struct gw_event *ev, struct an_ev *
     }
 }
 
+/* The header as the analysis takes it: --without-cpu-samples drops the CPU count too (a
+ * profiler trace records neither). */
+static struct gw_file_header header_seen(const struct an_options *opt,
+                                         const struct gw_file_header *h)
+{
+    struct gw_file_header seen = *h;
+    if (opt->without_cpu_samples)
+        seen.feature_flags &= ~GW_FEAT_CPU_COUNT;
+    return seen;
+}
+
 /* Reads one file into its own model; touches nothing but *t (the workers' job). */
 /* (the header was read by an_run_open: an export may read it meanwhile, so it is left as
  * it is; a file that cannot be opened again now is analyzed as empty) */
@@ -160,9 +171,7 @@ static void analyze_pass(const struct an_options *opt, const struct an_threshold
     char error[sizeof t->error];
     if (!t->readable || gw_reader_open(t->path, &r, error, sizeof error) != 0)
         return;
-    struct gw_file_header hdr = t->hdr;
-    if (opt->without_cpu_samples)  /* (a profiler trace records no CPU count either) */
-        hdr.feature_flags &= ~GW_FEAT_CPU_COUNT;
+    struct gw_file_header hdr = header_seen(opt, &t->hdr);
     t->model = an_model_new(th, &hdr);
     if (t->model && opt->cpus)
         an_model_set_cpus(t->model, opt->cpus);
@@ -263,10 +272,10 @@ static void analyze_trace(const struct an_options *opt, struct an_trace *t)
         t->model = NULL;
         analyze_pass(opt, &th, t, NULL, NULL);
     }
+    struct gw_file_header hdr = header_seen(opt, &t->hdr);
     unsigned cpus = opt->cpus ? opt->cpus
-                    : (t->hdr.feature_flags & GW_FEAT_CPU_COUNT) && !opt->without_cpu_samples
-                        ? t->hdr.cpus_usable
-                        : 0;
+                    : (hdr.feature_flags & GW_FEAT_CPU_COUNT) ? hdr.cpus_usable
+                                                            : 0;
     /* (a third pass where the second's workers world waited for the GPU otherwise than
      * the first's, and the budget moves by it: worker_budget.c, spin_then; a pass after
      * one that learnt the kernels' times is seeded with them too) */
