@@ -1066,9 +1066,12 @@ void an_replay_gpu(struct an_replay_state *st, const struct an_ev *ev)
 {
     /* (a timeline with gaps is replayed from the host's record: its records would be
      * matched by stream order to calls whose work went unrecorded) */
-    if (!st->expect_gpu && ev->kind == AN_GPU_KERNEL && ev->key && ev->end > ev->ts)
-        learn_kernel(st, ev->key, ev->end - ev->ts);
-    if (ev->kind == AN_GPU_LOST || !st->expect_gpu)
+    if (!st->expect_gpu) {
+        if (ev->kind == AN_GPU_KERNEL && ev->key && ev->end > ev->ts)
+            learn_kernel(st, ev->key, ev->end - ev->ts);
+        return;
+    }
+    if (ev->kind == AN_GPU_LOST)
         return;
     if (ev->ts > st->gpu_seen)
         st->gpu_seen = ev->ts;
@@ -1088,8 +1091,8 @@ void an_replay_gpu(struct an_replay_state *st, const struct an_ev *ev)
     if (!s->p_n && r.ts <= st->horizon && (s->q_n || same_call(s, &r)) &&
         match_record(st, s, &r))
         return;
-    if (ring_room((void **)&s->pend, &s->p_head, s->p_n, &s->p_cap, sizeof *s->pend,
-                  PENDING_MAX) != 0) {
+    if (s->p_n == s->p_cap && ring_room((void **)&s->pend, &s->p_head, s->p_n, &s->p_cap,
+                                        sizeof *s->pend, PENDING_MAX) != 0) {
         run_orphan(st, s, &s->pend[s->p_head]);  /* never matched: the oldest goes */
         s->p_head = (s->p_head + 1) & (s->p_cap - 1);
         s->p_n--;
@@ -1606,7 +1609,7 @@ static inline __attribute__((always_inline)) void launch_in_rhythm(struct an_rep
                              const struct an_ev *ev, uint64_t gap)
 {
     /* loop_pause: no pause, no long stretch, nothing held */
-    if (loop_iterations(t))
+    if (!t->looping && loop_iterations(t))
         t->looping = 1;
     st->pause = st->long_rhythm = 0;
     t->bg_held = 0;
@@ -1872,8 +1875,9 @@ static void replay_after_gpu(struct an_replay_state *st, const struct an_ev *ev)
         replay_call(st, ev);
         return;
     }
-    if (ring_room((void **)&st->fifo, &st->fifo_head, st->fifo_n, &st->fifo_cap, sizeof *st->fifo,
-                  FIFO_MAX) != 0) {
+    if (st->fifo_n == st->fifo_cap &&
+        ring_room((void **)&st->fifo, &st->fifo_head, st->fifo_n, &st->fifo_cap,
+                  sizeof *st->fifo, FIFO_MAX) != 0) {
         /* the GPU side lags too far (or stopped): replay the oldest without it */
         replay_call(st, &st->fifo[st->fifo_head]);
         st->fifo_head = (st->fifo_head + 1) & (st->fifo_cap - 1);
