@@ -447,8 +447,13 @@ static void wake_worlds(struct an_replay_state *st, unsigned touched)
                                         in->class_set[k] != st->remover_set[slot]))
                 k++;
             if (k == in->nclasses) {
-                in->class_group[k] = in->group_of[slot];
+                unsigned group = in->group_of[slot];
+                in->class_group[k] = (uint8_t)group;
                 in->class_set[k] = st->remover_set[slot];
+                in->class_bits[k] = (uint8_t)(
+                    st->remover_set[slot] |
+                    (group && (in->group_changes[group - 1] & AN_WI_BIT(AN_WI_GRAPHS))
+                         ? 1u << AN_RP_REMOVERS : 0));
                 in->nclasses++;
             }
             in->class_of[slot] = (uint8_t)k;
@@ -797,18 +802,13 @@ static void run_orphan(struct an_replay_state *st, struct an_rp_stream *s,
     st->unmatched++;
 }
 
-/* run_op's operation composed into s's map, which it extends or starts (stream maps). */
-static void mapped(struct an_replay_state *st, struct an_rp_stream *s, const struct an_rp_op *op,
-                  struct an_rp_device *dev, const uint64_t *off, const uint64_t *lat_adj,
-                  const uint64_t *dur_in)
+/* map_for's map started anew: the one before settled */
+__attribute__((noinline))
+static struct an_rp_map *map_start(struct an_replay_state *st, struct an_rp_stream *s,
+                                   const struct an_rp_op *op, struct an_rp_device *dev,
+                                   const struct an_world_set *in, size_t device)
 {
     struct an_rp_map *m = &s->map;
-    size_t device = dev ? (size_t)(dev - st->devices) + 1 : 0;
-    const struct an_world_set *in = &st->making[op->touched];
-    if (m->on && m->from == op->from && m->touched == op->touched && m->device == device) {
-        an_rp_map_compose(m, in, off, lat_adj, dur_in);
-        return;
-    }
     settle_stream(st, s);
     if (dev) {  /* (it starts after the device's latest kernel: from now on, g's) */
         settle_device(st, dev);
@@ -816,9 +816,58 @@ static void mapped(struct an_replay_state *st, struct an_rp_stream *s, const str
             s->g[w] = max64(s->g[w], dev->kernel_end[w]);
     }
     an_rp_map_start(m, in, st->nlive, op->from, op->touched, device, op->sim);
-    an_rp_map_compose(m, in, off, lat_adj, dur_in);
     if (dev)
         dev->follower = (size_t)(s - st->streams) + 1;
+    return m;
+}
+
+/* The map run_op's operation op composes into: s's, extended, or started where another
+ * issuer's or another device's operations were composed so far (stream maps). */
+static inline struct an_rp_map *map_for(struct an_replay_state *st, struct an_rp_stream *s,
+                                        const struct an_rp_op *op, struct an_rp_device *dev,
+                                        const struct an_world_set *in)
+{
+    struct an_rp_map *m = &s->map;
+    size_t device = dev ? (size_t)(dev - st->devices) + 1 : 0;
+    if (m->on && m->from == op->from && m->touched == op->touched && m->device == device)
+        return m;
+    return map_start(st, s, op, dev, in, device);
+}
+
+/* A copy composed into its map: its delay and length by class (run_op's arrays). */
+static void map_copy(struct an_replay_state *st, struct an_rp_stream *s, const struct an_rp_op *op,
+                     struct an_rp_device *dev, const uint64_t *off, const uint64_t *lat_adj,
+                     const uint64_t *dur_in)
+{
+    const struct an_world_set *in = &st->making[op->touched];
+    an_rp_map_compose(map_for(st, s, op, dev, in), in, off, lat_adj, dur_in);
+}
+
+/* Other work composed into its map: every world's length dur, its delay lat but where a
+ * world's group removes launches (cuda_graphs), there less `back` (run_op); the classes'
+ * delays as each one's class_bits takes a lazy offset's removed times and back away (the
+ * whole per-class compose of an_rp_map_compose, without its arrays, was a fifth of a
+ * kernel record's replay). */
+static void map_work(struct an_replay_state *st, struct an_rp_stream *s, const struct an_rp_op *op,
+                     struct an_rp_device *dev, const struct an_world_set *in, uint64_t lat,
+                     uint64_t back, uint64_t dur)
+{
+    struct an_rp_map *m = map_for(st, s, op, dev, in);
+    /* (what each bit of class_bits takes away: a removed time, or back) */
+    uint64_t minus[AN_RP_REMOVERS + 1] = {0}, base = lat;
+    if (op->lazy.on) {
+        base += op->lazy.base;
+        memcpy(minus, op->lazy.removed, sizeof op->lazy.removed);
+    }
+    minus[AN_RP_REMOVERS] = back;
+    for (unsigned c = 0; c < in->nclasses; c++) {
+        unsigned bits = in->class_bits[c];
+        uint64_t l = base;
+        for (unsigned k = 0; k <= AN_RP_REMOVERS; k++)
+            l -= (bits >> k) & 1u ? minus[k] : 0;
+        m->a[c] += dur;
+        m->b[c] = (m->b[c] > l ? m->b[c] : l) + dur;
+    }
 }
 
 /* One GPU operation, its call known: each what-if's stream clock moves past it. */
@@ -837,10 +886,19 @@ static void run_op(struct an_replay_state *st, struct an_rp_stream *s, const str
         s->latency = lat;
     else if (lat > s->latency)
         lat = s->latency;
+    const struct an_world_set *in = &st->making[op->touched];
+    if (!barred && op->from && op->call.kind != AN_COPY) {  /* (nearly every record) */
+        struct an_rp_device *dev = kernel ? one_at_a_time(st, s, ts, end) : NULL;
+        uint64_t back = an_wi_kernel_launch(&op->call) ? lat : 0;
+        map_work(st, s, op, dev, in, lat, back, dur);
+        if (end > s->g_meas)
+            s->g_meas = end;
+        mark_done(st, s, op->seq, op->wanted);
+        return;
+    }
     /* each world's delay and length: as measured, but in the worlds making a change that
      * touches the call (`in`): there its delay moves by lat_adj (modulo 2^64) and it lasts
      * dur_in, the same for the worlds of each group (index 0: the others) */
-    const struct an_world_set *in = &st->making[op->touched];
     uint64_t lat_adj[AN_WORLDS + 1], dur_in[AN_WORLDS + 1];
     lat_adj[0] = 0;
     dur_in[0] = dur;
@@ -873,7 +931,7 @@ static void run_op(struct an_replay_state *st, struct an_rp_stream *s, const str
         off[set] = lat + (op->lazy.on ? lazy_offset(&op->lazy, set) : 0);
     struct an_rp_device *dev = kernel ? one_at_a_time(st, s, ts, end) : NULL;
     if (!barred && op->from) {
-        mapped(st, s, op, dev, off, lat_adj, dur_in);
+        map_copy(st, s, op, dev, off, lat_adj, dur_in);
         if (end > s->g_meas)
             s->g_meas = end;
         mark_done(st, s, op->seq, op->wanted);

@@ -70,6 +70,9 @@ struct an_world_set {
      * (replay.c, stream maps) */
     unsigned nclasses;
     uint8_t class_of[AN_WORLDS], class_group[AN_WORLDS], class_set[AN_WORLDS];
+    /* each class's remover set, with bit AN_RP_REMOVERS set where its group's changes
+     * remove kernel launches (cuda_graphs: replay.c, map_work) */
+    uint8_t class_bits[AN_WORLDS];
 };
 
 /* What the replay found, kept in the model after the pass. */
