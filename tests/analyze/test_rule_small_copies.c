@@ -224,6 +224,50 @@ static void gathered_first_at_the_hosts_rate(void **state)
     }
 }
 
+/* 200 blocking 4 KiB pageable uploads of 2 us a step, `between` apart, after `before` of
+ * building them, then 3 kernels of 1 ms and loss.item(), 30 steps: the pinned_async
+ * world's saving. */
+static uint64_t spaced_uploads_saving(int gpu, uint64_t before, uint64_t between)
+{
+    struct synth s = {.gpu_records = gpu, .now = 1000 * MS};
+    synth_alloc(&s, 64ull << 20, 0);
+    for (int i = 0; i < 30; i++) {
+        s.now += before;
+        for (int c = 0; c < 200; c++) {
+            s.now += c ? between : 0;
+            synth_h2d(&s, 4096, 2 * US, 1);
+        }
+        for (int k = 0; k < 3; k++)
+            synth_launch(&s, 5 * US, 1 * MS);
+        synth_item(&s);
+    }
+    struct an_model *m = synth_model(&s, NULL, 1ull << 30, 0);
+    synth_free(&s);
+    uint64_t saving = an_replay_saving(&m->replay, AN_WI_PINNED_ASYNC);
+    an_model_free(m);
+    return saving;
+}
+
+/* Gathered into one buffer, the uploads leave the host work between them too (the loop's
+ * .cuda() per tensor): 3 us between each two of 200, 199 x 3 us a step, 30 steps, back
+ * beyond what the calls give; the 400 us that builds them before the first stays (a
+ * stretch gathering does not take: the saving is the same with or without it). */
+static void work_between_small_uploads(void **state)
+{
+    (void)state;
+    for (int gpu = 0; gpu < 2; gpu++) {
+        uint64_t packed = spaced_uploads_saving(gpu, 0, 0);
+        uint64_t spaced = spaced_uploads_saving(gpu, 0, 3 * US);
+        uint64_t built = spaced_uploads_saving(gpu, 400 * US, 3 * US);
+        if (spaced - packed < 17900 * US || spaced - packed > 17920 * US)
+            fail_msg("gpu %d: %.3f ms saved with 3 us between, %.3f without", gpu,
+                     (double)spaced / 1e6, (double)packed / 1e6);
+        if (built > spaced + 10 * US || built + 10 * US < spaced)
+            fail_msg("gpu %d: %.3f ms saved after 400 us of building, %.3f without", gpu,
+                     (double)built / 1e6, (double)spaced / 1e6);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -235,6 +279,7 @@ int main(void)
         cmocka_unit_test(thousands_of_small_copies),
         cmocka_unit_test(metadata_copies_pass),
         cmocka_unit_test(gathered_first_at_the_hosts_rate),
+        cmocka_unit_test(work_between_small_uploads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

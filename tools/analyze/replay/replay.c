@@ -192,6 +192,7 @@ struct an_rp_thread {
     int gather_started;
     uint64_t last_end;               /* measured end of its latest call */
     int after_kernel;                /* its latest call was a kernel launch */
+    int after_small;                 /* ... one of a step's small uploads (whatif.c) */
     struct an_rp_lazy lazy;          /* h's (lazy clocks) */
     uint64_t h[AN_WORLDS];         /* replayed */
     /* NVTX: ranges pushed and not popped, the depth of the open step range (0: none),
@@ -1673,6 +1674,7 @@ static inline __attribute__((always_inline)) void launch_in_rhythm(struct an_rep
     t->bg_held = 0;
     st->after_kernel = t->after_kernel;
     t->after_kernel = 1;
+    t->after_small = 0;
     st->load = st->ckpt_read = st->run_ahead_bound = st->upload_wait = 0;
     st->gathered = st->host_copy_bps ? 0 : ev->bytes;  /* (gather_of: no upload) */
     /* an_wi_removes: cuda_graphs alone, the lazy clocks (moved in a copy, issue) */
@@ -1746,6 +1748,8 @@ static void replay_other_call(struct an_replay_state *st, const struct an_ev *ev
     /* worlds making none of the changes that touch ev replay it as measured */
     st->after_kernel = t->after_kernel;
     t->after_kernel = an_wi_kernel_launch(ev);
+    st->after_small = t->after_small;
+    t->after_small = an_wi_small_upload(ev);
     st->load = an_wi_batch_load(st, ev, st->alone) && !t->after_readback &&
                (!t->after_wait || st->alone >= st->th.input_gap_after_wait_ns);
     st->ckpt_read = t->looping && an_wi_checkpoint_read(st, ev, loop_iterations(t),

@@ -151,6 +151,7 @@ struct an_replay_state {
     const char *(*shape_name)(void *user, int what, uint64_t id);
     void *shape_name_user;
     int after_kernel;            /* the thread replayed now last made a kernel launch */
+    int after_small;             /* ... one of a step's small uploads (whatif.c) */
     size_t last_stream;          /* the stream looked up last, + 1 (0: none) */
     size_t last_thread;          /* the thread replayed last, + 1 (0: none yet) */
     /* Live worlds. A change no event has touched yet (active: those some event has) has

@@ -210,6 +210,16 @@ int an_wi_small_upload(const struct an_ev *ev)
     return small_upload(ev);
 }
 
+/* Gathered, the small uploads leave the per-tensor host work between them too (the loop's
+ * .cuda() per tensor, the dispatcher): the stretch between two of them goes, as the one
+ * between two kernel launches does in a graph (an_wi_launch_overhead); the one before the
+ * first (building the tensors) stays, as do long stretches. (140 uploads of 4 KiB a step,
+ * a microsecond each and one between: coalescing gained twice what the calls alone took.) */
+static int upload_overhead(const struct an_replay_state *st, uint64_t gap)
+{
+    return st->after_small && gap < st->th.input_gap_ns;
+}
+
 /* what the host's memcpy into a pinned staging buffer moves per second where the trace
  * did not measure it (GW_REC_HOST_COPY; a conservative single-core figure: 4 GB/s, a
  * microsecond per 4 KiB) */
@@ -272,8 +282,10 @@ void an_wi_transform(struct an_replay_state *st, const struct an_world_set *in, 
     int overhead = an_wi_launch_overhead(st, ev, gap);
     uint64_t covered = gap > st->alone ? gap - st->alone : 0;
     /* (the per-event tests once: which changes take the stretch away, or the call's cost) */
-    unsigned no_gap = overhead ? AN_WI_BIT(AN_WI_GRAPHS) : 0, no_cost = costless(ev);
     int small = small_upload(ev);
+    unsigned no_gap = (overhead ? AN_WI_BIT(AN_WI_GRAPHS) : 0) |
+                      (small && upload_overhead(st, gap) ? AN_WI_BIT(AN_WI_PINNED_ASYNC) : 0);
+    unsigned no_cost = costless(ev);
     for (unsigned i = 0; i < in->n; i++) {
         int w = in->world[i];
         unsigned c = st->changes[w] & touched;
