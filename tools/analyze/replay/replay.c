@@ -1522,11 +1522,25 @@ static uint32_t loop_iterations(const struct an_rp_thread *t)
     return t->steps_ended > iterations ? t->steps_ended : iterations;
 }
 
+/* The iterations a pause comes after (pause_every_min): loop_iterations, and the one in
+ * progress where it launched work, counted each way as it will be at its end. A checkpoint
+ * read between a step's kernels and its end comes after that step: one every 20 steps came
+ * after 19 ended, and was no checkpoint under pause_every_min 20. */
+static uint32_t iterations_run(const struct an_rp_thread *t)
+{
+    int launched = t->launched_since_wait || t->launched_since_upload;
+    uint32_t waits = t->waits_after_work + t->launched_since_wait;
+    uint32_t uploads = t->uploads_after_work + t->launched_since_upload;
+    uint32_t steps = t->steps_ended + ((t->step_depth || t->step_range) && launched);
+    uint32_t most = waits > uploads ? waits : uploads;
+    return steps > most ? steps : most;
+}
+
 static void loop_pause(struct an_replay_state *st, struct an_rp_thread *t, uint64_t gap,
                        int mark)
 {
-    uint32_t iterations = loop_iterations(t);
-    if (iterations)
+    uint32_t iterations = iterations_run(t);
+    if (loop_iterations(t))
         t->looping = 1;
     st->pause = an_wi_loop_pause(st, gap, iterations, t->after_readback, t->readback_stretches);
     if (!st->pause && t->after_readback && gap >= st->th.input_gap_ns && t->looping)
@@ -1752,7 +1766,7 @@ static void replay_other_call(struct an_replay_state *st, const struct an_ev *ev
     t->after_small = an_wi_small_upload(ev);
     st->load = an_wi_batch_load(st, ev, st->alone) && !t->after_readback &&
                (!t->after_wait || st->alone >= st->th.input_gap_after_wait_ns);
-    st->ckpt_read = t->looping && an_wi_checkpoint_read(st, ev, loop_iterations(t),
+    st->ckpt_read = t->looping && an_wi_checkpoint_read(st, ev, iterations_run(t),
                                                         t->readback_stretches,
                                                         AN_SCALAR_READ_BYTES);
     st->run_ahead_bound = event_behind(st, ev);
