@@ -72,9 +72,11 @@ for p in procs:
     if p["communication"]["kernels"] != 40:
         problems.append("rank %d: %d collectives" % (p["rank"], p["communication"]["kernels"]))
 # lined up over the steady state: the first collective (or first few: warm-up) waits for
-# the processes to be up
+# the processes to be up. How many are warm-up is the steps' rule's (warmup_max_share,
+# 34 % at most): 4 processes starting on 2 CPUs once took 5 (35 steady), where the bound
+# here had been 4
 if (not coll or coll["ranks"] != 4 or coll["collectives"] != 40 or coll["hosts"] != 1 or
-        coll["compared"] != coll["steady"] or not 36 <= coll["steady"] <= 39):
+        coll["compared"] != coll["steady"] or not 27 <= coll["steady"] <= 39):
     problems.append("collectives lined up: %s" % coll)
 wall = procs[0]["wall_ns"]
 saving = 0
