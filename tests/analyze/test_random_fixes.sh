@@ -18,7 +18,8 @@
 #     trace proves none of it the ranking of the rest is what it proves.
 # The fixed runs are traced host-only, the shim's cost alike in both variants; the CUPTI
 # runs' predictions are checked against the same gains.
-#   test_random_fixes.sh BUILD_DIR [SEEDS]   (SEEDS: N for 1..N, or FIRST-LAST)
+#   test_random_fixes.sh BUILD_DIR [SEEDS]   (SEEDS: N for 1..N, or a comma list of seeds
+#   and FIRST-LAST ranges: 1-12,94)
 set -u
 BUILD=${1:?usage: test_random_fixes.sh BUILD_DIR [SEEDS]}
 SEEDS=${2:-12}
@@ -194,8 +195,17 @@ check_seed() {
             fail "seed $seed ($mode): $id predicts $((pred / 1000000)) ms, outside +-25 % of the best fix's $((gain / 1000000)) ms +- $((noise / 1000000)) ($knobs)"
     done
 }
-[[ $SEEDS == *-* ]] || SEEDS=1-$SEEDS
-for seed in $(seq "${SEEDS%-*}" "${SEEDS#*-}"); do
+[[ $SEEDS == *[-,]* ]] || SEEDS=1-$SEEDS
+seeds=()
+IFS=, read -ra parts <<<"$SEEDS"
+for part in "${parts[@]}"; do
+    if [[ $part == *-* ]]; then
+        seeds+=($(seq "${part%-*}" "${part#*-}"))
+    else
+        seeds+=("$part")
+    fi
+done
+for seed in "${seeds[@]}"; do
     check_seed "$seed"
 done
 echo "  $checked draws checked"
