@@ -844,31 +844,21 @@ static void map_copy(struct an_replay_state *st, struct an_rp_stream *s, const s
     an_rp_map_compose(map_for(st, s, op, dev, in), in, off, lat_adj, dur_in);
 }
 
-/* Other work composed into its map: every world's length dur, its delay lat but where a
- * world's group removes launches (cuda_graphs), there less `back` (run_op); the classes'
- * delays as each one's class_bits takes a lazy offset's removed times and back away (the
- * whole per-class compose of an_rp_map_compose, without its arrays, was a fifth of a
- * kernel record's replay). */
+/* Other work composed into its map: every world's length dur, its delay lat plus op's
+ * lazy offset, but where a world's group removes launches (cuda_graphs) less `back`
+ * (run_op; stream_map.h, an_rp_map_compose_work). */
 static void map_work(struct an_replay_state *st, struct an_rp_stream *s, const struct an_rp_op *op,
                      struct an_rp_device *dev, const struct an_world_set *in, uint64_t lat,
                      uint64_t back, uint64_t dur)
 {
     struct an_rp_map *m = map_for(st, s, op, dev, in);
-    /* (what each bit of class_bits takes away: a removed time, or back) */
     uint64_t minus[AN_RP_REMOVERS + 1] = {0}, base = lat;
     if (op->lazy.on) {
         base += op->lazy.base;
         memcpy(minus, op->lazy.removed, sizeof op->lazy.removed);
     }
     minus[AN_RP_REMOVERS] = back;
-    for (unsigned c = 0; c < in->nclasses; c++) {
-        unsigned bits = in->class_bits[c];
-        uint64_t l = base;
-        for (unsigned k = 0; k <= AN_RP_REMOVERS; k++)
-            l -= (bits >> k) & 1u ? minus[k] : 0;
-        m->a[c] += dur;
-        m->b[c] = (m->b[c] > l ? m->b[c] : l) + dur;
-    }
+    an_rp_map_compose_work(m, in, base, minus, dur);
 }
 
 /* One GPU operation, its call known: each what-if's stream clock moves past it. */
@@ -1511,31 +1501,36 @@ static uint64_t drained(struct an_replay_state *st, const struct an_ev *ev, int 
     return ready;
 }
 
-/* Whether the stretch of `gap` before the thread's next event is a pause of its loop
- * (st->pause, whatif.c): if so, a read of the GPU's results just before it keeps its wait
- * in every world (the pause used what it read). A step range's end (a mark) passes the
- * read on to the stretch after it. */
-static uint32_t loop_iterations(const struct an_rp_thread *t)
-{
-    uint32_t iterations = t->waits_after_work > t->uploads_after_work ? t->waits_after_work
-                                                                      : t->uploads_after_work;
-    return t->steps_ended > iterations ? t->steps_ended : iterations;
-}
-
-/* The iterations a pause comes after (pause_every_min): loop_iterations, and the one in
- * progress where it launched work, counted each way as it will be at its end. A checkpoint
- * read between a step's kernels and its end comes after that step: one every 20 steps came
+/* The loop's iterations counted three ways (an_rp_thread), the most of them; with
+ * in_progress, the one in progress too where it launched work, each way as it will be
+ * counted at its end: what a pause comes after (pause_every_min). A checkpoint read
+ * between a step's kernels and its end comes after that step: one every 20 steps came
  * after 19 ended, and was no checkpoint under pause_every_min 20. */
-static uint32_t iterations_run(const struct an_rp_thread *t)
+static uint32_t iterations_counted(const struct an_rp_thread *t, int in_progress)
 {
-    int launched = t->launched_since_wait || t->launched_since_upload;
-    uint32_t waits = t->waits_after_work + t->launched_since_wait;
-    uint32_t uploads = t->uploads_after_work + t->launched_since_upload;
+    int launched = in_progress && (t->launched_since_wait || t->launched_since_upload);
+    uint32_t waits = t->waits_after_work + (in_progress && t->launched_since_wait);
+    uint32_t uploads = t->uploads_after_work + (in_progress && t->launched_since_upload);
     uint32_t steps = t->steps_ended + ((t->step_depth || t->step_range) && launched);
     uint32_t most = waits > uploads ? waits : uploads;
     return steps > most ? steps : most;
 }
 
+static uint32_t loop_iterations(const struct an_rp_thread *t)
+{
+    return iterations_counted(t, 0);
+}
+
+static uint32_t iterations_run(const struct an_rp_thread *t)
+{
+    return iterations_counted(t, 1);
+}
+
+
+/* Whether the stretch of `gap` before the thread's next event is a pause of its loop
+ * (st->pause, whatif.c): if so, a read of the GPU's results just before it keeps its wait
+ * in every world (the pause used what it read). A step range's end (a mark) passes the
+ * read on to the stretch after it. */
 static void loop_pause(struct an_replay_state *st, struct an_rp_thread *t, uint64_t gap,
                        int mark)
 {

@@ -217,7 +217,7 @@ int an_wi_small_upload(const struct an_ev *ev)
  * a microsecond each and one between: coalescing gained twice what the calls alone took.) */
 static int upload_overhead(const struct an_replay_state *st, uint64_t gap)
 {
-    return st->after_small && gap < st->th.input_gap_ns;
+    return an_wi_between(st, st->after_small, gap);
 }
 
 /* what the host's memcpy into a pinned staging buffer moves per second where the trace

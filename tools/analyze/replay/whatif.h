@@ -94,13 +94,19 @@ static inline unsigned an_wi_touched(const struct an_replay_state *st, const str
         return an_wi_kernel_launch(ev) ? AN_WI_BIT(AN_WI_GRAPHS) : 0;
     return an_wi_touched_any(st, ev);
 }
+/* The stretch before a call that follows one of its kind (after): the per-item host work
+ * of a run of them (Python, the dispatcher), unless long. */
+static inline int an_wi_between(const struct an_replay_state *st, int after, uint64_t gap)
+{
+    return after && gap < st->th.input_gap_ns;
+}
 /* A replayed graph skips the per-op host work between its launches too (Python, the
  * dispatcher): the stretch between two kernel launches; the one before a sequence's first
  * launch (preparing the batch) stays, as do long stretches. */
 static inline int an_wi_launch_overhead(const struct an_replay_state *st,
                                         const struct an_ev *ev, uint64_t gap)
 {
-    return an_wi_kernel_launch(ev) && st->after_kernel && gap < st->th.input_gap_ns;
+    return an_wi_kernel_launch(ev) && an_wi_between(st, st->after_kernel, gap);
 }
 
 /* For every world of `in` (those some change touching ev makes; the others replay it as
