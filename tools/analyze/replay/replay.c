@@ -255,6 +255,8 @@ static uint64_t max64(uint64_t a, uint64_t b)
     return a > b ? a : b;
 }
 
+static void wake_worlds(struct an_replay_state *st, unsigned touched);
+
 void an_replay_init(struct an_replay_state *st, const struct an_thresholds *th, int expect_gpu,
                     unsigned cpus)
 {
@@ -266,6 +268,13 @@ void an_replay_init(struct an_replay_state *st, const struct an_thresholds *th, 
         cpus = AN_REPLAY_MAX_CPUS;
     an_replay_set_workers(st, cpus > 2 ? cpus - 1 : 1, 1.0);
     st->nlive = 1;  /* the run as measured; its changes and making[]: none */
+    /* host-only, the run with drained work at its least, from the start (replay.h,
+     * AN_WI_LEAST: the ceilings' worlds come alive with their change, as copies of it) */
+    if (!expect_gpu) {
+        st->changes[st->nlive++] = AN_WI_BIT(AN_WI_LEAST);
+        st->active = AN_WI_BIT(AN_WI_LEAST);
+        wake_worlds(st, 0);
+    }
     st->nowait_ns = malloc(GW_API_ID_LIMIT * sizeof *st->nowait_ns);
     if (st->nowait_ns)
         for (size_t i = 0; i < GW_API_ID_LIMIT; i++)
@@ -311,6 +320,10 @@ unsigned an_world_changes(int world)
     /* 0, then 1 << w for each change, then each pair, in a fixed order */
     if (world <= 0 || world >= AN_WORLDS)
         return 0;
+    if (world == AN_PAIRS_END)
+        return AN_WI_BIT(AN_WI_INPUT_WORKERS) | AN_WI_BIT(AN_WI_LEAST);
+    if (world == AN_PAIRS_END + 1)
+        return AN_WI_BIT(AN_WI_LEAST);
     if (world <= AN_CHANGES)
         return 1u << world;
     int k = world - AN_CHANGES - 1;
@@ -342,6 +355,15 @@ uint64_t an_replay_saving(const struct an_replay *r, enum an_whatif w)
     if (w <= AN_WI_AS_MEASURED || w >= AN_WI_COUNT)
         return 0;
     return saving_between(r, 0, 1u << w);
+}
+
+uint64_t an_replay_ceiling(const struct an_replay *r, enum an_whatif w)
+{
+    if (w <= AN_WI_AS_MEASURED || w >= AN_WI_COUNT)
+        return 0;
+    if (an_world_of(AN_WI_BIT(w) | AN_WI_BIT(AN_WI_LEAST)) < 0)
+        return an_replay_saving(r, w);
+    return saving_between(r, AN_WI_BIT(AN_WI_LEAST), AN_WI_BIT(w) | AN_WI_BIT(AN_WI_LEAST));
 }
 
 uint64_t an_replay_saving_after(const struct an_replay *r, enum an_whatif first,
@@ -1208,8 +1230,20 @@ static void run_virtual(struct an_replay_state *st, struct an_rp_stream *s,
         }
         struct an_rp_op *from_op = work ? first : last;
         settle_op(st, from_op);
-        for (unsigned w = 0; w < st->nlive; w++)
-            s->g[w] = max64(max64(s->g[w], other[w]), issued_sim(st, from_op, w)) + work;
+        /* at its least, the work began when its last call had issued it, or a later one
+         * on another stream the drain waited for */
+        uint64_t from_least = max64(max64(from, last->issued_meas), st->drain_issued);
+        uint64_t least = work && drain->end > from_least ? drain->end - from_least : 0;
+        settle_op(st, first);
+        settle_op(st, last);
+        for (unsigned w = 0; w < st->nlive; w++) {
+            if (st->changes[w] & AN_WI_BIT(AN_WI_LEAST))
+                s->g[w] = max64(max64(max64(s->g[w], other[w]), st->drain_issued_sim[w]),
+                                max64(issued_sim(st, first, w), issued_sim(st, last, w))) +
+                          least;
+            else
+                s->g[w] = max64(max64(s->g[w], other[w]), issued_sim(st, from_op, w)) + work;
+        }
         if (from + work > s->g_meas)
             s->g_meas = from + work;
     }
@@ -1488,6 +1522,20 @@ static uint64_t drained(struct an_replay_state *st, const struct an_ev *ev, int 
     memset(ready_sim, 0, st->nlive * sizeof *ready_sim);
     if (ev->kind == AN_SYNC && ev->key)
         return event_drained(st, ev, waited_long, ready_sim);
+    /* at their least, the work on every stream waited for began with the latest issued:
+     * the stream that ended last may be any of them (AN_WI_LEAST) */
+    st->drain_issued = 0;
+    memset(st->drain_issued_sim, 0, st->nlive * sizeof *st->drain_issued_sim);
+    for (size_t i = 0; (st->active & AN_WI_BIT(AN_WI_LEAST)) && i < st->nstreams; i++) {
+        struct an_rp_stream *s = &st->streams[i];
+        if (!s->q_n || (!(ev->flags & AN_F_ALL_STREAMS) && s->id != ev->stream))
+            continue;
+        struct an_rp_op *last = &s->q[(s->q_head + s->q_n - 1) & (s->q_cap - 1)];
+        settle_op(st, last);
+        st->drain_issued = max64(st->drain_issued, last->issued_meas);
+        for (unsigned w = 0; w < st->nlive; w++)
+            st->drain_issued_sim[w] = max64(st->drain_issued_sim[w], issued_sim(st, last, w));
+    }
     for (size_t i = 0; i < st->nstreams; i++) {
         struct an_rp_stream *s = &st->streams[i];
         if (!(ev->flags & AN_F_ALL_STREAMS) && s->id != ev->stream)
@@ -1498,6 +1546,8 @@ static uint64_t drained(struct an_replay_state *st, const struct an_ev *ev, int 
         for (unsigned w = 0; w < st->nlive; w++)
             ready_sim[w] = max64(ready_sim[w], s->g[w]);
     }
+    st->drain_issued = 0;
+    memset(st->drain_issued_sim, 0, st->nlive * sizeof *st->drain_issued_sim);
     return ready;
 }
 

@@ -49,7 +49,19 @@ const char *an_whatif_advice(enum an_whatif w);
  * (so that, the top change made, the others are ranked again on the changed run). A world
  * is the set of its changes, a mask of 1 << enum an_whatif. */
 #define AN_CHANGES (AN_WI_COUNT - 1)
-#define AN_WORLDS (1 + AN_CHANGES + AN_CHANGES * (AN_CHANGES - 1) / 2)
+#define AN_PAIRS_END (1 + AN_CHANGES + AN_CHANGES * (AN_CHANGES - 1) / 2)
+/* Host-only, work a drain waited for lies anywhere from its first issuing call to the
+ * drain's return: the worlds take it busy all along (the GPU's upper bound, the host's
+ * savings floors). A world that also makes AN_WI_LEAST, no change of the program's, takes
+ * it at its least, from its last issuing call on: the ceiling of a saving that the GPU
+ * busy through the host's stretches between those calls would cap (replay.c, run_virtual;
+ * a loop that reads the loss every third step after three batch loads: the workers'
+ * floor 43 ms, what two workers gained 221 ms). One such world per change whose saving
+ * that caps, the loader workers', and the run at its least alone, which the ceilings are
+ * savings from (it is the run as measured, but for drains the replay cannot take at their
+ * least alike: an event's wait across streams). */
+#define AN_WI_LEAST AN_WI_COUNT
+#define AN_WORLDS (AN_PAIRS_END + 2)
 unsigned an_world_changes(int world);
 /* The world making exactly `changes`, or -1 when none is replayed. */
 int an_world_of(unsigned changes);
@@ -116,6 +128,10 @@ struct an_replay {
 
 /* The saving of a what-if: replayed as measured minus replayed with the change. */
 uint64_t an_replay_saving(const struct an_replay *r, enum an_whatif w);
+/* Host-only: the saving of w with drained work at its least (AN_WI_LEAST), its ceiling:
+ * from the run at its least; an_replay_saving with a timeline, or where no such world of
+ * w's is replayed. */
+uint64_t an_replay_ceiling(const struct an_replay *r, enum an_whatif w);
 /* The saving of w once `first` is made: replayed with first minus with both (0 when w is
  * first, or either is not a change). */
 uint64_t an_replay_saving_after(const struct an_replay *r, enum an_whatif first,
@@ -160,7 +176,8 @@ struct an_replay_state {
      * per-world array (in the order they came alive; slot 0 the run as measured). When an
      * event first touches a change, the worlds it brings to life start as copies of the
      * ones they were until then (wake_worlds). A loop whose changes never touch the
-     * batch loads, pauses or allocator replays 7 worlds, not 22. */
+     * batch loads, pauses or allocator replays 7 worlds, not 22 (host-only, one more:
+     * AN_WI_LEAST). */
     unsigned active;
     unsigned nlive;
     unsigned changes[AN_WORLDS]; /* each slot's changes (an_world_changes of its world) */
@@ -247,6 +264,9 @@ struct an_replay_state {
     uint64_t h_epoch;
     uint64_t matched, virtual_ops, unmatched, forced, unproven_ops, unlearnt_ops;
     uint64_t pinned_unknown_ns;
+    /* the drain replayed now: the latest issue of the work it waited for on any stream,
+     * measured and per world (run_virtual, AN_WI_LEAST) */
+    uint64_t drain_issued, drain_issued_sim[AN_WORLDS];
 };
 
 /* cpus: the CPUs the traced process could use (0 unknown): the workers are cpus - 1. */

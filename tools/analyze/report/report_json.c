@@ -258,6 +258,15 @@ static void replay(FILE *out, const struct an_model *m)
         fprintf(out, "%s\"%s+%s\": %" PRIu64, listed++ ? ", " : "", names[0], names[1],
                 r->wall_ns[world]);
     }
+    /* host-only, each change's world with drained work at its least (replay.h) */
+    fputs("}, \"at_least\": {", out);
+    listed = 0;
+    for (int w = AN_WI_AS_MEASURED + 1; w < AN_WI_COUNT; w++) {
+        int world = an_world_of(1u << w | 1u << AN_WI_LEAST);
+        if (world >= 0)
+            fprintf(out, "%s\"%s\": %" PRIu64, listed++ ? ", " : "", an_whatif_name(w),
+                    r->wall_ns[world]);
+    }
     fputs("}}", out);
 }
 

@@ -416,8 +416,9 @@ static void unproven(FILE *out, const struct an_run *run)
     if (!run->active || !run->findings.nunproven)
         return;
     fputc('\n', out);
-    wrap(out, "Not proven by this trace (host-only: the kernels no call of the loop waited for "
-              "ran anything from nothing to all of the loop)", 0, 2);
+    wrap(out, "Not proven by this trace (host-only: the kernels no call of the loop waited for, "
+              "and those a wait came for only steps later, ran anything from nothing to all "
+              "of the time before it)", 0, 2);
     for (size_t i = 0; i < run->findings.nunproven; i++) {
         const struct an_unproven *u = &run->findings.unproven[i];
         char up_to[32], proven[32], floor[96] = "nothing", text[768];
