@@ -1886,6 +1886,7 @@ static void replay_other_call(struct an_replay_state *st, const struct an_ev *ev
      * the device one by one, are none) */
     if (ev->kind == AN_COPY && ev->dir == GW_COPY_HTOD && !(ev->flags & AN_F_ERROR)) {
         t->uploads_after_work += t->launched_since_upload;
+        st->upload_iterations += t->launched_since_upload;
         t->launched_since_upload = 0;
     }
     if (removes >= 0) {  /* (no wait: ev's own time, taken away where removed) */
@@ -1948,6 +1949,7 @@ static void replay_other_call(struct an_replay_state *st, const struct an_ev *ev
             }
         }
         t->waits_after_work += t->launched_since_wait;
+        st->wait_iterations += t->launched_since_wait;
         t->launched_since_wait = 0;
     }
     if (ev->kind == AN_LAUNCH && issues)
@@ -2069,6 +2071,7 @@ void an_replay_finish(struct an_replay_state *st, uint64_t first_ts, uint64_t me
                        ? st->replayed_to - st->first_load_ts
                        : 0;
     out->short_stretch_ns = st->short_stretch_ns;
+    out->iterations = max64(st->upload_iterations, st->wait_iterations);
     out->pauses = st->pauses;
     out->pause_ns = st->pause_ns;
     out->pause_cycles = st->pause_cycles;

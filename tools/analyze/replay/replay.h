@@ -106,6 +106,9 @@ struct an_replay {
      * input_gap_ns, not right after a wait for the GPU: batch loads of a loop whose steps
      * are short, where run_analysis.c reads the file again with a gap relative to the step */
     uint64_t short_stretch_ns;
+    /* the loops' iterations, all threads: uploads, or waits for the GPU, each after work
+     * was launched (whichever counts more; a step range may hold several) */
+    uint64_t iterations;
     uint64_t pauses, pause_ns;       /* ... taken as the loop's pauses, and their length */
     uint64_t pause_cycles;           /* the loop's iterations before each of them, summed */
     uint64_t readback_pauses;        /* ... of them right after a read-back (whatif.h) */
@@ -203,6 +206,7 @@ struct an_replay_state {
      * nothing, and stays in the no-sync world, which takes out the per-step reads alone */
     int run_ahead_bound;
     uint64_t loads, load_ns, first_load_ts, short_stretch_ns;
+    uint64_t upload_iterations, wait_iterations;  /* (an_replay.iterations) */
     /* where the workers start (iter(loader)): the latest stretch a batch load would be
      * before any thread's loop ran an iteration (start-up, no load: replay.c), the loop's
      * first fetch, per world: when it began, and when it ended (the first worker was

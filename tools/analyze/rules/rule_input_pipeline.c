@@ -114,7 +114,7 @@ void an_rule_input_pipeline(const struct an_model *m, const struct an_rule_ctx *
     int partly = proven && unproven > saving &&
                  an_whatif_share(m, unproven - saving) >= m->th.min_share;
     if (!m->gpu_records && ((!proven && worth) || partly) &&
-        an_whatif_share(m, unproven) >= m->th.min_share)
+        an_whatif_share(m, unproven) >= m->th.min_share && unproven > (found ? saving : 0))
         say_unproven(m, workers, unproven, found ? saving : 0, out);
     if (!found)
         return;
