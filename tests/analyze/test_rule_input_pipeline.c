@@ -202,6 +202,20 @@ static void unproven_without_waits(void **state, int gpu, int item)
     synth_free(&s);
 }
 
+/* Host-only, the workers' saving said as unproven, and only it: the finding's saving f
+ * its floor, the workers' replay with drained work at its least its ceiling. */
+static const struct an_unproven *said_between(const struct an_findings *out,
+                                              const struct an_model *m,
+                                              const struct an_finding *f)
+{
+    assert_int_equal(out->nunproven, 1);
+    const struct an_unproven *u = &out->unproven[0];
+    assert_string_equal(u->id, "input_pipeline");
+    assert_int_equal(u->proven_ns, f->saving_ns);
+    assert_int_equal(u->up_to_ns, an_replay_ceiling(&m->replay, AN_WI_INPUT_WORKERS));
+    return u;
+}
+
 /* The same loop reading its loss every fourth step (the read waits for that step's kernels)
  * and otherwise syncing on the last step's event: host-only the waits prove a quarter of the
  * kernels, the rest ran anything from nil to the loads' length. The finding claims what
@@ -224,14 +238,10 @@ static void partly_proven(void **state, int gpu)
         assert_int_equal(out.nunproven, 0);
     } else {
         assert_true(m->replay.ops_unproven > 0);
-        assert_int_equal(out.nunproven, 1);
-        const struct an_unproven *u = &out.unproven[0];
-        assert_string_equal(u->id, "input_pipeline");
+        const struct an_unproven *u = said_between(&out, m, f);
         /* (the read every fourth step waits for two steps' kernels: the previous one's
          * may have run during this step's load, and the ceiling's replay takes them so) */
-        assert_int_equal(u->up_to_ns, an_replay_ceiling(&m->replay, AN_WI_INPUT_WORKERS));
         assert_true(u->up_to_ns > an_whatif_saving(m, AN_WI_INPUT_WORKERS) + 30 * MS);
-        assert_int_equal(u->proven_ns, f->saving_ns);
         assert_true(u->up_to_ns > f->saving_ns);
     }
     an_findings_free(&out);
@@ -296,11 +306,7 @@ static void work_a_read_waits_for_over_loads(void **state)
              * waits, every third step, no longer after a load) */
             assert_true(timeline > 150 * MS && timeline < 190 * MS);
         } else {
-            assert_int_equal(out.nunproven, 1);
-            const struct an_unproven *u = &out.unproven[0];
-            assert_string_equal(u->id, "input_pipeline");
-            assert_int_equal(u->proven_ns, f->saving_ns);
-            assert_int_equal(u->up_to_ns, an_replay_ceiling(&m->replay, AN_WI_INPUT_WORKERS));
+            const struct an_unproven *u = said_between(&out, m, f);
             assert_true(f->saving_ns < timeline / 2);
             assert_true(u->up_to_ns >= timeline);
             ceiling[copy_stream] = u->up_to_ns;

@@ -1229,7 +1229,6 @@ static void run_virtual(struct an_replay_state *st, struct an_rp_stream *s,
                 st->unlearnt_ops += n;
         }
         struct an_rp_op *from_op = work ? first : last;
-        settle_op(st, from_op);
         /* at its least, the work began when its last call had issued it, or a later one
          * on another stream the drain waited for */
         uint64_t from_least = max64(max64(from, last->issued_meas), st->drain_issued);
@@ -1523,10 +1522,9 @@ static uint64_t drained(struct an_replay_state *st, const struct an_ev *ev, int 
     if (ev->kind == AN_SYNC && ev->key)
         return event_drained(st, ev, waited_long, ready_sim);
     /* at their least, the work on every stream waited for began with the latest issued:
-     * the stream that ended last may be any of them (AN_WI_LEAST) */
-    st->drain_issued = 0;
-    memset(st->drain_issued_sim, 0, st->nlive * sizeof *st->drain_issued_sim);
-    for (size_t i = 0; (st->active & AN_WI_BIT(AN_WI_LEAST)) && i < st->nstreams; i++) {
+     * the stream that ended last may be any of them (AN_WI_LEAST; 0 outside a drain) */
+    int least = (st->active & AN_WI_BIT(AN_WI_LEAST)) != 0;
+    for (size_t i = 0; least && i < st->nstreams; i++) {
         struct an_rp_stream *s = &st->streams[i];
         if (!s->q_n || (!(ev->flags & AN_F_ALL_STREAMS) && s->id != ev->stream))
             continue;
@@ -1546,8 +1544,10 @@ static uint64_t drained(struct an_replay_state *st, const struct an_ev *ev, int 
         for (unsigned w = 0; w < st->nlive; w++)
             ready_sim[w] = max64(ready_sim[w], s->g[w]);
     }
-    st->drain_issued = 0;
-    memset(st->drain_issued_sim, 0, st->nlive * sizeof *st->drain_issued_sim);
+    if (least) {
+        st->drain_issued = 0;
+        memset(st->drain_issued_sim, 0, st->nlive * sizeof *st->drain_issued_sim);
+    }
     return ready;
 }
 
