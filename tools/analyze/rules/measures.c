@@ -31,6 +31,14 @@ uint64_t an_run_idle(const struct an_model *m, enum an_cause c)
     return an_run_from_steady(m, an_idle_ns(m, &m->steady, c));
 }
 
+uint64_t an_run_idle_all(const struct an_model *m)
+{
+    uint64_t idle = 0;
+    for (int cause = 0; cause < AN_CAUSE_COUNT; cause++)
+        idle += an_run_idle(m, (enum an_cause)cause);
+    return idle;
+}
+
 uint64_t an_run_from_steady(const struct an_model *m, double steady_ns)
 {
     if (!m->steps.steady)
@@ -72,9 +80,7 @@ uint64_t an_world_saving(const struct an_model *m, unsigned changes)
     uint64_t saving = base - m->replay.wall_ns[world];
     if (!m->gpu_records || m->gpu_sampled)
         return saving;
-    uint64_t cap = 0;
-    for (int cause = 0; cause < AN_CAUSE_COUNT; cause++)
-        cap += an_run_idle(m, (enum an_cause)cause);
+    uint64_t cap = an_run_idle_all(m);
     /* pinned memory shortens the copies on the GPU too: at most their whole GPU time */
     if (changes & (1u << AN_WI_PINNED_ASYNC))
         cap += m->xfer[GW_COPY_HTOD][GW_HOST_PAGEABLE].gpu_ns +

@@ -28,9 +28,7 @@ void an_rule_contention(const struct an_model *m, const struct an_rule_ctx *ctx,
     double outside = c->train_wait < 1 ? 1 - c->train_wait : 0;
     double saving = preempted * outside;
     if (m->gpu_timeline) {
-        double idle = 0;
-        for (int cause = 0; cause < AN_CAUSE_COUNT; cause++)
-            idle += (double)an_run_idle(m, (enum an_cause)cause);
+        double idle = (double)an_run_idle_all(m);
         saving = saving < idle ? saving : idle;
     }
     if (an_whatif_share(m, (uint64_t)saving) < m->th.min_share)

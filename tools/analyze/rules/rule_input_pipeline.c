@@ -82,9 +82,7 @@ void an_rule_input_pipeline(const struct an_model *m, const struct an_rule_ctx *
      * host-only a loop bound by its loads (two workers gain 47 %) and one whose kernels run
      * as long as its loads (workers lose 20 %) look the same, and the saving stays what is
      * proven (random_loops seed 10 predicted 290 ms where the fix lost 62) */
-    double idle = 0;
-    for (int cause = 0; cause < AN_CAUSE_COUNT; cause++)
-        idle += (double)an_run_idle(m, (enum an_cause)cause);
+    double idle = (double)an_run_idle_all(m);
     int measured = m->gpu_records && !m->gpu_sampled;
     int proven = span && (double)m->steady.sync_wait_ns >= AN_INPUT_WAITS_PROVE * (double)span;
     uint64_t unproven = saving;

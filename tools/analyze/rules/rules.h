@@ -56,6 +56,8 @@ int an_top_idle_cause(const struct an_model *m, double above, double *share);
 /* Idle of one cause over the run's steps (steady idle per step x all steps; without steps
  * the whole run), ns: what the savings are based on. */
 uint64_t an_run_idle(const struct an_model *m, enum an_cause c);
+/* ... of every cause: all the idle time the savings may give back. */
+uint64_t an_run_idle_all(const struct an_model *m);
 /* The same for an amount of steady-state idle time. */
 uint64_t an_run_from_steady(const struct an_model *m, double steady_ns);
 /* The replayed saving of a what-if (replay.h), and whether it is worth a finding: at
