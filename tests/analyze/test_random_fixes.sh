@@ -159,6 +159,7 @@ check_seed() {
         case ${fixes[best]} in
         --fix=input_workers*) best_id=input_pipeline ;;
         --fix=pinned_async*) best_id=pageable_h2d ;;
+        --fix=async_checkpoint*) best_id=pauses ;;
         esac
         if [ "$mode" == host ] && [ -n "$best_id" ]; then
             up_to=$(grep -A3 '^"unproven"' "$p-host1.json" | grep -o "\"id\": \"$best_id\", \"whatif\": \"[a-z_]*\", \"up_to_ns\": [0-9]*, \"proven_ns\": [0-9]*" |

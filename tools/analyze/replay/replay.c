@@ -320,10 +320,13 @@ unsigned an_world_changes(int world)
     /* 0, then 1 << w for each change, then each pair, in a fixed order */
     if (world <= 0 || world >= AN_WORLDS)
         return 0;
-    if (world == AN_PAIRS_END)
-        return AN_WI_BIT(AN_WI_INPUT_WORKERS) | AN_WI_BIT(AN_WI_LEAST);
-    if (world == AN_PAIRS_END + 1)
-        return AN_WI_BIT(AN_WI_LEAST);
+    /* (then each ceiling's world, and the run at its least: replay.h, AN_WI_LEAST) */
+    static const enum an_whatif ceilings[AN_CEILINGS] = {AN_WI_INPUT_WORKERS,
+                                                         AN_WI_BACKGROUND};
+    if (world >= AN_PAIRS_END)
+        return AN_WI_BIT(AN_WI_LEAST) |
+               (world < AN_PAIRS_END + AN_CEILINGS ? AN_WI_BIT(ceilings[world - AN_PAIRS_END])
+                                                   : 0);
     if (world <= AN_CHANGES)
         return 1u << world;
     int k = world - AN_CHANGES - 1;

@@ -57,11 +57,15 @@ const char *an_whatif_advice(enum an_whatif w);
  * busy through the host's stretches between those calls would cap (replay.c, run_virtual;
  * a loop that reads the loss every third step after three batch loads: the workers'
  * floor 43 ms, what two workers gained 221 ms). One such world per change whose saving
- * that caps, the loader workers', and the run at its least alone, which the ceilings are
- * savings from (it is the run as measured, but for drains the replay cannot take at their
- * least alike: an event's wait across streams). */
+ * that caps: the loader workers', and the background checkpoint's (work on a stream the
+ * checkpoint's read did not drain, waited for only steps after the pause, as if the GPU
+ * ran it through the pause: random draw 192, nothing replayed where the background save
+ * gained 115 ms); and the run at its least alone, which the ceilings are savings from (it
+ * is the run as measured, but for drains the replay cannot take at their least alike: an
+ * event's wait across streams). */
 #define AN_WI_LEAST AN_WI_COUNT
-#define AN_WORLDS (AN_PAIRS_END + 2)
+#define AN_CEILINGS 2
+#define AN_WORLDS (AN_PAIRS_END + AN_CEILINGS + 1)
 unsigned an_world_changes(int world);
 /* The world making exactly `changes`, or -1 when none is replayed. */
 int an_world_of(unsigned changes);
@@ -180,7 +184,7 @@ struct an_replay_state {
      * event first touches a change, the worlds it brings to life start as copies of the
      * ones they were until then (wake_worlds). A loop whose changes never touch the
      * batch loads, pauses or allocator replays 7 worlds, not 22 (host-only, one more:
-     * AN_WI_LEAST). */
+     * the run at its least, AN_WI_LEAST). */
     unsigned active;
     unsigned nlive;
     unsigned changes[AN_WORLDS]; /* each slot's changes (an_world_changes of its world) */
