@@ -388,13 +388,16 @@ static void give_up(int status, const char *reason)
 }
 
 /* A sampled timeline: opens or shuts the window on the writer's round (flush interval
- * granularity), and says so in the trace. Calls tag their work while the flag is up, and
- * the flag is up whenever CUPTI collects: raised before collection starts, lowered before it
- * stops; a call that tagged its work just before the window shut still has its records,
- * linked. (A call that looked at the flag just before it rose and reached the driver just
- * after collection started has its records untagged: written unlinked, as any record whose
- * tag never came.) The trace's times bound the window: opened before the first call that
- * tagged, shut once none starts tagging. */
+ * granularity), and says so in the trace: when the change began (`now`, taken before it)
+ * and how long it took. A call tags its work when it finds the flag up just after its start
+ * (GW_TIMED_GPU), and the flag is up whenever CUPTI collects the correlation with the work:
+ * raised before collection starts, lowered after it stops. So, whatever the threads'
+ * preemption, a call that began once the opening settled has every record linked, one that
+ * ended before the shutting began too, and none before or after the window has one linked.
+ * (A call that looked at the flag just before it rose and reached the driver once collection
+ * started has its records untagged: written unlinked, as any record whose tag never came.
+ * A call tagged as collection stops has no record: the work kinds stop before their
+ * correlation.) */
 static void set_window(int open, uint64_t now)
 {
     if (open) {
@@ -402,13 +405,12 @@ static void set_window(int open, uint64_t now)
         for (size_t i = NKINDS; i-- > 0;)
             api.enable(kinds[i]);
     } else {
-        __atomic_store_n(&gw_cupti_on, 0, __ATOMIC_SEQ_CST);
-        now = gw_now();
         for (size_t i = 0; i < NKINDS; i++)
             api.disable(kinds[i]);
+        __atomic_store_n(&gw_cupti_on, 0, __ATOMIC_SEQ_CST);
     }
-    uint64_t words[1] = {(uint64_t)open};
-    gw_rec_timed(GW_REC_GPU_WINDOW, now, words, 1);
+    uint64_t words[2] = {(uint64_t)open, gw_now() - now};
+    gw_rec_timed(GW_REC_GPU_WINDOW, now, words, 2);
 }
 
 /* Open: stays open a window's length, then as long as the trace's record rate over the
@@ -495,6 +497,7 @@ void gw_cupti_start(const struct gw_config *cfg)
                           api.register_timestamp(trace_clock) == CUPTI_SUCCESS;
     realtime_minus_trace = (int64_t)(gw_realtime_ns() - gw_now());
     result = api.register_callbacks(buffer_requested, buffer_completed);
+    uint64_t collecting_from = gw_now();
     for (size_t i = NKINDS; i-- > 0 && result == CUPTI_SUCCESS;)
         result = api.enable(kinds[i]);
     if (result != CUPTI_SUCCESS) {
@@ -520,16 +523,17 @@ void gw_cupti_start(const struct gw_config *cfg)
     gw_cupti_push_fn = api.push;
     gw_cupti_pop_fn = api.pop;
     gw_recorder_set_cupti(GW_CUPTI_ACTIVE, reason);
-    if (timeline_mode == GW_TIMELINE_SAMPLED) {
-        struct gw_recorder_stats stats;
-        gw_recorder_get_stats(&stats);
-        window_at = gw_now();
-        records_at = stats.events;
-        gw_rec_timed(GW_REC_GPU_WINDOW, window_at, (const uint64_t[]){1}, 1);
-    }
+    struct gw_recorder_stats stats;
+    gw_recorder_get_stats(&stats);
+    window_at = gw_now();
+    records_at = stats.events;
     __atomic_store_n(&session_on, 1, __ATOMIC_RELEASE);
     gw_writer_add_round_hook(flush_completed);
-    __atomic_store_n(&gw_cupti_on, 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&gw_cupti_on, 1, __ATOMIC_SEQ_CST);
+    /* the first window: from when collection began, settled once calls tag */
+    if (timeline_mode == GW_TIMELINE_SAMPLED)
+        gw_rec_timed(GW_REC_GPU_WINDOW, collecting_from,
+                     (const uint64_t[]){1, gw_now() - collecting_from}, 2);
     gw_debug("GPU timeline on: %s", reason);
 }
 

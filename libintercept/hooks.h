@@ -25,10 +25,12 @@
     int gw_saved_errno = errno
 
 /* GW_TIMED for calls that issue GPU work: while CUPTI runs, the work is tagged with the
- * host call id so its GPU records link back to this call. */
+ * host call id so its GPU records link back to this call. The flag is read after the call's
+ * start, so the start tells whether a window's opening or shutting could have been missed
+ * (cupti_timeline.c, set_window). */
 #define GW_TIMED_GPU(result, call)          \
-    int gw_pushed = gw_cupti_push_call();   \
     uint64_t gw_t0 = gw_now();              \
+    int gw_pushed = gw_cupti_push_call();   \
     result = call;                          \
     uint64_t gw_t1 = gw_now();              \
     int gw_saved_errno = errno;             \

@@ -209,11 +209,15 @@ _Static_assert(sizeof(struct gw_chunk_header) == 32, "chunk header is 32 bytes")
  *   takes a byte, not three. corr_base starts each chunk at its CALL_BASE's fourth word (0
  *   without one: the ids then read shifted, the same for all the chunk's records).
  * GW_REC_GPU_LOST    dt(zigzag) count   activity records CUPTI dropped
- * GW_REC_GPU_WINDOW  dt(zigzag) open   (GW_FEAT_GPU_SAMPLED; on the writer thread) open 1:
- *                    GPU activity collection turned on at dt, 0: turned off. Work issued
- *                    while it was off has no GPU record. A sampled timeline
+ * GW_REC_GPU_WINDOW  dt(zigzag) open [settle]   (GW_FEAT_GPU_SAMPLED; on the writer thread)
+ *                    open 1: GPU activity collection turned on at dt, 0: turned off. Work
+ *                    issued while it was off has no GPU record. A sampled timeline
  *                    (GPUWATCH_TIMELINE=sampled) opens its first window when tracing starts;
- *                    one still open at the end lasts to it.
+ *                    one still open at the end lasts to it. settle: ns the change took
+ *                    after dt (0 when absent). Opening: a call that began before dt has no
+ *                    linked record; one that began at dt + settle or later has all of its
+ *                    work's. Shutting: a call that ended before dt has all of its work's;
+ *                    one that began after dt + settle has none linked.
  * GW_REC_CORRELATION correlation_id call_id   (untimed; the host call that issued the work)
  * GW_REC_CALL_BASE   thread_serial next_call_number [link_base [corr_base]]   (untimed;
  *                    first in each EVENTS chunk; link_base: where the chunk's `call` words

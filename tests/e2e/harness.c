@@ -129,10 +129,11 @@ struct link { uint64_t correlation_id, call_id; };
 struct gpu_kernel { uint64_t correlation_id, start_ns; };
 /* kind: the record kind a call issues (GW_EV_GPU_*; 0 for a graph launch: any); name: a
  * launch's kernel (the reader's string) */
-struct issuing_call { uint64_t call_id, stream, records, start_ns; unsigned kind;
+struct issuing_call { uint64_t call_id, stream, records, start_ns, end_ns; unsigned kind;
                       const char *name; };
-/* a sampled timeline's windows, [open, shut) (shut UINT64_MAX: open to the end) */
-struct window { uint64_t open, shut; };
+/* a sampled timeline's windows: opening from `open` until `settled`, shutting from `shut`
+ * until `gone` (UINT64_MAX: open to the end) */
+struct window { uint64_t open, settled, shut, gone; };
 #define MAX_WINDOWS 256
 struct gpu_record { uint64_t correlation_id, stream, start_ns; unsigned kind; const char *name; };
 
@@ -148,39 +149,45 @@ struct join {
     size_t nwindows;
 };
 
-/* The window t lies well inside (margin clear of its edges), or -1. */
-static long window_of(const struct join *join, uint64_t t, uint64_t margin)
+/* Where a call from start to end lies against the windows, by what the trace's window
+ * records promise (trace_format.h): 1 inside one (began once it settled open, ended before
+ * it began to shut), 0 outside every one (ended before it began to open or began once it
+ * was gone), -1 across an opening or a shutting. No windows: a whole timeline, inside. */
+static int in_windows(const struct join *join, uint64_t start, uint64_t end)
 {
+    if (!join->nwindows)
+        return 1;
+    int across = 0;
     for (size_t i = 0; i < join->nwindows; i++) {
         const struct window *w = &join->windows[i];
-        if (t >= w->open + margin && (w->shut == UINT64_MAX || t + margin < w->shut))
-            return (long)i;
+        if (start >= w->settled && end < w->shut)
+            return 1;
+        across |= end >= w->open && start <= w->gone;
     }
-    return -1;
+    return across ? -1 : 0;
 }
 
-/* Where t lies against the windows: 1 inside one (margin clear of its edges), 0 outside
- * every one (margin clear), -1 at an edge. No windows: a whole timeline, inside. */
-static int in_windows(const struct join *join, uint64_t t, uint64_t margin)
+/* Whether a call from start to end was under way while a window opened: the only calls
+ * that may leave records untagged. */
+static int across_an_opening(const struct join *join, uint64_t start, uint64_t end)
 {
-    if (!join->nwindows || window_of(join, t, margin) >= 0)
-        return 1;
-    for (size_t i = 0; i < join->nwindows; i++) {
-        const struct window *w = &join->windows[i];
-        if (t + margin >= w->open && (w->shut == UINT64_MAX || t < w->shut + margin))
-            return -1;
-    }
+    for (size_t i = 0; i < join->nwindows; i++)
+        if (end >= join->windows[i].open && start < join->windows[i].settled)
+            return 1;
     return 0;
 }
 
 static void tally_window(struct join *join, const struct gw_event *ev, struct file_tally *file)
 {
+    uint64_t settled = ev->ts_ns + ev->u.gpu_window.settle_ns;
     if (ev->u.gpu_window.open) {
         file->gpu_windows++;
         if (join->nwindows < MAX_WINDOWS)
-            join->windows[join->nwindows++] = (struct window){ev->ts_ns, UINT64_MAX};
+            join->windows[join->nwindows++] =
+                (struct window){ev->ts_ns, settled, UINT64_MAX, UINT64_MAX};
     } else if (join->nwindows && join->windows[join->nwindows - 1].shut == UINT64_MAX) {
         join->windows[join->nwindows - 1].shut = ev->ts_ns;
+        join->windows[join->nwindows - 1].gone = settled;
     }
 }
 
@@ -212,10 +219,6 @@ static int by_issuing_call(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* A window opens and shuts on the writer's round: a call this close to an edge may fall
- * either side of it. */
-#define WINDOW_MARGIN_NS 2000000u
-
 /* The call r's correlation names (join->calls sorted by id), or NULL. */
 static struct issuing_call *call_of(const struct join *join, const struct gpu_record *r)
 {
@@ -234,35 +237,16 @@ static void join_records(struct join *join, struct file_tally *file)
 {
     if (join->ncalls)
         qsort(join->calls, join->ncalls, sizeof *join->calls, by_issuing_call);
-    /* per window, the first correlation of a call made well inside it: an untagged record
-     * issued after that call was issued inside the window too (correlations follow the
-     * calls' order); one issued before it came from a call made before the window opened,
-     * whose work the GPU may start well inside it, a queue's length later (a sanitizer
-     * build's slower host once left one 2 ms in) */
-    uint64_t first_inside[MAX_WINDOWS];
-    for (size_t w = 0; w < MAX_WINDOWS; w++)
-        first_inside[w] = UINT64_MAX;
-    for (size_t i = 0; i < join->nrecords; i++) {
-        const struct gpu_record *r = &join->records[i];
-        struct issuing_call *call = call_of(join, r);
-        long w = call ? window_of(join, call->start_ns, WINDOW_MARGIN_NS) : -1;
-        if (w >= 0 && r->correlation_id < first_inside[w])
-            first_inside[w] = r->correlation_id;
-    }
     for (size_t i = 0; i < join->nrecords; i++) {
         const struct gpu_record *r = &join->records[i];
         struct issuing_call *call = call_of(join, r);
         if (!call) {
             file->records_unlinked++;
-            /* (a sampled timeline: a record of a call that looked at the window just
-             * before it opened may come untagged; none of a call made inside one) */
-            long w = window_of(join, r->start_ns, WINDOW_MARGIN_NS);
-            file->records_unlinked_inside += w >= 0 && r->correlation_id > first_inside[w];
             continue;
         }
         file->records_linked++;
         call->records++;
-        file->records_of_calls_outside += in_windows(join, call->start_ns, WINDOW_MARGIN_NS) == 0;
+        file->records_of_calls_outside += in_windows(join, call->start_ns, call->end_ns) == 0;
         file->records_other_stream += r->stream != call->stream;
         file->records_other_work +=
             call->kind && (call->kind != r->kind ||
@@ -271,10 +255,11 @@ static void join_records(struct join *join, struct file_tally *file)
     }
     for (size_t i = 0; i < join->ncalls; i++) {
         const struct issuing_call *c = &join->calls[i];
+        file->calls_across_openings += across_an_opening(join, c->start_ns, c->end_ns);
         if (c->kind) {
             file->issuing_calls++;
             file->issuing_linked_once += c->records == 1;
-            int where = in_windows(join, c->start_ns, WINDOW_MARGIN_NS);
+            int where = in_windows(join, c->start_ns, c->end_ns);
             file->issuing_inside += where == 1;
             file->issuing_inside_linked_once += where == 1 && c->records == 1;
             file->issuing_outside += where == 0;
@@ -478,7 +463,8 @@ static void tally_file(const char *path, struct file_tally *file)
         if (ev.kind == GW_EV_CALL && !ev.result && !captured &&
             ((ev.family == GW_FAM_LAUNCH && (ev.u.launch.shape_id || graph)) ||
              ev.family == GW_FAM_COPY || ev.family == GW_FAM_SET)) {
-            struct issuing_call call = {.call_id = ev.call_id, .start_ns = ev.ts_ns};
+            struct issuing_call call = {.call_id = ev.call_id, .start_ns = ev.ts_ns,
+                                         .end_ns = ev.ts_ns + ev.dur_ns};
             if (ev.family == GW_FAM_LAUNCH) {
                 call.stream = ev.u.launch.stream_id;
                 call.name = gw_reader_kernel_name(reader, ev.u.launch.shape_id);

@@ -77,14 +77,12 @@ struct file_tally {
     uint64_t issuing_calls;        /* successful launch (not graph), copy and set calls */
     uint64_t issuing_linked_once;  /* ... with exactly one record linked to them */
     uint64_t graph_launches, graph_records;  /* cuGraphLaunch* calls, the records linked to them */
-    /* a sampled timeline (GW_REC_GPU_WINDOW): windows opened; issuing calls well inside a
-     * window, those with exactly one record; well outside every window; records linked to
-     * a call well outside every window (none may be) */
+    /* a sampled timeline (GW_REC_GPU_WINDOW): windows opened; issuing calls inside a window
+     * (from its settled opening to its shutting), those with exactly one record; outside
+     * every window; records linked to a call outside every window (none may be) */
     uint64_t gpu_windows, issuing_inside, issuing_inside_linked_once, issuing_outside;
     uint64_t records_of_calls_outside;
-    uint64_t records_unlinked_inside;  /* records with no call, starting well inside a window
-                                          and issued after a call made well inside it
-                                          (correlation order) */
+    uint64_t calls_across_openings;  /* issuing and graph calls under way as a window opened */
     /* CPU samples */
     uint64_t cpu_proc_samples, cpu_thread_samples;
     uint64_t max_descendants, max_descendants_cpu_ns, max_active;

@@ -109,9 +109,11 @@ static void test_streams_every_record_linked_to_its_call(void **state)
 }
 
 /* A sampled timeline in windows (forced with a record rate of 0; by default a program past
- * GPUWATCH_TIMELINE_FULL_RATE): every call well inside a window has its one record, linked
- * to it, on its stream, of its work; no call well outside every window has any; no record
- * well inside a window is unlinked. The header says the timeline has gaps. */
+ * GPUWATCH_TIMELINE_FULL_RATE): every call inside a window (by the times its records give)
+ * has its one record, linked to it, on its stream, of its work; no call outside every
+ * window has any linked. Only a call under way as a window opened may leave records
+ * untagged. The header says the timeline has gaps. No margin of time in any of it: a
+ * sanitizer build beside a CPU hog once kept a call 2 ms from the window's flag. */
 static void test_sampled_windows_link_exactly(void **state)
 {
     (void)state;
@@ -126,11 +128,8 @@ static void test_sampled_windows_link_exactly(void **state)
     assert_true(f->issuing_outside > 0);
     assert_int_equal(f->issuing_inside_linked_once, f->issuing_inside);
     assert_int_equal(f->records_of_calls_outside, 0);
-    /* a call that looked at the window just before it opened may leave a record untagged
-     * (about once in 30 runs here), whose work may start well inside the window: never one
-     * of a call issued after a call made well inside it (harness.c, correlation order) */
-    assert_int_equal(f->records_unlinked_inside, 0);
-    assert_true(f->records_unlinked <= 2 * f->gpu_windows);
+    /* a graph launch here replays two kernels; any other call issues one record */
+    assert_true(f->records_unlinked <= 2 * f->calls_across_openings);
     assert_int_equal(f->records_other_stream, 0);
     assert_int_equal(f->records_other_work, 0);
     assert_true(f->graph_records > 0);

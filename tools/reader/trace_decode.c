@@ -390,7 +390,7 @@ static const struct timed_spec *timed_spec(uint8_t type)
         [GW_REC_GPU_MEMCPY - GW_REC_GPU_KERNEL] = {GW_EV_GPU_MEMCPY, 1, 9, 10},
         [GW_REC_GPU_MEMSET - GW_REC_GPU_KERNEL] = {GW_EV_GPU_MEMSET, 1, 7, 8},
         [GW_REC_GPU_LOST - GW_REC_GPU_KERNEL] = {GW_EV_GPU_LOST, 1, 1},
-        [GW_REC_GPU_WINDOW - GW_REC_GPU_KERNEL] = {GW_EV_GPU_WINDOW, 1, 1},
+        [GW_REC_GPU_WINDOW - GW_REC_GPU_KERNEL] = {GW_EV_GPU_WINDOW, 1, 1, 2},
         [GW_REC_RANGE_PUSH - GW_REC_GPU_KERNEL] = {GW_EV_RANGE_PUSH, 0, 2},
         [GW_REC_RANGE_POP - GW_REC_GPU_KERNEL] = {GW_EV_RANGE_POP, 0, 1},
         [GW_REC_MARK - GW_REC_GPU_KERNEL] = {GW_EV_MARK, 0, 2},
@@ -509,6 +509,7 @@ static int decode_timed(struct gw_reader *r, uint8_t type, const struct timed_sp
         break;
     case GW_REC_GPU_WINDOW:
         ev->u.gpu_window.open = w[0] != 0;
+        ev->u.gpu_window.settle_ns = w[1];
         r->stats.gpu_windows += w[0] != 0;
         break;
     case GW_REC_RANGE_PUSH:

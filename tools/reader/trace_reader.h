@@ -195,7 +195,7 @@ struct gw_event {
         } gpu_memcpy;
         struct { uint64_t correlation_id, device, stream_id, bytes, graph_id; unsigned memory_kind; } gpu_memset;
         struct { uint64_t count; } gpu_lost;
-        struct { uint64_t open; } gpu_window;
+        struct { uint64_t open, settle_ns; } gpu_window;  /* (trace_format.h) */
         /* MEM_BLOCK ([memory] events of a PyTorch profiler trace): a block of PyTorch's
          * caching allocator taken (bytes > 0) or given back (bytes < 0) at addr on device;
          * allocated, reserved: the allocator's totals on that device after it; before: on
