@@ -7,7 +7,13 @@
 #     deviation (an outlier, a run another process preempted, moves the median little and
 #     this little); from fewer, range / d2(n), the expected range of n normal draws (an
 #     outlier widens it: with 3 runs it moves the median too);
-#   - the standard error of its median is 1.2533 sigma / sqrt(n);
+#   - the standard error of its median is 1.2533 sigma / sqrt(n); from 5 runs on, at least
+#     what the median's own confidence interval says, the order statistics v[k]..v[n+1-k]
+#     (k from 2, about one error each side): its half width over the normal quantile of its
+#     coverage. Runs in two modes (per_sample_copies' fixed runs: four at 495-510 ms, one at
+#     545; its planted runs three at 546-548, two at 563) leave the median deviation small
+#     while the median itself jumps between the modes from one set of runs to the next;
+#     the interval spans them, and it leaves out one outlier each side;
 #   - the noise of a difference of two medians is 3 standard errors of that difference.
 # A difference within its noise is a tie.
 
@@ -22,11 +28,30 @@ noise_se() {
             for (i = 1; i <= n; i++) dev[i] = v[i] > med ? v[i] - med : med - v[i]
             for (i = 2; i <= n; i++) for (j = i; j > 1 && dev[j] < dev[j - 1]; j--) { t = dev[j]; dev[j] = dev[j - 1]; dev[j - 1] = t }
             sigma = 1.4826 * (n % 2 ? dev[(n + 1) / 2] : (dev[n / 2] + dev[n / 2 + 1]) / 2)
+            se = 1.2533 * sigma / sqrt(n)
+            k = int(n / 2 - sqrt(n) / 2 + 0.5); if (k < 2) k = 2
+            outside = 0; c = 1  # P(fewer than k of n runs below the median), c = C(n, j)
+            for (j = 0; j < k; j++) { outside += c; c = c * (n - j) / (j + 1) }
+            z = probit(1 - outside / 2 ^ n)  # (the interval misses it as often above)
+            if ((v[n + 1 - k] - v[k]) / (2 * z) > se) se = (v[n + 1 - k] - v[k]) / (2 * z)
         } else {
             split("0 1.128 1.693 2.059", d2, " ")
-            sigma = (v[n] - v[1]) / d2[n]
+            se = 1.2533 * (v[n] - v[1]) / d2[n] / sqrt(n)
         }
-        printf "%.0f\n", 1.2533 * sigma / sqrt(n) }'
+        printf "%.0f\n", se }
+    # the standard normal distribution (Abramowitz and Stegun 26.2.17, to 7.5e-8) and its
+    # quantile, by bisection
+    function phi(x,  t, y) {
+        t = 1 / (1 + 0.2316419 * (x < 0 ? -x : x))
+        y = t * (1.781477937 + t * (-1.821255978 + t * 1.330274429))
+        y = 1 - exp(-x * x / 2) / 2.5066282746 * t * (0.319381530 + t * (-0.356563782 + y))
+        return x < 0 ? 1 - y : y
+    }
+    function probit(p,  lo, hi, mid, i) {
+        lo = -8; hi = 8
+        for (i = 0; i < 60; i++) { mid = (lo + hi) / 2; if (phi(mid) < p) lo = mid; else hi = mid }
+        return mid
+    }'
 }
 
 # noise_of "WALLS_A" "WALLS_B": the noise (ns) of median(A) - median(B)

@@ -16,15 +16,26 @@ expect 0 "$(noise_se "100")" "one run"
 expect 0 "$(noise_se "100 100 100")" "identical runs"
 # 3 runs spanning 1.693 ms: sigma 1 ms, the median's standard error 1.2533 / sqrt(3) ms
 expect 723593 "$(noise_se "10000000 10500000 11693000")" "3 runs over 1.693 ms"
-# 7 runs: sigma from their median absolute deviation (0.4 ms), over sqrt(7)
-expect 280925 "$(noise_se "10000000 10100000 10200000 10500000 10600000 11000000 11693000")" \
+# 7 runs: sigma from their median absolute deviation (0.4 ms) gives 0.281 ms over sqrt(7);
+# the median's interval v[2]..v[6] (0.9 ms, 87.5 % coverage: 1.534 errors each side) a
+# little more, 0.293 ms
+expect 293328 "$(noise_se "10000000 10100000 10200000 10500000 10600000 11000000 11693000")" \
     "7 runs over 1.693 ms"
-# one run of 7 preempted for 50 ms: the error barely moves (the median did not)
-expect 280925 "$(noise_se "10000000 10100000 10200000 10500000 10600000 11000000 61693000")" \
+# one run of 7 preempted for 50 ms: the error does not move (the median did not)
+expect 293328 "$(noise_se "10000000 10100000 10200000 10500000 10600000 11000000 61693000")" \
     "7 runs, one preempted"
 # in any order
-expect 280925 "$(noise_se "61693000 10500000 10000000 11000000 10200000 10600000 10100000")" \
+expect 293328 "$(noise_se "61693000 10500000 10000000 11000000 10200000 10600000 10100000")" \
     "7 runs, shuffled"
+# 7 runs close together: the median deviation decides (0.1 ms: 0.0702 ms), over the
+# interval's 0.2 ms (0.0652 ms)
+expect 70231 "$(noise_se "10000000 10100000 10150000 10200000 10300000 10300000 10400000")" \
+    "7 runs close together"
+# 5 runs in two modes (per_sample_copies planted, sampled timeline: three at 546-548 ms, two
+# at 563): a median deviation of 2.4 ms would say 2.0 ms; the median's interval v[2]..v[4]
+# (62.5 % coverage: 0.887 errors each side) spans the modes, 8.6 ms
+expect 8608628 "$(noise_se "546098856 548481932 547968175 563242402 563538670")" \
+    "5 runs in two modes"
 # the noise of a difference: 3 errors of it
 expect 3069945 "$(noise_of "10000000 10500000 11693000" "9000000 9500000 10693000")" \
     "two variants, 3 runs each"
