@@ -408,6 +408,45 @@ static void share_around_threshold(void **state)
     assert_true(below > 0 && above > 0);
 }
 
+/* A healthy loop (batches ready: 0.2 ms with no call) stalled once for 10 ms, as a
+ * process preempted among others on too few CPUs is: an incident, no loader's, whatever
+ * share of the run it holds. Stalled every eighth step alike: batch loads that recur, a
+ * finding. */
+static void stalls(void **state, int gpu)
+{
+    (void)state;
+    for (unsigned every = 0; every <= 8; every += 8) {
+        struct synth s = {.gpu_records = gpu};
+        struct loop healthy = {.steps = 1, .input_ns = 200 * US, .kernels = 3,
+                               .kernel_ns = 1 * MS, .launch_ns = 5 * US, .item = 1};
+        struct loop stalled = healthy, first = healthy;
+        stalled.input_ns = 10 * MS;
+        first.input_ns = 2 * MS;  /* (iter(loader): the workers start there) */
+        synth_loop(&s, &first);
+        for (unsigned i = 0; i < 40; i++)
+            synth_loop(&s, (every ? i % every == 4 : i == 20) ? &stalled : &healthy);
+        struct an_model *m;
+        struct an_findings out = {0};
+        const struct an_finding *f = run(&s, &m, &out, 8);
+        /* (once: 10 ms of the run's 138 ms, 7 %) */
+        assert_true(an_whatif_share(m, an_whatif_saving(m, AN_WI_INPUT_WORKERS)) >
+                    m->th.min_share);
+        if (every) {
+            assert_non_null(f);
+            assert_string_equal(f->id, "input_pipeline");
+            /* five stalls of about 10 ms */
+            assert_true(f->saving_ns > 5 * 9 * MS && f->saving_ns < 5 * 11 * MS);
+        } else {
+            assert_null(f);
+        }
+        an_findings_free(&out);
+        an_model_free(m);
+        synth_free(&s);
+    }
+}
+static void stalls_host_only(void **state) { stalls(state, 0); }
+static void stalls_gpu_records(void **state) { stalls(state, 1); }
+
 /* The loop of loader_bound after a 3 s start (DataLoader workers starting, data loaded)
  * and a first step: that stretch is a pause (pauses.c) of the warm-up, and takes nothing
  * from the steady state's per-step wait. */
@@ -593,6 +632,8 @@ int main(void)
         cmocka_unit_test(wait_between_graph_replays),
         cmocka_unit_test(gap_under_threshold),
         cmocka_unit_test(share_around_threshold),
+        cmocka_unit_test(stalls_host_only),
+        cmocka_unit_test(stalls_gpu_records),
         cmocka_unit_test(startup_pause_host_only),
         cmocka_unit_test(startup_pause_gpu_records),
         cmocka_unit_test(startup_stretches_host_only),
