@@ -171,6 +171,12 @@ const struct an_interval *an_longest(const struct an_model *m, enum an_cause c)
     return an_longest_below(m, c, UINT64_MAX);
 }
 
+int an_in_steady(const struct an_model *m, const struct an_interval *iv)
+{
+    return iv->start + m->th.drain_slack_ns >= m->steady_start &&
+           iv->end <= m->steady_end + m->th.drain_slack_ns;
+}
+
 const struct an_interval *an_longest_below(const struct an_model *m, enum an_cause c,
                                            uint64_t max_ns)
 {
@@ -179,8 +185,7 @@ const struct an_interval *an_longest_below(const struct an_model *m, enum an_cau
         const struct an_interval *iv = &m->largest[i];
         if (iv->cause != c || iv->end - iv->start >= max_ns)
             continue;
-        if (iv->start + m->th.drain_slack_ns >= m->steady_start &&
-            iv->end <= m->steady_end + m->th.drain_slack_ns)
+        if (an_in_steady(m, iv))
             return iv;
         if (!fallback)
             fallback = iv;

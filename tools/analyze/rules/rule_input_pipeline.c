@@ -55,27 +55,15 @@ static void say_unproven(const struct an_model *m, unsigned workers, uint64_t up
     an_say_unproven(m, "input_pipeline", AN_WI_INPUT_WORKERS, up_to, proven, change, out);
 }
 
-/* The longest stretch of the steady state's input idle (pauses apart), or NULL. */
-static const struct an_interval *longest_stretch(const struct an_model *m)
-{
-    uint64_t pause = an_pause_threshold(m);
-    const struct an_interval *longest =
-        an_longest_below(m, AN_CAUSE_INPUT, pause ? pause : UINT64_MAX);
-    return longest && longest->start + m->th.drain_slack_ns >= m->steady_start &&
-                   longest->end <= m->steady_end + m->th.drain_slack_ns
-               ? longest
-               : NULL;
-}
-
 /* Idle that one stretch holds half of or more is an incident, not a loader that cannot
  * keep up: one of four ranks sharing two CPUs, preempted once for 8.3 ms in a run of 37
  * healthy steps (no other stretch of 1 ms), came out as a loader costing 6 % of its steps.
  * Batch loads recur: there, the steady state's idle less that stretch must be worth a
  * finding. */
-static int one_incident(const struct an_model *m, double steady_idle, uint64_t span)
+static int one_incident(const struct an_model *m, const struct an_interval *longest,
+                        double steady_idle, uint64_t span)
 {
-    const struct an_interval *longest = longest_stretch(m);
-    if (!longest || !span)
+    if (!longest || !span || !an_in_steady(m, longest))
         return 0;
     double stretch = (double)(longest->end - longest->start);
     return 2 * stretch >= steady_idle && steady_idle - stretch < m->th.min_share * (double)span;
@@ -91,7 +79,11 @@ void an_rule_input_pipeline(const struct an_model *m, const struct an_rule_ctx *
     double pauses = (double)an_pause_steady_ns(m, NULL);
     steady_idle = steady_idle > pauses ? steady_idle - pauses : 0;
     double share = span ? steady_idle / (double)span : 0;
-    if (one_incident(m, steady_idle, span))
+    /* the longest stretch of input idle (pauses apart), the steady state's if it has one */
+    uint64_t pause = an_pause_threshold(m);
+    const struct an_interval *longest =
+        an_longest_below(m, AN_CAUSE_INPUT, pause ? pause : UINT64_MAX);
+    if (one_incident(m, longest, steady_idle, span))
         return;
     /* time the thread was preempted (CPU samples) is no batch load: workers cannot give it
      * back, they would compete for the same CPUs (the contention rule's) */
@@ -168,9 +160,6 @@ void an_rule_input_pipeline(const struct an_model *m, const struct an_rule_ctx *
         an_appendf(f->evidence, sizeof f->evidence,
                    "Over the %s the GPU sat idle %.0f%% of the time while the host made no "
                    "CUDA call for %s or more at a time.", phrase, share * 100, gap);
-    uint64_t pause = an_pause_threshold(m);
-    const struct an_interval *longest =
-        an_longest_below(m, AN_CAUSE_INPUT, pause ? pause : UINT64_MAX);
     if (longest) {
         char len[32];
         an_fmt_ns(len, sizeof len, (double)(longest->end - longest->start));

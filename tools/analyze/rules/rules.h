@@ -99,5 +99,7 @@ const struct an_interval *an_longest(const struct an_model *m, enum an_cause c);
 /* The same among those shorter than max_ns. */
 const struct an_interval *an_longest_below(const struct an_model *m, enum an_cause c,
                                            uint64_t max_ns);
+/* Whether iv lies in the steady state (within drain_slack_ns of its edges). */
+int an_in_steady(const struct an_model *m, const struct an_interval *iv);
 
 #endif
