@@ -59,21 +59,6 @@ int an_worker_budget(const struct an_model *m, unsigned cpus, struct an_worker_b
      * synchronize loads off the CPU.) */
     double train = clamp(c->train_cpus, 0, 1);
     double spin = clamp(c->train_wait * c->train_wait_cpu, 0, 1);
-    /* Once the loads leave it, the loop waits for the GPU as long as the replay's workers
-     * world says (a loop the loads held up waits on the GPU instead), and where CUDA spins
-     * it spins through that too: spin_then, of the loop as measured. */
-    double spin_then = spin;
-    /* Host-only, of those waits only what the trace proves: work a read every few steps
-     * waited for may have run during the loads between (replay.h, AN_WI_LEAST), and the
-     * workers world taking it busy all along waits the loads' time again once they leave
-     * (random draw 182: the thread was counted a whole CPU of spinning, one worker named,
-     * and two gained 221 ms where one was replayed to give 43). (With a timeline, the
-     * world at its least is the workers world.) */
-    int with_workers =
-        an_world_of(AN_WI_BIT(AN_WI_INPUT_WORKERS) | AN_WI_BIT(AN_WI_LEAST));
-    uint64_t waited = r->loader_wait_ns[an_world_of(AN_WI_BIT(AN_WI_LEAST))];
-    if (with_workers >= 0 && waited)
-        spin_then = clamp(spin * (double)r->loader_wait_ns[with_workers] / (double)waited, 0, 1);
     out->load_share = load;
     out->load_cpu = load > 0 ? clamp((train - spin) / load, 0, 1) : 0;
     out->process_others = c->traced_others_cpus;
@@ -86,6 +71,33 @@ int an_worker_budget(const struct an_model *m, unsigned cpus, struct an_worker_b
      * that filled every CPU keeps half. */
     out->others_keep = out->others < (double)cpus / 2 ? out->others : (double)cpus / 2;
     double work = clamp(train - spin - out->load_cpu * load, 0, 1);
+    /* Once the loads leave it, the loop is the replay's workers world: the thread's own
+     * work is the same CPU time in a shorter loop, and where CUDA spins it spins through
+     * that world's waits for the GPU, as long as they are there (a loop the loads held up
+     * waits on the GPU instead; one whose workers outrun the GPU waits on it for most of
+     * its loop), both shares of that world's loop, not of the loop as measured (random
+     * draw 207: its thread waiting 4 % of the loop, 41 % of the old loop in the workers
+     * world, counted at a whole CPU beside a loop 0.56 as long, left the workers 0.6 of the
+     * thread's speed, where they loaded at 0.85 and gained 159 ms for 95 predicted).
+     * Host-only, of those waits only what the trace proves: work a read every few steps
+     * waited for may have run during the loads between (replay.h, AN_WI_LEAST), and the
+     * workers world taking it busy all along waits the loads' time again once they leave
+     * (random draw 182). (With a timeline, the world at its least is the workers world.)
+     * The workers world's waits depend on how fast its workers load, which depends on
+     * them: run_analysis.c replays the budget again until the two agree. */
+    int with_workers =
+        an_world_of(AN_WI_BIT(AN_WI_INPUT_WORKERS) | AN_WI_BIT(AN_WI_LEAST));
+    int least = an_world_of(AN_WI_BIT(AN_WI_LEAST));
+    double loop_then = 1, spin_then = spin;
+    if (with_workers >= 0 && least >= 0 && r->wall_ns[least] >= r->wall_ns[with_workers]) {
+        uint64_t gone = r->wall_ns[least] - r->wall_ns[with_workers];
+        loop_then = gone < r->loop_ns ? (double)(r->loop_ns - gone) / (double)r->loop_ns : 0;
+        loop_then = clamp(loop_then, 0.05, 1);
+    }
+    if (with_workers >= 0 && (r->loader_wait_ns[with_workers] || r->loader_wait_ns[least]))
+        spin_then = clamp((double)r->loader_wait_ns[with_workers] * c->train_wait_cpu /
+                              ((double)r->loop_ns * loop_then), 0, 1);
+    double own_then = clamp(work / loop_then, 0, 1);
     /* What the thread needs beside its loads, of the loop once they leave it: its own work,
      * and its spinning in waits for the GPU at a runnable thread's fair share of the CPUs
      * beside the workers and the CPUs other processes keep busy, which depends on how many
@@ -107,12 +119,7 @@ int an_worker_budget(const struct an_model *m, unsigned cpus, struct an_worker_b
     for (int round = 0; round < 4; round++) {
         double share = clamp((double)cpus / (workers + 1 + out->others_keep), 0, 1);
         double spun = share + (1 - share) * out->load_cpu;
-        double need_then = work + spin_then * spun;
-        double left_first = (double)cpus - need_then - out->process_others - out->others_keep;
-        double loop_then = 1 - load;
-        if (left_first > 0.1 && out->load_cpu * load / left_first > loop_then)
-            loop_then = out->load_cpu * load / left_first;
-        out->train_need = clamp(need_then / (loop_then > 0.05 ? loop_then : 0.05), 0, 1);
+        out->train_need = clamp(own_then + spin_then * spun, 0, 1);
         /* The CPUs left to the loads once the rest has what it uses now: workers beyond
          * what those CPUs run take the rest from the training thread, whose launches and
          * waits then start late, and the step gains nothing by it (2 CPUs, a thread
@@ -142,9 +149,37 @@ int an_worker_budget(const struct an_model *m, unsigned cpus, struct an_worker_b
         out->speed = 1;
         return 1;
     }
-    double loading = clamp(left / out->load_cpu, 0.1, cpus);
-    out->replayed = round_up(loading);
+    out->loading = clamp(left / out->load_cpu, 0.1, cpus);
+    out->replayed = round_up(out->loading);
     out->workers = out->replayed;
-    out->speed = loading / out->replayed;
+    out->speed = out->loading / out->replayed;
     return 1;
+}
+
+void an_worker_budget_at(struct an_worker_budget *b, unsigned cpus, double loading)
+{
+    if (b->load_cpu <= 0.05 || !b->workers)
+        return;
+    b->replayed = round_up(loading);
+    b->workers = b->replayed;
+    b->speed = loading / b->replayed;
+    /* (what the CPUs leave the thread once the loads have theirs) */
+    b->train_need = clamp((double)cpus - loading * b->load_cpu - b->process_others -
+                              b->others_keep, 0, 1);
+}
+
+double an_worker_loading_next(const double *x, const double *y, int n)
+{
+    int below = -1, above = -1;  /* (x < y: the workers could load faster; x > y) */
+    for (int i = 0; i < n; i++) {
+        double g = x[i] - y[i];
+        if (g < 0 && (below < 0 || g > x[below] - y[below]))
+            below = i;
+        if (g > 0 && (above < 0 || g < x[above] - y[above]))
+            above = i;
+    }
+    if (below < 0 || above < 0)
+        return y[n - 1];
+    double g0 = x[below] - y[below], g1 = x[above] - y[above];
+    return x[below] - g0 * (x[above] - x[below]) / (g1 - g0);
 }

@@ -24,11 +24,28 @@ struct an_worker_budget {
     double process_others;   /* CPUs the process's other threads use */
     double others;           /* CPUs other processes use (0 when not recorded) */
     double others_keep;      /* of those, what they keep once the workers want CPUs too */
+    /* the loads' CPUs the model's workers world leaves them, in loads at the thread's
+     * speed (workers x speed, where the budget replays it): where the next replay's world
+     * waits otherwise, that moves (run_analysis.c) */
+    double loading;
 };
 
 /* 1 with *out filled when the samples and the replay say enough (CPU samples over the
  * steady state, batch loads replayed); 0 otherwise (the replay's cpus - 1 stands). */
 int an_worker_budget(const struct an_model *m, unsigned cpus, struct an_worker_budget *out);
+/* b (filled by an_worker_budget) made to replay `loading` instead: its workers, their
+ * speed, and the thread's need what the CPUs leave; nothing where its loads wait off the
+ * CPU, or no worker is named. */
+void an_worker_budget_at(struct an_worker_budget *b, unsigned cpus, double loading);
+/* The loading the next pass replays, from what n passes so far replayed (x[i]: workers x
+ * speed) and what their workers worlds left the loads (y[i], an_worker_budget's loading).
+ * The faster the workers, the longer a world whose GPU they outrun waits on it, spinning,
+ * and the less it leaves them: y falls as x grows, and the budget is where they meet. The
+ * latest y alone swings past it (random draw 207: the first world left 1.9 CPUs, the
+ * second, its workers outrunning the GPU, 1.2, where they loaded at 1.6): between the
+ * nearest passes on either side of it, where the line through them meets x = y; the latest
+ * y while all lie on one side. */
+double an_worker_loading_next(const double *x, const double *y, int n);
 /* Before any event: the replay's workers world starts b's workers at b's speed, and the
  * model keeps b (an_model.budget) for the findings to name. -1 out of memory. */
 int an_model_set_workers(struct an_model *m, const struct an_worker_budget *b);

@@ -222,6 +222,12 @@ struct an_replay_state {
      * thread is free again, per world; long_rhythm: a stretch of pause_min_ns or more that
      * is no pause and repeats an earlier one (replay.c, long_seen) */
     int load, pause, long_rhythm;
+    /* ... of a batch load's stretch, the step's own work before the fetch (0: none known),
+     * which stays on the thread in every world: a stretch right after a wait for the GPU
+     * holds the step's work on what it read (logging the loss) before the next batch's
+     * load, and where the loop also loads batches after no wait, those say how long a
+     * load is (replay.c, step_own_of) */
+    uint64_t step_own;
     uint64_t bg_free[AN_WORLDS];
     uint64_t loader_wait[AN_WORLDS];  /* per slot (an_replay.loader_wait_ns) */
     /* the call replayed now reads tensors back where a pause of the loop may follow (a

@@ -293,7 +293,8 @@ void an_wi_transform(struct an_replay_state *st, const struct an_world_set *in, 
         if (c & no_gap)
             g = 0;
         else if ((c & AN_WI_BIT(AN_WI_INPUT_WORKERS)) && st->load)
-            g = covered + worker_gap(st, w, st->alone, h);
+            g = covered + st->step_own +
+                worker_gap(st, w, st->alone - st->step_own, h + st->step_own);
         else if ((c & AN_WI_BIT(AN_WI_BACKGROUND)) && st->pause)
             g = covered + background_gap(st, w, st->alone, h);
         start[w] = h + g;
