@@ -375,6 +375,57 @@ static void prefetch_bounds_the_workers(void **state)
     }
 }
 
+/* A loop that reads the loss every second step and logs it for log_ns, each step loading
+ * its batch for load_ns first: the stretch after each read holds the log and the next
+ * load. What the replay took as loads: their count, and their time. */
+static void read_every_second_step(uint64_t load_ns, uint64_t log_ns, int gpu,
+                                   const struct an_thresholds *th, uint64_t *loads,
+                                   uint64_t *load_total)
+{
+    struct synth s = {.gpu_records = gpu, .cpus = 3};
+    s.now = 1000 * MS;
+    for (int i = 0; i < STEPS; i++) {
+        synth_idle(&s, load_ns);
+        synth_h2d(&s, 1u << 20, 20 * US, 0);
+        for (int k = 0; k < 4; k++)
+            synth_launch(&s, 5 * US, 500 * US);
+        if (i % 2) {
+            synth_item(&s);
+            synth_idle(&s, log_ns);
+        }
+    }
+    synth_stream_sync(&s);
+    struct an_model *m = synth_model(&s, th, 1ull << 30, 0);
+    *loads = m->replay.loads;
+    *load_total = m->replay.load_ns;
+    an_model_free(m);
+    synth_free(&s);
+}
+
+/* The step's own work after a read stays the thread's where the loop also loads after no
+ * read. Steps 2-11 load (step 1's stretch comes before the loop's first iteration: its
+ * start-up), after a read the even ones: once three loads after no read are known (steps
+ * 3, 5, 7), a stretch after a read holds one load of their length and the log beside it
+ * (steps 8 and 10: the log kept apart; 2, 4 and 6 all load). A stretch after a read under
+ * input_gap_after_wait_ns as long as those loads holds one too (random draw 165's 785 us
+ * loads): steps 8 and 10 again, beside the five after no read. */
+static void read_every_second_step_keeps_its_log(void **state)
+{
+    (void)state;
+    struct an_thresholds th = AN_THRESHOLDS_DEFAULT;
+    for (int gpu = 0; gpu < 2; gpu++) {
+        uint64_t loads, total;
+        read_every_second_step(3 * MS, 500 * US, gpu, &th, &loads, &total);
+        assert_int_equal(loads, 10);
+        assert_int_equal(total, 10 * 3 * MS + 3 * 500 * US);
+        th.input_gap_ns = 500 * US;
+        read_every_second_step(800 * US, 100 * US, gpu, &th, &loads, &total);
+        assert_int_equal(loads, 7);
+        assert_int_equal(total, 7 * 800 * US);
+        th = (struct an_thresholds)AN_THRESHOLDS_DEFAULT;
+    }
+}
+
 /* How a step's range is marked (NVTX): none, or nvtxRangePush/Pop or nvtxRangeStart/End,
  * each with an operator's range of the same kind inside. */
 enum marking { NO_RANGES, PUSH_POP, START_END };
@@ -796,6 +847,7 @@ int main(void)
         cmocka_unit_test(failed_launch_issues_nothing),
         cmocka_unit_test(pinned_at_the_run_s_bandwidth),
         cmocka_unit_test(prefetch_bounds_the_workers),
+        cmocka_unit_test(read_every_second_step_keeps_its_log),
         cmocka_unit_test(step_tail_is_no_batch),
         cmocka_unit_test(records_missing_for_one_kind),
         cmocka_unit_test(record_ending_after_its_drain),
