@@ -88,13 +88,14 @@ int an_worker_budget(const struct an_model *m, unsigned cpus, struct an_worker_b
     int with_workers =
         an_world_of(AN_WI_BIT(AN_WI_INPUT_WORKERS) | AN_WI_BIT(AN_WI_LEAST));
     int least = an_world_of(AN_WI_BIT(AN_WI_LEAST));
+    int replayed = with_workers >= 0 && least >= 0;
     double loop_then = 1, spin_then = spin;
-    if (with_workers >= 0 && least >= 0 && r->wall_ns[least] >= r->wall_ns[with_workers]) {
+    if (replayed && r->wall_ns[least] >= r->wall_ns[with_workers]) {
         uint64_t gone = r->wall_ns[least] - r->wall_ns[with_workers];
         loop_then = gone < r->loop_ns ? (double)(r->loop_ns - gone) / (double)r->loop_ns : 0;
         loop_then = clamp(loop_then, 0.05, 1);
     }
-    if (with_workers >= 0 && (r->loader_wait_ns[with_workers] || r->loader_wait_ns[least]))
+    if (replayed && (r->loader_wait_ns[with_workers] || r->loader_wait_ns[least]))
         spin_then = clamp((double)r->loader_wait_ns[with_workers] * c->train_wait_cpu /
                               ((double)r->loop_ns * loop_then), 0, 1);
     double own_then = clamp(work / loop_then, 0, 1);
