@@ -17,6 +17,14 @@ static unsigned round_up(double loading)
     return (unsigned)loading + ((double)(unsigned)loading < loading);
 }
 
+/* The workers that run `loading` (loads at the thread's speed), each at its share. */
+static void workers_for(struct an_worker_budget *b, double loading)
+{
+    b->replayed = round_up(loading);
+    b->workers = b->replayed;
+    b->speed = loading / b->replayed;
+}
+
 /* Loads that wait on storage or the network: the count users write, 4 on a machine of one
  * or two CPUs, else 8 (they cost no CPU while they wait). */
 static unsigned waiting_loaders(unsigned cpus)
@@ -151,9 +159,7 @@ int an_worker_budget(const struct an_model *m, unsigned cpus, struct an_worker_b
         return 1;
     }
     out->loading = clamp(left / out->load_cpu, 0.1, cpus);
-    out->replayed = round_up(out->loading);
-    out->workers = out->replayed;
-    out->speed = out->loading / out->replayed;
+    workers_for(out, out->loading);
     return 1;
 }
 
@@ -161,9 +167,7 @@ void an_worker_budget_at(struct an_worker_budget *b, unsigned cpus, double loadi
 {
     if (b->load_cpu <= 0.05 || !b->workers)
         return;
-    b->replayed = round_up(loading);
-    b->workers = b->replayed;
-    b->speed = loading / b->replayed;
+    workers_for(b, loading);
     /* (what the CPUs leave the thread once the loads have theirs) */
     b->train_need = clamp((double)cpus - loading * b->load_cpu - b->process_others -
                               b->others_keep, 0, 1);

@@ -1706,14 +1706,6 @@ static uint64_t gather_of(struct an_replay_state *st, struct an_rp_thread *t,
     return 0;
 }
 
-/*
- * A kernel launch in the loop's rhythm: by the thread replayed last or another, after a
- * stretch too short for a batch load or a pause, no wait of its own, the thread holding no
- * read, and cuda_graphs already alive. Nearly every event of a training loop is one, and
- * replay_call's cases for the others cost two thirds of its time; this is what replay_call
- * does for it, case by case, and nothing else. (Both must agree: test_replay_worlds and
- * the corpus, byte for byte, bench/replay_same.sh.)
- */
 /* The median of t's latest batch loads that followed no wait for the GPU (three or more
  * of them), else 0: how long a load is where the loop reads every few steps. */
 static uint64_t median_load(const struct an_rp_thread *t)
@@ -1732,39 +1724,42 @@ static uint64_t median_load(const struct an_rp_thread *t)
     return n % 2 ? v[n / 2] : v[n / 2 - 1] / 2 + v[n / 2] / 2;
 }
 
-/* Whether a stretch `alone` long right after t's wait for the GPU holds a batch load: from
+/* Whether a stretch `alone` long right after a wait for the GPU holds a batch load: from
  * input_gap_after_wait_ns on (under it, the step's own work on what it read: logging), or,
- * where t's loop also loads after no wait, from as long as those loads on (random draw
- * 165: 785 us loads, read every second step and logged for 75 us; the stretches after the
- * reads, 860 us, were taken as logging, and half the loads stayed: 58 ms predicted, two
- * workers gained 111). */
-static int holds_a_load(const struct an_replay_state *st, const struct an_rp_thread *t,
-                        uint64_t alone)
+ * where the loop also loads after no wait, from as long as those loads (`load`,
+ * median_load) on (random draw 165: 785 us loads, read every second step and logged for
+ * 75 us; the stretches after the reads, 860 us, were taken as logging, and half the loads
+ * stayed: 58 ms predicted, two workers gained 111). */
+static int holds_a_load(const struct an_replay_state *st, uint64_t load, uint64_t alone)
 {
-    if (alone >= st->th.input_gap_after_wait_ns)
-        return 1;
-    uint64_t load = median_load(t);
-    return load && alone >= load;
+    return alone >= st->th.input_gap_after_wait_ns || (load && alone >= load);
 }
 
 /* A batch load's stretch `alone` long just ended on t: of it, the step's own work before
  * the fetch (an_replay_state, step_own). After a wait for the GPU, what the stretch holds
- * beyond the median of t's latest loads that followed none (median_load): a loop that
- * reads the loss every second step and logs it for 0.8 ms loaded 3.6 ms batches, the
+ * beyond `load`, the median of t's latest loads that followed none (median_load): a loop
+ * that reads the loss every second step and logs it for 0.8 ms loaded 3.6 ms batches, the
  * stretches after the reads 4.4 ms long, and two workers that load batch k on worker
  * k mod 2 put every log on one worker, which the replay's workers then waited for (random
  * draw 232: 183 ms predicted, two workers gained 308). Where every load follows a wait,
  * nothing tells the two apart: the stretch is all load. */
-static uint64_t step_own_of(struct an_rp_thread *t, uint64_t alone)
+static uint64_t step_own_of(struct an_rp_thread *t, uint64_t load, uint64_t alone)
 {
     if (!t->after_wait) {
         t->recent_load[t->nrecent_loads++ % RECENT_LOADS] = alone;
         return 0;
     }
-    uint64_t load = median_load(t);
     return load && alone > load ? alone - load : 0;
 }
 
+/*
+ * A kernel launch in the loop's rhythm: by the thread replayed last or another, after a
+ * stretch too short for a batch load or a pause, no wait of its own, the thread holding no
+ * read, and cuda_graphs already alive. Nearly every event of a training loop is one, and
+ * replay_call's cases for the others cost two thirds of its time; this is what replay_call
+ * does for it, case by case, and nothing else. (Both must agree: test_replay_worlds and
+ * the corpus, byte for byte, bench/replay_same.sh.)
+ */
 static int in_rhythm(const struct an_replay_state *st, const struct an_rp_thread *t,
                      const struct an_ev *ev)
 {
@@ -1868,15 +1863,16 @@ static void replay_other_call(struct an_replay_state *st, const struct an_ev *ev
     t->after_kernel = an_wi_kernel_launch(ev);
     st->after_small = t->after_small;
     t->after_small = an_wi_small_upload(ev);
-    st->load = an_wi_batch_load(st, ev, st->alone) && !t->after_readback &&
-               (!t->after_wait || holds_a_load(st, t, st->alone));
+    int batch = an_wi_batch_load(st, ev, st->alone) && !t->after_readback;
+    uint64_t load_len = batch && t->after_wait ? median_load(t) : 0;  /* (once a stretch) */
+    st->load = batch && (!t->after_wait || holds_a_load(st, load_len, st->alone));
     st->ckpt_read = t->looping && an_wi_checkpoint_read(st, ev, iterations_run(t),
                                                         t->readback_stretches,
                                                         AN_SCALAR_READ_BYTES);
     st->run_ahead_bound = event_behind(st, ev);
     st->upload_wait = ev->kind == AN_SYNC && t->upload_to &&
                       (t->upload_to == ev->stream + 1 || (ev->flags & AN_F_ALL_STREAMS));
-    st->step_own = st->load && t->looping ? step_own_of(t, st->alone) : 0;
+    st->step_own = st->load && t->looping ? step_own_of(t, load_len, st->alone) : 0;
     if (st->load && !t->looping) {  /* start-up: the loop's first fetch is the latest */
         st->load = 0;
         if (!st->loads) {
