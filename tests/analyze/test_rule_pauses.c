@@ -488,6 +488,60 @@ static void checkpoint_past_an_undrained_stream(void **state)
     assert_true(apart < found[0] / 20);
 }
 
+/* Host-only, a loop that never waits for the GPU between its checkpoints (random draw
+ * 164's class; here its kernels fall behind its loads, 4.8 ms a step to 4 ms, and each read
+ * drains about 24 ms of them): its background world gives back each pause and its read
+ * whole, 279 ms, where the GPU's own work leaves about 110 ms to gain. The GPU may have been busy all along: the finding claims no more than
+ * the idle the waits prove and the reads' moves at the host's memcpy rate, and the rest is
+ * said as unproven, up to the replay's ceiling. With no memcpy rate known there is no
+ * least move to bound the reads by, and the replay's saving stands. */
+static void checkpoint_floor_host_only(void **state)
+{
+    (void)state;
+    uint64_t saving[2] = {0, 0};
+    for (int rate = 0; rate < 2; rate++) {
+        struct synth s = {.now = 1000 * MS, .host_copy_bps = rate ? 8000000000ull : 0};
+        for (int b = 0; b < 6; b++) {
+            for (int i = 0; i < 30; i++) {
+                synth_idle(&s, 3900 * US);
+                synth_h2d(&s, 1u << 20, 100 * US, 0);
+                for (int k = 0; k < 4; k++)
+                    synth_launch(&s, 5 * US, 1200 * US);
+            }
+            synth_download(&s, 16u << 20, 2 * MS);
+            synth_idle(&s, 12 * MS);
+        }
+        synth_stream_sync(&s);
+        struct an_model *m = synth_model(&s, NULL, 1ull << 30, 0);
+        assert_int_equal(m->replay.pauses, 6);
+        /* every read is a checkpoint's, its least move 16 MiB at 8 GB/s */
+        uint64_t least = (uint64_t)((double)(16u << 20) * 1e9 / 8e9);
+        assert_int_equal(m->replay.ckpt_least_ns, rate ? 6 * least : 0);
+        uint64_t replayed = an_whatif_saving(m, AN_WI_BACKGROUND);
+        uint64_t cap = an_run_idle_all(m) + m->replay.ckpt_least_ns;
+        struct an_findings out = {0};
+        const struct an_finding *f = synth_rule(m, an_rule_pauses, &out, 8);
+        assert_non_null(f);
+        saving[rate] = f->saving_ns;
+        if (rate) {
+            assert_true(replayed > cap + 6 * MS);  /* (the bound bites) */
+            assert_int_equal(f->saving_ns, cap);
+            assert_int_equal(out.nunproven, 1);
+            assert_string_equal(out.unproven[0].id, "pauses");
+            assert_int_equal(out.unproven[0].up_to_ns,
+                             an_replay_ceiling(&m->replay, AN_WI_BACKGROUND));
+            assert_int_equal(out.unproven[0].proven_ns, cap);
+            assert_true(out.unproven[0].up_to_ns >= replayed);
+        } else {
+            assert_int_equal(f->saving_ns, replayed);
+        }
+        an_findings_free(&out);
+        an_model_free(m);
+        synth_free(&s);
+    }
+    assert_true(saving[1] < saving[0]);
+}
+
 /* Not a pause: a save every 10 steps (under pause_every_min iterations: the loop's own
  * rhythm), a stretch under input_gap_ns after the read-back, nor an offloaded optimizer's
  * host step after the download of every step (no stretch like it may come between two
@@ -560,6 +614,7 @@ int main(void)
         cmocka_unit_test(checkpoint_inside_its_step),
         cmocka_unit_test(readback_stretches_that_are_no_pause),
         cmocka_unit_test(checkpoint_past_an_undrained_stream),
+        cmocka_unit_test(checkpoint_floor_host_only),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1360,6 +1360,17 @@ static void move_unknown(struct an_replay_state *st, const struct an_ev *ev,
                                  (least - an_wi_op_ns(st, pin, ev, least, op->gathered));
 }
 
+/* A checkpoint read's move at its least: by the fastest rate that moved bytes while
+ * waiting for nothing, or the host's memcpy rate where that is faster (the driver's
+ * staging copy of a pageable read is at least that) */
+static void note_ckpt_read(struct an_replay_state *st, const struct an_ev *ev)
+{
+    double bps = st->best_clean_bps > (double)st->host_copy_bps ? st->best_clean_bps
+                                                                 : (double)st->host_copy_bps;
+    if (bps > 0)
+        st->ckpt_least_ns += (uint64_t)((double)ev->bytes * 1e9 / bps);
+}
+
 /* Host-only, a blocking upload: the copy is in stream order, so the call waited for its
  * stream's earlier work and then moved its bytes. The move takes what the fastest blocking
  * upload of the run so far took per byte (of 4 KiB or more; a small one's fixed cost makes
@@ -1869,6 +1880,8 @@ static void replay_other_call(struct an_replay_state *st, const struct an_ev *ev
     st->ckpt_read = t->looping && an_wi_checkpoint_read(st, ev, iterations_run(t),
                                                         t->readback_stretches,
                                                         AN_SCALAR_READ_BYTES);
+    if (st->ckpt_read)
+        note_ckpt_read(st, ev);
     st->run_ahead_bound = event_behind(st, ev);
     st->upload_wait = ev->kind == AN_SYNC && t->upload_to &&
                       (t->upload_to == ev->stream + 1 || (ev->flags & AN_F_ALL_STREAMS));
@@ -2139,5 +2152,6 @@ void an_replay_finish(struct an_replay_state *st, uint64_t first_ts, uint64_t me
     out->ops_unlearnt = st->unlearnt_ops;
     out->records_unmatched = st->unmatched;
     out->pinned_unknown_ns = st->pinned_unknown_ns;
+    out->ckpt_least_ns = st->ckpt_least_ns;
     out->forced = st->forced;
 }

@@ -130,6 +130,11 @@ struct an_replay {
      * much less, their moves as short as the fastest copy that waited for nothing, else the
      * host's memcpy, moves them (replay.c, move_unknown) */
     uint64_t pinned_unknown_ns;
+    /* host-only: the checkpoint reads' moves at their least (the fastest rate the run
+     * showed, or the host's memcpy: as move_unknown; 0 with neither), the GPU time a
+     * background save could overlap with the loop's work beyond the idle the waits prove
+     * (rule_pauses.c) */
+    uint64_t ckpt_least_ns;
     uint64_t forced;                 /* host events replayed before the GPU side was seen */
 };
 
@@ -277,6 +282,7 @@ struct an_replay_state {
      * epoch by the same thread copied the same h (replay.c, stream maps) */
     uint64_t h_epoch;
     uint64_t matched, virtual_ops, unmatched, forced, unproven_ops, unlearnt_ops;
+    uint64_t ckpt_least_ns;
     uint64_t pinned_unknown_ns;
     /* the drain replayed now: the latest issue of the work it waited for on any stream,
      * measured and per world (run_virtual, AN_WI_LEAST) */
