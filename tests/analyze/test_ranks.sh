@@ -17,7 +17,7 @@
 #     gave: the planted runs' median minus the four-alike runs', widened by the noise
 #     those runs show (noise.sh);
 #   - gpuwatch diff from each planted run to the four-alike one: the finding is gone, the
-#     realized gain printed;
+#     realized gain printed: the difference of the two runs' walls, whatever its sign;
 #   - the straggler run with each rank's timeline sampled in windows (GPUWATCH_TIMELINE=
 #     sampled past its rate): not lined up, no straggler claimed, and the report says the
 #     whole timeline is needed.
@@ -194,7 +194,9 @@ realized = before["processes"][0]["wall_ns"] - after["processes"][0]["wall_ns"]
 problems = []
 if status.get(sys.argv[4]) != "gone":
     problems.append("%s: %s" % (sys.argv[4], status.get(sys.argv[4])))
-if d["change"]["realized_ns"] != realized or realized <= 0:
+# (its sign is no check of one pair of runs: the serial all-reduce's fix gains 32 ms +- 33
+# over medians of 5, and one pair came out -9.6 ms; the medians' check is above)
+if d["change"]["realized_ns"] != realized:
     problems.append("realized %d ns, walls differ by %d" % (d["change"]["realized_ns"], realized))
 print("; ".join(problems) if problems else "ok")
 PY
