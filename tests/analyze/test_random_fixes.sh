@@ -65,6 +65,9 @@ change_of() {
     esac
 }
 med() { tr ' ' '\n' <<<"$1" | grep . | median; }
+# helps_by GAIN NOISE WALL: succeeds where a fix's GAIN is 5 % of the loop's WALL or more
+# beyond its NOISE (and the bar's own 20 %)
+helps_by() { awk -v g="$1" -v n="$2" -v w="$3" 'BEGIN { exit !(0.8 * (g - n) > 0.05 * w) }'; }
 
 checked=0
 check_seed() {
@@ -126,7 +129,7 @@ check_seed() {
         echo "$out"
     }
     local helps=0
-    awk -v g="$gain" -v n="$noise" -v w="$wp" 'BEGIN { exit !(0.8 * (g - n) > 0.05 * w) }' && helps=1
+    helps_by "$gain" "$noise" "$wp" && helps=1
     echo "  seed $seed:$knobs"
     echo "    best fix ${fixes[best]//,/ }: $((gain / 1000000)) ms +- $((noise / 1000000)) of $((wp / 1000000)) ms ($runs runs each)"
     local mode
@@ -170,7 +173,7 @@ check_seed() {
         local bgain=$gain bnoise=$noise bhelps=$helps bname="${fixes[best]//,/ }" bfix=${fixes[best]}
         if [ "$id" == changes_together ] && [ "$own" -gt "$gain" ]; then
             bgain=$own bnoise=$own_noise bname="the pair $change" bfix=pair bhelps=0
-            awk -v g="$bgain" -v n="$bnoise" -v w="$wp" 'BEGIN { exit !(0.8 * (g - n) > 0.05 * w) }' && bhelps=1
+            helps_by "$bgain" "$bnoise" "$wp" && bhelps=1
         fi
         # host-only: the best fix's finding said as unproven, its ceiling and floor
         local up_to="" floor=0 best_id=""

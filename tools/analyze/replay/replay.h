@@ -130,10 +130,10 @@ struct an_replay {
      * much less, their moves as short as the fastest copy that waited for nothing, else the
      * host's memcpy, moves them (replay.c, move_unknown) */
     uint64_t pinned_unknown_ns;
-    /* host-only: the checkpoint reads' moves at their least (the fastest rate the run
-     * showed, or the host's memcpy: as move_unknown; 0 with neither), the GPU time a
-     * background save could overlap with the loop's work beyond the idle the waits prove
-     * (rule_pauses.c) */
+    /* host-only: the checkpoint reads' moves at their least (at the faster of the fastest
+     * rate a copy that waited for nothing showed and the host's memcpy; 0 with neither),
+     * the GPU time a background save could overlap with the loop's work beyond the idle
+     * the waits prove (rule_pauses.c) */
     uint64_t ckpt_least_ns;
     uint64_t forced;                 /* host events replayed before the GPU side was seen */
 };

@@ -131,10 +131,11 @@ void an_rule_input_pipeline(const struct an_model *m, const struct an_rule_ctx *
         unproven = least;
     int partly = proven && unproven > saving &&
                  an_whatif_share(m, unproven - saving) >= m->th.min_share;
-    /* (said where the floor's replay is worth no finding too: a wait that proves work
-     * done, not when it ran, has it busy through every load there, and the workers hide
-     * nothing; random draw 243, where four workers gained 43 %) */
-    if (!m->gpu_records && ((!proven && (worth || least)) || partly) &&
+    /* (where the waits prove none of it, said whenever the ceiling is worth a finding,
+     * the floor's replay or not: a wait that proves work done, not when it ran, has it
+     * busy through every load there, and the workers hide nothing; random draw 243, where
+     * four workers gained 43 %) */
+    if (!m->gpu_records && (!proven || partly) &&
         an_whatif_share(m, unproven) >= m->th.min_share && unproven > (found ? saving : 0))
         say_unproven(m, workers, unproven, found ? saving : 0, out);
     if (!found)
