@@ -99,7 +99,10 @@ struct an_replay {
     double error;                    /* |replayed as measured - measured| / measured */
     /* of each world, the time the threads that loaded batches themselves waited for the
      * GPU (a drain or a blocking copy beyond its own cost): where CUDA spins, CPU time
-     * the workers' budget leaves them (worker_budget.c) */
+     * the workers' budget leaves them (worker_budget.c). Where workers load, a wait for
+     * a batch counts too, as far as the GPU ran work through it that the thread's next
+     * wait waited for: the thread finds its batch ready as often as not and spins
+     * through that work instead (replay.c, spun_through) */
     uint64_t loader_wait_ns[AN_WORLDS];
     unsigned workers;                /* DataLoader workers AN_WI_INPUT_WORKERS assumed */
     double worker_speed;             /* ... each loading at this share of the thread's speed */
@@ -235,6 +238,10 @@ struct an_replay_state {
     uint64_t step_own;
     uint64_t bg_free[AN_WORLDS];
     uint64_t loader_wait[AN_WORLDS];  /* per slot (an_replay.loader_wait_ns) */
+    /* AN_WI_INPUT_WORKERS, per slot: of the loading thread's latest wait for a batch
+     * since its latest wait for the GPU, how long (0: none), from when, and until when
+     * the GPU ran work issued before it (whatif.c, worker_gap; replay.c, spun_through) */
+    uint64_t batch_wait[AN_WORLDS], batch_from[AN_WORLDS], batch_busy[AN_WORLDS];
     /* the call replayed now reads tensors back where a pause of the loop may follow (a
      * checkpoint's state: an_wi_checkpoint_read): AN_WI_BACKGROUND copies it on a side
      * stream into pinned memory and the background thread waits for it, not the loop;

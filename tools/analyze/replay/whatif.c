@@ -134,6 +134,8 @@ static uint64_t worker_gap(struct an_replay_state *st, int world, uint64_t gap, 
     if (wait > gap)
         wait = gap;  /* (workers never make a load slower than the thread made it) */
     taken[slot] = h + wait;
+    st->batch_wait[world] = wait;
+    st->batch_from[world] = h;
     return wait;
 }
 
