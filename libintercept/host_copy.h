@@ -1,7 +1,8 @@
 /*
  * The host's memcpy rate (GW_REC_HOST_COPY): what the fix for many small uploads (the
  * tensors gathered into one pinned staging buffer, copied once) costs the host, which
- * the analyzer cannot tell from the calls. Timed on the writer thread as it starts and
+ * the analyzer cannot tell from the calls, from memory to memory (the buffers evicted
+ * from the caches before each copy). Timed on the writer thread as it starts and
  * then a few copies each round for several rounds: one moment may find the CPUs busy
  * with the program's threads (a start-up beside CUPTI's, a rate half what the loop saw).
  */
