@@ -360,6 +360,54 @@ static void ceiling_without_a_floor(void **state)
     synth_free(&s);
 }
 
+/* The loading thread's waits for the GPU in the workers world (replay.h, loader_wait_ns):
+ * where workers load, a wait for a batch counts too, as far as the GPU ran work through it
+ * that the thread's next wait waited for (replay.c, spun_through). Each step loads 4 ms on
+ * the thread, then waits for the GPU (`back` steps' work ago), launches 3 ms of kernels.
+ * One worker (2 CPUs) loads as long: the thread waits about 4 ms for each batch while the
+ * previous step's kernels run 3 ms of it. A wait for them spins through those 3 ms where
+ * the batch is ready; one for the work of two steps back, done long before, through none
+ * (calibration's input_off_cpu). */
+static void batch_waits_spun_through(void **state, unsigned back)
+{
+    (void)state;
+    struct synth s = {.gpu_records = 1};
+    synth_alloc(&s, 64ull << 20, 0);
+    for (unsigned i = 0; i < 40; i++) {
+        synth_idle(&s, 4 * MS);
+        synth_h2d(&s, 1u << 20, 100 * US, 0);
+        if (i >= back) {
+            struct an_ev *e = synth_call(&s, AN_SYNC, GW_API_cuEventSynchronize, 2 * US,
+                                         AN_F_DRAINS);
+            e->key = i + 1 - back;
+        }
+        for (unsigned k = 0; k < 3; k++)
+            synth_launch(&s, 5 * US, 1 * MS);
+        synth_call(&s, AN_CALL, GW_API_cuEventRecord, 2 * US, 0)->key = i + 1;
+    }
+    synth_stream_sync(&s);
+    struct an_model *m;
+    struct an_findings out = {0};
+    run(&s, &m, &out, 2);
+    assert_int_equal(m->replay.workers, 1);
+    const uint64_t *wait = m->replay.loader_wait_ns;
+    int with_workers = an_world_of(1u << AN_WI_INPUT_WORKERS | 1u << AN_WI_LEAST);
+    /* as measured the kernels were done by the end of each load: only the last sync
+     * waited, for the last step's 3 ms */
+    assert_true(wait[AN_WI_AS_MEASURED] > 3 * MS && wait[AN_WI_AS_MEASURED] < 3100 * US);
+    if (back == 1) {  /* and 3 ms of each of the 38 batch waits after the first two */
+        assert_true(wait[with_workers] - wait[AN_WI_AS_MEASURED] > 38 * 2990 * US);
+        assert_true(wait[with_workers] - wait[AN_WI_AS_MEASURED] < 38 * 3010 * US);
+    } else {
+        assert_int_equal(wait[with_workers], wait[AN_WI_AS_MEASURED]);
+    }
+    an_findings_free(&out);
+    an_model_free(m);
+    synth_free(&s);
+}
+static void batch_wait_spun_for_last_step(void **state) { batch_waits_spun_through(state, 1); }
+static void batch_wait_not_spun_for_old_work(void **state) { batch_waits_spun_through(state, 2); }
+
 static void partly_proven_host_only(void **state) { partly_proven(state, 0); }
 static void partly_proven_gpu_records(void **state) { partly_proven(state, 1); }
 static void unproven_host_only(void **state) { unproven_without_waits(state, 0, 0); }
@@ -663,6 +711,8 @@ int main(void)
         cmocka_unit_test(loader_bound_host_only),
         cmocka_unit_test(unproven_host_only),
         cmocka_unit_test(ceiling_without_a_floor),
+        cmocka_unit_test(batch_wait_spun_for_last_step),
+        cmocka_unit_test(batch_wait_not_spun_for_old_work),
         cmocka_unit_test(partly_proven_host_only),
         cmocka_unit_test(work_a_read_waits_for_over_loads),
         cmocka_unit_test(partly_proven_gpu_records),
