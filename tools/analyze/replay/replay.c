@@ -433,7 +433,8 @@ static void settle_streams(struct an_replay_state *st);
 
 /* The loading thread's wait for a batch in the worlds of `in` (whatif.c, worker_gap): until
  * when the GPU ran work issued before it. Its next wait for the GPU counts that part of it,
- * as far as it waited for that work, among the thread's waits (loader_wait, at_wait_for_gpu).
+ * as far as it waited for that work, among the thread's waits (loader_wait,
+ * spun_in_batch_wait).
  * A fluid budget has the thread wait for each batch off the CPU while the GPU runs the
  * previous step's kernels, and spin only for the rest; but workers deliver in bursts, a
  * batch each as the CPUs' scheduler runs them and their prefetched ones at once, and the
