@@ -116,5 +116,6 @@ void gw_config_load(struct gw_config *cfg)
     if (cfg->every_ms <= cfg->window_ms)
         cfg->timeline = cfg->timeline == GW_TIMELINE_SAMPLED ? GW_TIMELINE_FULL : cfg->timeline;
 
+    cfg->host_copy_bps = env_number("GPUWATCH_HOST_COPY_BPS", 0, 1000000000000000ul, 0);
     cfg->use_tsc = !env_other("GPUWATCH_CLOCK", "tsc", "monotonic");
 }

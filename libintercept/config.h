@@ -10,6 +10,9 @@ struct gw_config {
     char output_dir[1024];      /* GPUWATCH_OUTPUT, default ./gpuwatch-traces */
     unsigned flush_ms;          /* GPUWATCH_FLUSH_MS, 1..1000, default 50 */
     size_t thread_buffer_bytes; /* GPUWATCH_BUFFER_KB, 64..1048576 KiB, power of two */
+    unsigned long host_copy_bps; /* GPUWATCH_HOST_COPY_BPS: the host's memcpy rate, bytes/s,
+                                   measured outside the program (gpuwatch run, before exec);
+                                   0: unknown. Passed into the trace, never measured here. */
     int use_tsc;                /* GPUWATCH_CLOCK=tsc|monotonic, default tsc where invariant */
     unsigned stack_depth;       /* GPUWATCH_STACK_DEPTH, 0..64 frames, default 12; 0 = off */
     int stack_libc;             /* GPUWATCH_STACK_UNWINDER=libc: glibc's backtrace() */

@@ -310,6 +310,11 @@ int gw_recorder_start(const struct gw_config *cfg)
     gw_rec.failed = 0;
     if (gw_trace_file_open(cfg->output_dir) != 0)
         return -1;
+    if (cfg->host_copy_bps) {  /* (measured by whoever launched us, outside this process) */
+        uint64_t bps = cfg->host_copy_bps;
+        uint8_t record[32];
+        gw_defs_append(record, gw_encode_record(record, GW_REC_HOST_COPY, &bps, 1, NULL, 0));
+    }
     if (gw_writer_start() != 0) {
         gw_warn_once(GW_WARN_OUTPUT, "cannot start the trace writer thread; tracing is off");
         gw_trace_file_close();
@@ -325,7 +330,7 @@ void gw_recorder_stop(void)
     if (!__atomic_exchange_n(&recorder_active, 0, __ATOMIC_ACQ_REL))
         return;
     gw_writer_stop();
-    gw_writer_drain_all();
+    gw_writer_drain_final();
     gw_ring_file_remove();  /* (everything is in the trace now) */
     gw_trace_file_close();
 }

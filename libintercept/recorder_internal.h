@@ -89,6 +89,8 @@ void gw_writer_wake(void);
 void gw_writer_request_flush(unsigned timeout_ms);
 /* Drains every ring once (writer thread, or the final drain at stop). */
 void gw_writer_drain_all(void);
+/* The last drain, at stop: also writes each ring's drops that no record followed (LOST). */
+void gw_writer_drain_final(void);
 void gw_writer_after_fork_child(void);
 
 #endif

@@ -12,7 +12,6 @@
 #include "clock.h"
 #include "gpuwatch/record_walk.h"
 #include "gpuwatch/varint.h"
-#include "host_copy.h"
 #include "record_encode.h"
 #include "recorder_internal.h"
 #include "ring_file.h"
@@ -163,23 +162,43 @@ static struct chunk_walk walk_chunk(const uint8_t *buf, size_t len, uint64_t sta
 /* Room kept in front of the staging buffer for the chunk's CALL_BASE record. */
 #define CALL_BASE_ROOM 64
 
-static void drain_ring(struct gw_ring *ring, uint64_t head)
+/* Room kept after the records for the final drain's LOST record. */
+#define LOST_ROOM 40
+
+/* The drops no record followed (a full ring, then no call on that thread before the stop):
+ * the producer writes a LOST record only in front of its next record, so at the final drain
+ * the writer writes it, at the time of the last record, for the count to reach the trace.
+ * (A relaxed read of the producer's counters: at stop the thread may still be dropping; what
+ * it drops after this read is after the trace's end.) */
+static size_t encode_lost_at_stop(struct gw_ring *ring, uint8_t *out)
+{
+    uint64_t lost = __atomic_load_n(&ring->lost, __ATOMIC_RELAXED);
+    if (!lost)
+        return 0;
+    uint64_t words[3] = {0, lost, __atomic_load_n(&ring->lost_calls, __ATOMIC_RELAXED)};
+    return gw_encode_record(out, GW_REC_LOST, words, 3, NULL, 0);
+}
+
+static void drain_ring(struct gw_ring *ring, uint64_t head, int final)
 {
     uint64_t tail = ring->tail;
-    if (head == tail)
+    uint8_t lost[LOST_ROOM];
+    size_t lost_len = final ? encode_lost_at_stop(ring, lost) : 0;
+    if (head == tail && !lost_len)
         return;
-    size_t len = (size_t)(head - tail);
+    size_t ring_len = (size_t)(head - tail), len = ring_len + lost_len;
     if (ensure_staging(CALL_BASE_ROOM + len) != 0)
         return;
     uint8_t *records = staging + CALL_BASE_ROOM;
     uint64_t offset = tail & ring->mask;
     uint64_t first = ring->mask + 1 - offset;
-    if (first >= len) {
-        memcpy(records, ring->data + offset, len);
+    if (first >= ring_len) {
+        memcpy(records, ring->data + offset, ring_len);
     } else {
         memcpy(records, ring->data + offset, first);
-        memcpy(records + first, ring->data, len - first);
+        memcpy(records + first, ring->data, ring_len - first);
     }
+    memcpy(records + ring_len, lost, lost_len);
     uint64_t base = ring->writer_last_ts;
     struct chunk_walk walk = walk_chunk(records, len, base, ring->writer_link_base,
                                         ring->writer_corr_base);
@@ -205,7 +224,7 @@ static void drain_ring(struct gw_ring *ring, uint64_t head)
     __atomic_store_n(&ring->tail, head, __ATOMIC_RELEASE);
 }
 
-void gw_writer_drain_all(void)
+static void drain_all(int final)
 {
     pthread_mutex_lock(&drain_lock);
     if (gw_now() - last_clock_point_ns >= CLOCK_POINT_INTERVAL_NS)
@@ -241,7 +260,7 @@ void gw_writer_drain_all(void)
     free(defs);
 
     for (size_t i = 0; i < count; i++)
-        drain_ring(snap[i].ring, snap[i].head);
+        drain_ring(snap[i].ring, snap[i].head, final);
     free(snap);
 
     /* Free the rings of exited threads once everything they wrote is out. */
@@ -261,27 +280,15 @@ void gw_writer_drain_all(void)
     pthread_mutex_unlock(&drain_lock);
 }
 
-/* The host's memcpy rate (host_copy.h), off the program's threads: before the first round,
- * then a little each round for a few, a definition each time the best so far improves (the
- * analysis takes the best the trace holds). */
-static struct gw_host_copy host_copy;
-#define HOST_COPY_FIRST_TRIES 8
-#define HOST_COPY_ROUND_TRIES 2
+void gw_writer_drain_all(void) { drain_all(0); }
 
-static void append_host_copy(unsigned tries)
-{
-    uint64_t bps = gw_host_copy_round(&host_copy, tries);
-    uint8_t record[32];
-    if (bps)
-        gw_defs_append(record, gw_encode_record(record, GW_REC_HOST_COPY, &bps, 1, NULL, 0));
-}
+void gw_writer_drain_final(void) { drain_all(1); }
 
 static void *writer_main(void *start_word)
 {
     /* the word as it was before the thread was created: a wake sent before the thread first
      * runs is not missed */
     uint32_t seen = (uint32_t)(uintptr_t)start_word;
-    append_host_copy(HOST_COPY_FIRST_TRIES);
     while (!__atomic_load_n(&stop_requested, __ATOMIC_ACQUIRE)) {
         struct timespec round = {(time_t)(gw_rec.flush_ms / 1000),
                                  (long)(gw_rec.flush_ms % 1000) * 1000000L};
@@ -295,7 +302,6 @@ static void *writer_main(void *start_word)
         unsigned nhooks = __atomic_load_n(&nround_hooks, __ATOMIC_ACQUIRE);
         for (unsigned i = 0; i < nhooks; i++)
             round_hooks[i](urgent);
-        append_host_copy(HOST_COPY_ROUND_TRIES);
         gw_writer_drain_all();
         __atomic_store_n(&flush_done, requested, __ATOMIC_RELEASE);
     }
@@ -306,8 +312,6 @@ int gw_writer_start(void)
 {
     stop_requested = 0;
     last_clock_point_ns = 0;
-    gw_host_copy_free(&host_copy);
-    memset(&host_copy, 0, sizeof host_copy);
     defs_seq = 0;
     /* The writer must never run the program's signal handlers. */
     sigset_t all, previous;
@@ -329,7 +333,6 @@ void gw_writer_stop(void)
     __atomic_store_n(&stop_requested, 1, __ATOMIC_RELEASE);
     gw_writer_wake();
     pthread_join(writer_thread, NULL);
-    gw_host_copy_free(&host_copy);
     writer_running = 0;
     last_clock_point_ns = 0; /* the final drain writes one more calibration point */
 }

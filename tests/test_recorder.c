@@ -21,9 +21,13 @@
 
 static char trace_dir[64];
 
+/* The host's memcpy rate the next start() is handed (GPUWATCH_HOST_COPY_BPS; 0: none). */
+static unsigned long start_host_copy_bps;
+
 static void start(size_t ring_bytes, unsigned flush_ms)
 {
     struct gw_config cfg = {0};
+    cfg.host_copy_bps = start_host_copy_bps;
     snprintf(trace_dir, sizeof trace_dir, "/tmp/gw-rec-XXXXXX");
     assert_non_null(mkdtemp(trace_dir));
     snprintf(cfg.output_dir, sizeof cfg.output_dir, "%s", trace_dir);
@@ -175,9 +179,10 @@ static void test_eight_threads_no_loss(void **state)
 static const uint64_t launch_words[2] = {1, 0};
 
 /* A launch, then `burst` rounds of emit(i) with the writer held out so that the 64 KiB ring
- * overflows, then, once the writer drained it, a launch at 900000 ns; stops the recorder
- * and returns its stats. */
-static struct gw_recorder_stats overflow_ring(void (*emit)(uint64_t i), uint64_t burst)
+ * overflows, then, once the writer drained it, a launch at 900000 ns unless `then_stop`;
+ * stops the recorder and returns its stats. */
+static struct gw_recorder_stats overflow_ring_then(void (*emit)(uint64_t i), uint64_t burst,
+                                                   int then_stop)
 {
     start(64 * 1024, 1000);
     gw_rec_call(GW_API_cuLaunchKernel, 4000, 4001, 0, launch_words, 2); /* registers it */
@@ -185,18 +190,62 @@ static struct gw_recorder_stats overflow_ring(void (*emit)(uint64_t i), uint64_t
     for (uint64_t i = 0; i < burst; i++)
         emit(i);
     pthread_mutex_unlock(&gw_rec.rings_lock);
-    struct timespec pause = {0, 200 * 1000 * 1000}; /* the writer drains the woken ring */
-    nanosleep(&pause, NULL);
-    gw_rec_call(GW_API_cuLaunchKernel, 900000, 900001, 0, launch_words, 2);
+    /* the writer has drained the ring once the round this asks for is done (the timeout
+     * only bounds a hang: it is a minute, not a guess at the writer's speed) */
+    gw_recorder_flush_now(60000);
+    assert_int_equal(__atomic_load_n(&gw_rec.rings->tail, __ATOMIC_ACQUIRE),
+                     __atomic_load_n(&gw_rec.rings->head, __ATOMIC_ACQUIRE));
+    if (!then_stop)
+        gw_rec_call(GW_API_cuLaunchKernel, 900000, 900001, 0, launch_words, 2);
     struct gw_recorder_stats rec;
     gw_recorder_get_stats(&rec);
     gw_recorder_stop();
     return rec;
 }
 
+static struct gw_recorder_stats overflow_ring(void (*emit)(uint64_t i), uint64_t burst)
+{
+    return overflow_ring_then(emit, burst, 0);
+}
+
 static void emit_launch(uint64_t i)
 {
     gw_rec_call(GW_API_cuLaunchKernel, 5000 + i, 5000 + i + 1, 0, launch_words, 2);
+}
+
+/* Drops that no record followed: the ring overflowed, the writer drained it, and the thread
+ * made no call before the stop. The LOST record is written by the stop's last drain, once,
+ * at the time of the last record kept, and the reader counts every dropped call. */
+static void test_drops_pending_at_stop_reach_the_trace(void **state)
+{
+    (void)state;
+    const uint64_t burst = 20000;
+    struct gw_recorder_stats rec = overflow_ring_then(emit_launch, burst, 1);
+
+    struct gw_reader *reader = open_trace();
+    struct gw_event ev;
+    uint64_t read = 0, lost_records = 0, lost_calls = 0, last_call_ts = 0;
+    while (gw_reader_next(reader, &ev) > 0) {
+        if (ev.kind == GW_EV_CALL) {
+            read++;
+            last_call_ts = ev.ts_ns;
+        }
+        if (ev.kind == GW_EV_LOST) {
+            lost_records++;
+            lost_calls += ev.u.lost.calls;
+            assert_int_equal(ev.u.lost.calls, ev.u.lost.count);
+            assert_int_equal(ev.ts_ns, last_call_ts);  /* after the last call kept */
+        }
+    }
+    const struct gw_reader_stats *stats = gw_reader_stats(reader);
+    assert_true(rec.lost > 0);
+    assert_int_equal(lost_records, 1);
+    assert_int_equal(lost_calls, rec.lost);
+    assert_int_equal(stats->lost_events, rec.lost);
+    assert_int_equal(read + stats->lost_events, burst + 1);
+    assert_int_equal(stats->damage_reports, 0);
+    gw_reader_close(reader);
+    cleanup();
 }
 
 static void test_full_ring_counts_every_drop(void **state)
@@ -351,7 +400,9 @@ static void test_gpu_links_across_chunks(void **state)
 static void test_timed_words_and_their_limit(void **state)
 {
     (void)state;
+    start_host_copy_bps = 9876543210ul;
     start(1 << 20, 10);
+    start_host_copy_bps = 0;
     gw_rec_timed(GW_REC_RANGE_PUSH, 7000, (const uint64_t[]){3, 41}, 2);
     gw_rec_timed(GW_REC_CPU_PROC, 7100, (const uint64_t[]){900, 2, 800, 1}, 4);
     uint64_t many[15] = {0};
@@ -363,16 +414,12 @@ static void test_timed_words_and_their_limit(void **state)
     struct gw_reader *reader = open_trace();
     struct gw_event ev;
     int push = 0, procs = 0, pops = 0, others = 0, host_copy = 0;
-    uint64_t best_copy = 0;
     while (gw_reader_next(reader, &ev) > 0) {
         if (ev.kind == GW_EV_HOST_COPY) {
-            /* the writer's own: the host's memcpy rate, as it starts and again when a later
-             * round betters it by 5 % (any machine moves more than 100 MB/s, none a TB/s) */
+            /* the rate the launcher measured, passed through once as it was given: the
+             * shim times nothing of the machine itself */
             host_copy++;
-            assert_true(ev.u.host_copy.bytes_per_s > 100000000ull);
-            assert_true(ev.u.host_copy.bytes_per_s < 1000000000000ull);
-            assert_true((double)ev.u.host_copy.bytes_per_s >= 1.05 * (double)best_copy);
-            best_copy = ev.u.host_copy.bytes_per_s;
+            assert_int_equal(ev.u.host_copy.bytes_per_s, 9876543210ull);
         } else if (ev.kind == GW_EV_RANGE_PUSH) {
             push++;
             assert_int_equal(ev.ts_ns, 7000);
@@ -397,7 +444,7 @@ static void test_timed_words_and_their_limit(void **state)
     assert_int_equal(procs, 1);  /* the 15-word one refused */
     assert_int_equal(pops, 1);
     assert_int_equal(others, 0);  /* nor the 15-word GPU record */
-    assert_true(host_copy >= 1 && host_copy <= 8);
+    assert_int_equal(host_copy, 1);
     assert_int_equal(gw_reader_stats(reader)->damage_reports, 0);
     gw_reader_close(reader);
     cleanup();
@@ -408,6 +455,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip_every_family),
         cmocka_unit_test(test_eight_threads_no_loss),
+        cmocka_unit_test(test_drops_pending_at_stop_reach_the_trace),
         cmocka_unit_test(test_full_ring_counts_every_drop),
         cmocka_unit_test(test_full_ring_counts_calls_apart),
         cmocka_unit_test(test_gpu_links_across_chunks),

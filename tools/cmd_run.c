@@ -6,7 +6,8 @@
  * terminal's Ctrl-C already reaches the whole foreground group, so it is not sent twice),
  * then lists the trace files that appeared in DIR on stderr, prints their analysis (as
  * `gpuwatch analyze`, text) on stderr unless --no-analyze, and exits with the child's
- * status (128 + signal when it was killed).
+ * status (128 + signal when it was killed). Before the exec it times the host's memcpy rate
+ * (machine/host_copy_rate.h) and hands it to the shim in GPUWATCH_HOST_COPY_BPS.
  *
  * The shim is found at: $GPUWATCH_LIB; else next to this executable,
  * ../<libdir>/libgpuwatch.so (install layout) or ../libintercept/libgpuwatch.so (build
@@ -28,6 +29,7 @@
 #include "analyze/analyze.h"
 #include "cli.h"
 #include "export/html_report.h"
+#include "machine/host_copy_rate.h"
 #include "trace_reader.h"
 
 #ifndef GPUWATCH_INSTALL_LIBDIR
@@ -344,6 +346,15 @@ int gw_cmd_run(int argc, char **argv)
         fprintf(stderr, "gpuwatch run: out of memory\n");
         return GW_EXIT_DAMAGE;
     }
+    /* The host's memcpy rate, timed here before the program exists (never inside it: its
+     * CPUs and caches are the program's); one the caller set is kept. */
+    char rate[32] = "";
+    const char *given = getenv(GW_HOST_COPY_ENV);
+    if (!given || !*given) {
+        uint64_t bps = gw_host_copy_rate(GW_HOST_COPY_TRIES);
+        if (bps)
+            snprintf(rate, sizeof rate, "%" PRIu64, bps);
+    }
     struct name_list before = {0};
     list_dir(dir, &before);
     sort_list(&before);
@@ -373,7 +384,8 @@ int gw_cmd_run(int argc, char **argv)
         for (size_t i = 0; i < 3; i++)
             sigaction(forwarded[i], &old_sa[i], NULL);
         sigprocmask(SIG_SETMASK, &saved, NULL);
-        if (setenv("GPUWATCH_OUTPUT", dir, 1) != 0 || setenv("LD_PRELOAD", preload, 1) != 0) {
+        if (setenv("GPUWATCH_OUTPUT", dir, 1) != 0 || setenv("LD_PRELOAD", preload, 1) != 0 ||
+            (rate[0] && setenv(GW_HOST_COPY_ENV, rate, 1) != 0)) {
             fprintf(stderr, "gpuwatch run: setenv: %s\n", strerror(errno));
             _exit(127);
         }

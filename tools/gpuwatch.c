@@ -7,6 +7,7 @@
  *   gpuwatch analyze [--json] [--fail-if EXPR] TRACE|DIR...
  *   gpuwatch serve [--listen HOST:PORT] [DIR]
  *   gpuwatch top [DIR]
+ *   gpuwatch machine [--env]
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -40,6 +41,8 @@ static const struct command commands[] = {
      gw_cmd_serve},
     {"top", "a live view of the processes tracing: busy, idle by cause, memory, findings",
      gw_cmd_top},
+    {"machine", "this machine's host memcpy rate, as gpuwatch run hands it to the shim",
+     gw_cmd_machine},
 };
 
 static void usage(FILE *out)

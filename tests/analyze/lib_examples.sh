@@ -25,6 +25,10 @@ GPUWATCH=$BUILD/tools/gpuwatch
 SHIM=$BUILD/libintercept/libgpuwatch.so
 FAKE=$BUILD/tests/fakecuda
 CUPTI=$BUILD/tests/fakecupti/libcupti.so.13
+# The host's memcpy rate, timed once here as `gpuwatch run` times it before it execs a
+# program (never inside the program: its CPUs and caches are the program's); the examples
+# are preloaded by hand, so they are handed it as gpuwatch run would.
+[ -n "${GPUWATCH_HOST_COPY_BPS:-}" ] || eval "export $("$GPUWATCH" machine --env)"
 
 # ex_timeline MODE: TIMELINE, the shim's timeline settings for MODE: the whole timeline,
 # or (sampled) windows of 10 ms every 30 ms whatever the record rate.

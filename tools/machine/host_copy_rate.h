@@ -1,0 +1,25 @@
+/*
+ * The host's memcpy rate, measured by the gpuwatch command in its own process (before
+ * `gpuwatch run` execs the program, or by `gpuwatch machine`), never inside the traced
+ * program: what gathering many small uploads into one pinned staging buffer costs the host
+ * (the fix small_copies and per_sample_copies advise), which the program's calls do not show.
+ * The shim writes the figure it is handed (GPUWATCH_HOST_COPY_BPS) as a HOST_COPY definition.
+ */
+#ifndef GW_HOST_COPY_RATE_H
+#define GW_HOST_COPY_RATE_H
+
+#include <stdint.h>
+
+/* The environment variable the figure travels in, from the launcher to the shim. */
+#define GW_HOST_COPY_ENV "GPUWATCH_HOST_COPY_BPS"
+
+/* Copies timed by default: the best of a few, so that one moment with the CPUs busy does not
+ * make the figure (on a VM whose clflush is slow, ~40 ms a copy; ~3 ms on bare metal). */
+#define GW_HOST_COPY_TRIES 5
+
+/* The best of `tries` copies of 4 MiB from memory to memory (both buffers evicted from the
+ * caches before each: a batch staged each step was written a step or more before), bytes/s;
+ * 0 when the buffers cannot be had. */
+uint64_t gw_host_copy_rate(unsigned tries);
+
+#endif
