@@ -1,5 +1,7 @@
 #include "log.h"
 
+#include "quiet_io.h"
+
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -22,7 +24,8 @@ static void emit(const char *fmt, va_list args)
     if (len > sizeof line - 2)
         len = sizeof line - 2;
     line[len++] = '\n';
-    ssize_t ignored = write(STDERR_FILENO, line, len);
+    /* (stderr may be a pipe whose reader left: no SIGPIPE from a warning) */
+    ssize_t ignored = gw_quiet_write(STDERR_FILENO, line, len);
     (void)ignored;
     errno = saved_errno;
 }

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "quiet_io.h"
 #include "recorder_internal.h"
 
 #define FREE_SLOTS_KEPT 64
@@ -32,13 +33,6 @@ static void rings_path(char *out, size_t size)
     snprintf(out, size, "%s%s", gw_rec.path, GW_RINGS_SUFFIX);
 }
 
-static int below_file_size_limit(off_t end)
-{
-    struct rlimit lim;
-    return getrlimit(RLIMIT_FSIZE, &lim) != 0 || lim.rlim_cur == RLIM_INFINITY ||
-           (rlim_t)end <= lim.rlim_cur;
-}
-
 /* A new slot at the end of the file, mapped; NULL when the file cannot give one (*limited:
  * because of the process's file-size limit, which the trace meets first and warns of). */
 static struct gw_ring_slot *append_slot(size_t capacity, int *limited)
@@ -47,7 +41,7 @@ static struct gw_ring_slot *append_slot(size_t capacity, int *limited)
         return NULL;
     size_t size = GW_RING_SLOT_HEADER + capacity;
     off_t at = (off_t)(nslots * size);
-    if (!below_file_size_limit(at + (off_t)size)) {
+    if (!gw_below_file_size_limit(at + (off_t)size)) {
         *limited = 1;
         return NULL;
     }
@@ -57,7 +51,7 @@ static struct gw_ring_slot *append_slot(size_t capacity, int *limited)
     if (fd < 0)
         return NULL;
     void *map = MAP_FAILED;
-    if (fallocate(fd, 0, at, (off_t)size) == 0)
+    if (gw_quiet_fallocate(fd, at, (off_t)size) == 0)
         map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, at);
     close(fd);
     if (map == MAP_FAILED)

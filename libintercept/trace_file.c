@@ -14,6 +14,7 @@
 #include "clock.h"
 #include "gpuwatch/chunk_crc.h"
 #include "log.h"
+#include "quiet_io.h"
 #include "recorder_internal.h"
 
 static int make_dirs(const char *dir)
@@ -110,7 +111,7 @@ static int write_all(int fd, const void *data, size_t len)
 {
     const uint8_t *bytes = data;
     while (len > 0) {
-        ssize_t n = write(fd, bytes, len);
+        ssize_t n = gw_quiet_write(fd, bytes, len);
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0)
@@ -125,7 +126,7 @@ static int write_parts(int fd, struct iovec parts[2], size_t total)
 {
     ssize_t n;
     do
-        n = writev(fd, parts, 2);
+        n = gw_quiet_writev(fd, parts, 2);
     while (n < 0 && errno == EINTR);
     if (n < 0)
         return -1;
@@ -267,7 +268,14 @@ int gw_trace_file_write_chunk(uint16_t kind, uint32_t tid, uint64_t base_ts, uin
     chunk.crc32 = gw_chunk_crc(&chunk, payload, len, GW_FORMAT_VERSION);
     pthread_mutex_lock(&gw_rec.file_lock);
     int rc = -1;
-    if (gw_rec.fd >= 0 && !gw_rec.failed && still_ours()) {
+    if (gw_rec.fd >= 0 && !gw_rec.failed &&
+        !gw_below_file_size_limit((off_t)(gw_rec.bytes + sizeof chunk + len))) {
+        /* the file-size limit (ulimit -f) is the trace's end: the chunk is not begun, so the
+         * file ends on a whole chunk and the kernel raises no SIGXFSZ */
+        gw_rec.failed = 1;
+        gw_warn_once(GW_WARN_WRITE, "%s reached the file-size limit (ulimit -f); tracing "
+                     "stopped, the program continues", gw_rec.path);
+    } else if (gw_rec.fd >= 0 && !gw_rec.failed && still_ours()) {
         /* Header and payload in one writev, so a crash never leaves a header without its
          * payload in the middle of the file. */
         struct iovec parts[2] = {{&chunk, sizeof chunk}, {(void *)payload, len}};
@@ -289,7 +297,7 @@ void gw_trace_file_patch_header(void)
 {
     pthread_mutex_lock(&gw_rec.file_lock);
     if (gw_rec.fd >= 0 && !gw_rec.failed && still_ours()) {
-        ssize_t n = pwrite(gw_rec.fd, &gw_rec.header, sizeof gw_rec.header, 0);
+        ssize_t n = gw_quiet_pwrite(gw_rec.fd, &gw_rec.header, sizeof gw_rec.header, 0);
         (void)n; /* a failed patch leaves the first header, which is still valid */
     }
     pthread_mutex_unlock(&gw_rec.file_lock);
@@ -300,7 +308,7 @@ void gw_trace_file_close(void)
     pthread_mutex_lock(&gw_rec.file_lock);
     if (gw_rec.fd >= 0 && (gw_rec.failed ? is_ours(gw_rec.fd) : still_ours())) {
         if (!gw_rec.failed) {
-            ssize_t n = pwrite(gw_rec.fd, &gw_rec.header, sizeof gw_rec.header, 0);
+            ssize_t n = gw_quiet_pwrite(gw_rec.fd, &gw_rec.header, sizeof gw_rec.header, 0);
             (void)n;
         }
         close(gw_rec.fd);

@@ -42,10 +42,16 @@ void run_workload(const struct run_options *options, struct run_result *result)
     int out_pipe[2], err_pipe[2];
     if (pipe(out_pipe) || pipe(err_pipe))
         abort();
+    int gone_pipe[2] = {-1, -1};
+    if (options->stderr_reader_gone) {
+        if (pipe(gone_pipe))
+            abort();
+        close(gone_pipe[0]);  /* before the fork: no process holds a read end */
+    }
     pid_t pid = fork();
     if (pid == 0) {
         dup2(out_pipe[1], 1);
-        dup2(err_pipe[1], 2);
+        dup2(options->stderr_reader_gone ? gone_pipe[1] : err_pipe[1], 2);
         close(out_pipe[0]);
         close(err_pipe[0]);
         setenv("LD_LIBRARY_PATH", GW_FAKE_DIR, 1);
@@ -84,6 +90,8 @@ void run_workload(const struct run_options *options, struct run_result *result)
     }
     close(out_pipe[1]);
     close(err_pipe[1]);
+    if (gone_pipe[1] >= 0)
+        close(gone_pipe[1]);
     result->pid = pid;
     size_t out_len = 0, err_len = 0;
     if (options->ready_text) {

@@ -33,6 +33,9 @@ struct run_options {
     void (*after_ready)(pid_t pid);
     /* RLIMIT_FSIZE of the child in bytes (0: unlimited): a disk that fills up mid-run */
     unsigned long long file_size_limit;
+    /* 1: the child's stderr is a pipe no process reads (`prog 2>&1 | head` after head left):
+     * a write there fails with EPIPE and raises SIGPIPE; err stays empty */
+    int stderr_reader_gone;
 };
 
 struct file_tally {

@@ -504,6 +504,85 @@ static void test_full_disk_mid_run_changes_nothing(void **state)
     finish();
 }
 
+/* A file-size limit the trace meets on a program's own thread or on the writer, with four
+ * threads calling: the program exits as it does untraced (a write past the limit raises
+ * SIGXFSZ in the writing thread; the program was killed with status 153 where it exits 0
+ * untraced), with one warning saying `warning`; what was written stays a readable trace
+ * under the limit. Returns the number of trace files left. */
+static unsigned limited_run(unsigned long long limit, const char *warning)
+{
+    struct run_options control = {
+        .args = (const char *[]){"--mode", "threads", "--threads", "4", "--launches",
+                                 "20000", NULL},
+        .preload = 0, .file_size_limit = limit};
+    struct run_result untraced;
+    run_workload(&control, &untraced);
+    remove_dir(untraced.trace_dir);
+    struct run_options traced = control;
+    traced.preload = 1;
+    run_workload(&traced, &result);
+    assert_int_equal(untraced.exited, 1);
+    assert_int_equal(untraced.status, 0);
+    assert_int_equal(result.exited, 1);  /* not SIGXFSZ */
+    assert_int_equal(result.status, 0);
+    assert_string_equal(result.out, untraced.out);
+    assert_non_null(strstr(result.err, warning));
+    assert_null(strchr(strchr(result.err, '\n') + 1, '\n'));
+    tally_traces(result.trace_dir, &traces);
+    for (unsigned i = 0; i < traces.files; i++) {
+        struct stat st;
+        assert_int_equal(traces.file[i].damage, 0);
+        assert_int_equal(stat(traces.file[i].path, &st), 0);
+        assert_true((unsigned long long)st.st_size <= limit);
+    }
+    return traces.files;
+}
+
+/* ulimit -f 64 (64 KiB): less than one flush of the four threads' calls. */
+static void test_tiny_file_limit_with_threads_changes_nothing(void **state)
+{
+    (void)state;
+    assert_int_equal(limited_run(64 << 10, "file-size limit"), 1);
+    finish();
+}
+
+/* 512 bytes, half the trace's header: the first driver call, on the program's main thread,
+ * writes past it (not the writer thread, whose signals are blocked); tracing is off and the
+ * partial file removed. */
+static void test_file_limit_below_the_header_changes_nothing(void **state)
+{
+    (void)state;
+    assert_int_equal(limited_run(512, "tracing is off"), 0);
+    finish();
+}
+
+/* The program's stderr is a pipe whose reader left, and the shim has a warning to give (its
+ * output directory cannot be made): the warning's write fails with EPIPE and raises no
+ * SIGPIPE in the program, which exits as it does untraced. */
+static void test_warning_to_a_closed_pipe_raises_no_sigpipe(void **state)
+{
+    (void)state;
+    char blocker[] = "/tmp/gw-blocker-XXXXXX";
+    int fd = mkstemp(blocker);
+    assert_true(fd >= 0);
+    close(fd);
+    char output[600];
+    snprintf(output, sizeof output, "%s/traces", blocker); /* a directory under a file */
+    struct run_options control = {.args = (const char *[]){"--mode", "threads", "--threads",
+                                                           "4", "--launches", "1000", NULL},
+                                  .trace_dir = output, .preload = 0, .stderr_reader_gone = 1};
+    struct run_result untraced;
+    run_workload(&control, &untraced);
+    struct run_options traced = control;
+    traced.preload = 1;
+    run_workload(&traced, &result);
+    assert_int_equal(untraced.exited, 1);
+    assert_int_equal(result.exited, 1);  /* not SIGPIPE */
+    assert_int_equal(result.status, untraced.status);
+    assert_string_equal(result.out, untraced.out);
+    unlink(blocker);
+}
+
 static void test_exec_child_gets_own_file(void **state)
 {
     (void)state;
@@ -632,6 +711,9 @@ int main(void)
         cmocka_unit_test(test_out_of_memory_passes_through),
         cmocka_unit_test(test_unwritable_output_changes_nothing),
         cmocka_unit_test(test_full_disk_mid_run_changes_nothing),
+        cmocka_unit_test(test_tiny_file_limit_with_threads_changes_nothing),
+        cmocka_unit_test(test_file_limit_below_the_header_changes_nothing),
+        cmocka_unit_test(test_warning_to_a_closed_pipe_raises_no_sigpipe),
         cmocka_unit_test(test_exec_child_gets_own_file),
         cmocka_unit_test(test_disabled_leaves_no_trace),
         cmocka_unit_test(test_program_closing_descriptors_keeps_its_file),
