@@ -15,6 +15,7 @@
 #include "record_encode.h"
 #include "recorder_internal.h"
 #include "ring_file.h"
+#include "writer_stats.h"
 
 #define CLOCK_POINT_INTERVAL_NS 1000000000ull
 
@@ -284,16 +285,25 @@ void gw_writer_drain_all(void) { drain_all(0); }
 
 void gw_writer_drain_final(void) { drain_all(1); }
 
+/* When gw_writer_start made the thread: its first round is due a flush interval later. */
+static uint64_t writer_created_ns;
+
 static void *writer_main(void *start_word)
 {
     /* the word as it was before the thread was created: a wake sent before the thread first
      * runs is not missed */
     uint32_t seen = (uint32_t)(uintptr_t)start_word;
+    uint64_t waited_from = writer_created_ns;
     while (!__atomic_load_n(&stop_requested, __ATOMIC_ACQUIRE)) {
+        uint64_t interval_ns = (uint64_t)gw_rec.flush_ms * 1000000ull;
         struct timespec round = {(time_t)(gw_rec.flush_ms / 1000),
                                  (long)(gw_rec.flush_ms % 1000) * 1000000L};
         /* returns at once if woken since `seen`, else when woken or after the interval */
         syscall(SYS_futex, &wake_word, FUTEX_WAIT_PRIVATE, seen, &round, NULL, 0);
+        uint64_t woke = gw_now();
+        /* due at the interval's end, or when a wake-up (a ring half full, a flush asked
+         * for) brought the round sooner */
+        uint64_t due = waited_from + interval_ns < woke ? waited_from + interval_ns : woke;
         seen = __atomic_load_n(&wake_word, __ATOMIC_ACQUIRE);
         unsigned requested = __atomic_load_n(&flush_requests, __ATOMIC_ACQUIRE);
         /* Other sources (CUPTI, the CPU samples) hand over what they hold first, so it
@@ -303,8 +313,11 @@ static void *writer_main(void *start_word)
         for (unsigned i = 0; i < nhooks; i++)
             round_hooks[i](urgent);
         gw_writer_drain_all();
+        waited_from = gw_now();
+        gw_writer_stats_round(due, waited_from);
         __atomic_store_n(&flush_done, requested, __ATOMIC_RELEASE);
     }
+    gw_writer_stats_append(gw_rec.flush_ms);  /* (the stop's final drain writes it) */
     return NULL;
 }
 
@@ -313,6 +326,8 @@ int gw_writer_start(void)
     stop_requested = 0;
     last_clock_point_ns = 0;
     defs_seq = 0;
+    gw_writer_stats_reset();
+    writer_created_ns = gw_now();
     /* The writer must never run the program's signal handlers. */
     sigset_t all, previous;
     sigfillset(&all);

@@ -7,6 +7,7 @@
 #include <cmocka.h>
 
 #include <dirent.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,39 @@
 #include "trace_reader.h"
 
 static char trace_dir[64];
+
+/* Every byte the recorder (and this test) asks malloc and its kin for: linked with
+ * --wrap, so the count is exact on any machine, whatever its speed. */
+static uint64_t allocated_bytes;
+
+void *__real_malloc(size_t n);
+void *__real_calloc(size_t n, size_t size);
+void *__real_realloc(void *p, size_t n);
+void *__real_aligned_alloc(size_t align, size_t n);
+
+void *__wrap_malloc(size_t n)
+{
+    __atomic_add_fetch(&allocated_bytes, n, __ATOMIC_RELAXED);
+    return __real_malloc(n);
+}
+
+void *__wrap_calloc(size_t n, size_t size)
+{
+    __atomic_add_fetch(&allocated_bytes, n * size, __ATOMIC_RELAXED);
+    return __real_calloc(n, size);
+}
+
+void *__wrap_realloc(void *p, size_t n)
+{
+    __atomic_add_fetch(&allocated_bytes, n, __ATOMIC_RELAXED);
+    return __real_realloc(p, n);
+}
+
+void *__wrap_aligned_alloc(size_t align, size_t n)
+{
+    __atomic_add_fetch(&allocated_bytes, n, __ATOMIC_RELAXED);
+    return __real_aligned_alloc(align, n);
+}
 
 /* The host's memcpy rate the next start() is handed (GPUWATCH_HOST_COPY_BPS; 0: none). */
 static unsigned long start_host_copy_bps;
@@ -450,12 +484,37 @@ static void test_timed_words_and_their_limit(void **state)
     cleanup();
 }
 
+/* The writer does nothing heavy in the traced process, by count, not by time: from the
+ * recorder's start through 40 of its rounds over one thread's 1000 calls, the recorder asks
+ * for at most its ring's size twice (the ring itself where the rings file cannot hold it,
+ * and the writer's staging) and 64 KiB besides (definitions, the ring's bookkeeping, each
+ * round's snapshot of the rings). A benchmark buffer, a copy of the ring per round or a
+ * growing table fails it on any machine (the memcpy-rate timing the writer once did asked
+ * for 8 MiB). */
+static void test_writer_does_no_heavy_work(void **state)
+{
+    (void)state;
+    const size_t ring = 64 * 1024;
+    uint64_t before = __atomic_load_n(&allocated_bytes, __ATOMIC_RELAXED);
+    start(ring, 1000);
+    for (uint64_t i = 0; i < 1000; i++)
+        gw_rec_call(GW_API_cuLaunchKernel, 1000 + 10 * i, 1005 + 10 * i, 0, launch_words, 2);
+    for (int round = 0; round < 40; round++)
+        gw_recorder_flush_now(60000);  /* one round each, acknowledged */
+    uint64_t used = __atomic_load_n(&allocated_bytes, __ATOMIC_RELAXED) - before;
+    gw_recorder_stop();
+    cleanup();
+    fprintf(stderr, "the recorder asked for %" PRIu64 " bytes over 40 rounds\n", used);
+    assert_true(used <= 2 * ring + 64 * 1024);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip_every_family),
         cmocka_unit_test(test_eight_threads_no_loss),
         cmocka_unit_test(test_drops_pending_at_stop_reach_the_trace),
+        cmocka_unit_test(test_writer_does_no_heavy_work),
         cmocka_unit_test(test_full_ring_counts_every_drop),
         cmocka_unit_test(test_full_ring_counts_calls_apart),
         cmocka_unit_test(test_gpu_links_across_chunks),

@@ -92,6 +92,20 @@ static void json_trace_gpu(FILE *out, const struct gw_trace_stat *tr)
             rs->nvtx_records, tr->nvtx_ranges, tr->nvtx_marks);
 }
 
+static void json_trace_shim(FILE *out, const struct gw_trace_stat *tr)
+{
+    const struct gw_shim_stats *shim = &tr->rs.shim;
+    if (!shim->rounds) {
+        fputs(", \"shim\": null", out);
+        return;
+    }
+    fprintf(out, ", \"shim\": {\"rounds\": %" PRIu64 ", \"cpu_ns\": %" PRIu64
+            ", \"late_p50_ns\": %" PRIu64 ", \"late_p99_ns\": %" PRIu64
+            ", \"late_max_ns\": %" PRIu64 ", \"flush_ns\": %" PRIu64 "}",
+            shim->rounds, shim->cpu_ns, gw_shim_late_quantile_ns(shim, 0.5),
+            gw_shim_late_quantile_ns(shim, 0.99), shim->late_max_ns, shim->flush_ns);
+}
+
 static void print_json(FILE *out, const struct gw_stats *st, size_t top)
 {
     struct gw_stats_totals t = gw_stats_totals(st);
@@ -140,6 +154,7 @@ static void print_json(FILE *out, const struct gw_stats *st, size_t top)
                 tr->rs.calls, tr->rs.call_errors, tr->rs.lost_events, tr->rs.lost_chunks,
                 tr->rs.damage_reports, tr->rs.damaged_bytes, gw_trace_span(tr));
         json_trace_gpu(out, tr);
+        json_trace_shim(out, tr);
         fputc('}', out);
     }
     fprintf(out, "\n],\n\"totals\": {\"traces\": %" PRIu64 ", \"events\": %" PRIu64
@@ -204,6 +219,24 @@ static void print_json(FILE *out, const struct gw_stats *st, size_t top)
         fputc('}', out);
     }
     fprintf(out, "%s]\n}\n", st->memsets.count ? "\n" : "");
+}
+
+/* The shim's own cost, where the trace has it: the writer's CPU against the run's span and
+ * how late its rounds drained (docs/architecture.md: the budget). */
+static void print_text_shim(FILE *out, const struct gw_trace_stat *tr)
+{
+    const struct gw_shim_stats *shim = &tr->rs.shim;
+    if (!shim->rounds)
+        return;
+    uint64_t span = gw_trace_span(tr);
+    fprintf(out, "  shim: writer %" PRIu64 " rounds, CPU %.3f ms", shim->rounds,
+            (double)shim->cpu_ns / 1e6);
+    if (span)
+        fprintf(out, " (%.3f %% of one CPU over the run)", 100.0 * (double)shim->cpu_ns / (double)span);
+    fprintf(out, ", late p50 %.3f ms p99 %.3f ms max %.3f ms (flush every %.0f ms)\n",
+            (double)gw_shim_late_quantile_ns(shim, 0.5) / 1e6,
+            (double)gw_shim_late_quantile_ns(shim, 0.99) / 1e6,
+            (double)shim->late_max_ns / 1e6, (double)shim->flush_ns / 1e6);
 }
 
 static void print_text_gpu(FILE *out, const struct gw_trace_stat *tr)
@@ -293,6 +326,7 @@ static void print_text(FILE *out, const struct gw_stats *st, size_t top)
                     tr->rs.salvaged_bytes, tr->rs.salvaged_chunks,
                     tr->rs.salvaged_chunks == 1 ? "'s" : "s'", tr->path, GW_RINGS_SUFFIX);
         print_text_gpu(out, tr);
+        print_text_shim(out, tr);
     }
     fprintf(out, "\n%-32s %10s %8s %14s %12s\n", "entry point", "count", "errors",
             "total_ns", "mean_ns");

@@ -298,6 +298,14 @@ _Static_assert(sizeof(struct gw_chunk_header) == 32, "chunk header is 32 bytes")
  *                  run, before exec) and written once by the shim from GPUWATCH_HOST_COPY_BPS;
  *                  readers take the largest. What gathering small tensors into one pinned
  *                  staging buffer costs the host, which the trace shows nowhere else)
+ * GW_REC_SHIM_STATS rounds writer_cpu_ns late_max_ns flush_ns {bucket rounds}*
+ *                  (the shim's own cost, written once by its writer thread as tracing stops:
+ *                  the writer's rounds, the CPU time its thread used (every shim thread's:
+ *                  the CPU sampler and CUPTI's buffers are handled in its rounds), and how
+ *                  late each round drained after its deadline (the flush interval after
+ *                  the previous round, or a wake-up if sooner; the first round's counts from
+ *                  the writer's creation) as pairs of a bucket (gw_late_bucket) and the
+ *                  rounds in it, buckets in ascending order, empty ones left out)
  */
 enum gw_record_type {
     GW_REC_CALL = 0x01,
@@ -330,7 +338,32 @@ enum gw_record_type {
     GW_REC_PYTHON = 0x4B,
     GW_REC_STACKSITE = 0x4C,
     GW_REC_HOST_COPY = 0x4D,
+    GW_REC_SHIM_STATS = 0x4E,
 };
+
+/* SHIM_STATS lateness buckets: 0 holds under 1 us; bucket 1 + 4k + f (f 0..3) holds
+ * [(4 + f) 2^k / 4, (5 + f) 2^k / 4) us, four to a doubling (a percentile within 19 %). */
+#define GW_LATE_BUCKETS 128
+
+static inline unsigned gw_late_bucket(uint64_t late_ns)
+{
+    uint64_t us = late_ns / 1000;
+    if (!us)
+        return 0;
+    unsigned msb = 63u - (unsigned)__builtin_clzll(us);
+    unsigned frac = (unsigned)(msb >= 2 ? us >> (msb - 2) : us << (2 - msb)) & 3u;
+    unsigned b = 1 + 4 * msb + frac;
+    return b < GW_LATE_BUCKETS ? b : GW_LATE_BUCKETS - 1;
+}
+
+/* The bucket's upper end in ns (what a percentile in it is reported as). */
+static inline uint64_t gw_late_bucket_upper_ns(unsigned bucket)
+{
+    if (!bucket)
+        return 1000;
+    unsigned msb = (bucket - 1) / 4, frac = (bucket - 1) % 4;
+    return ((uint64_t)(5 + frac) << msb) * 1000 / 4;
+}
 
 #define GW_STACK_FRAME_WORDS 4   /* words per GW_REC_STACK frame */
 #define GW_STACK_MAX_FRAMES 64   /* writers never write more frames; readers keep this many */

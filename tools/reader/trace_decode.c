@@ -90,6 +90,7 @@ static const char *record_name(uint8_t type)
     case GW_REC_PYTHON: return "PYTHON";
     case GW_REC_STACKSITE: return "STACKSITE";
     case GW_REC_HOST_COPY: return "HOST_COPY";
+    case GW_REC_SHIM_STATS: return "SHIM_STATS";
     }
     return "unknown";
 }
@@ -638,6 +639,26 @@ static __attribute__((noinline)) int decode_untimed(struct gw_reader *r,
             r->host_copy_bps = bps;
         r->stats.definitions++;
         return !r->defs_only;
+    }
+    if (rec->type == GW_REC_SHIM_STATS) {
+        /* The shim's own cost: kept in the stats, not an event (gpuwatch stats prints it). */
+        uint64_t w[4];
+        if (get_words(c, w, 4) < 4) {
+            report_short(r, off, "SHIM_STATS", 0, 4, rec->body_len);
+            return 0;
+        }
+        struct gw_shim_stats *shim = &r->stats.shim;
+        memset(shim, 0, sizeof *shim);
+        shim->rounds = w[0];
+        shim->cpu_ns = w[1];
+        shim->late_max_ns = w[2];
+        shim->flush_ns = w[3];
+        uint64_t pair[2];
+        while (get_words(c, pair, 2) == 2)
+            if (pair[0] < GW_LATE_BUCKETS)
+                shim->late_rounds[pair[0]] += pair[1];
+        r->stats.definitions++;
+        return 0;
     }
     if (rec->type == GW_REC_CALL_BASE) {
         /* The writer's own numbering: whatever was lost before, numbers are sure again. */

@@ -254,6 +254,19 @@ struct gw_damage {
     char message[384];      /* "file: offset N: expected ..., found ...; ..." */
 };
 
+/* The shim's own cost, as its writer thread wrote it when tracing stopped (SHIM_STATS;
+ * rounds 0: the trace has none, as a killed process's has not). */
+struct gw_shim_stats {
+    uint64_t rounds;          /* writer rounds */
+    uint64_t cpu_ns;          /* CPU time of the writer thread, every shim thread's work */
+    uint64_t late_max_ns;     /* the latest a round drained after its deadline */
+    uint64_t flush_ns;        /* the flush interval */
+    uint64_t late_rounds[GW_LATE_BUCKETS];  /* rounds by lateness (gw_late_bucket) */
+};
+
+/* The lateness under which fraction q (0..1) of the rounds drained: a bucket's upper end. */
+uint64_t gw_shim_late_quantile_ns(const struct gw_shim_stats *shim, double q);
+
 struct gw_reader_stats {
     uint64_t chunks;          /* intact chunks read */
     uint64_t calls;           /* CALL + CALL_ERR records */
@@ -284,6 +297,7 @@ struct gw_reader_stats {
     uint64_t calls_unsure;    /* calls returned with call_id_unsure set */
     uint64_t lost_calls;      /* sum of LOST calls words (of the counts when absent) */
     uint64_t cpu_samples;     /* CPU_THREAD and CPU_PROC records */
+    struct gw_shim_stats shim; /* the shim's own cost (SHIM_STATS) */
 };
 
 struct gw_reader;

@@ -194,3 +194,20 @@ uint64_t gw_reader_host_copy_bps(const struct gw_reader *r)
 {
     return r->host_copy_bps;
 }
+
+uint64_t gw_shim_late_quantile_ns(const struct gw_shim_stats *shim, double q)
+{
+    if (!shim->rounds)
+        return 0;
+    uint64_t total = 0, seen = 0;
+    for (unsigned b = 0; b < GW_LATE_BUCKETS; b++)
+        total += shim->late_rounds[b];
+    for (unsigned b = 0; b < GW_LATE_BUCKETS; b++) {
+        seen += shim->late_rounds[b];
+        if (total && (double)seen >= q * (double)total) {
+            uint64_t upper = gw_late_bucket_upper_ns(b);
+            return upper < shim->late_max_ns ? upper : shim->late_max_ns;
+        }
+    }
+    return shim->late_max_ns;
+}
