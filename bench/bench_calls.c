@@ -3,7 +3,8 @@
  * async host-to-device copy and one stream query, the mix of a small training step.
  * Prints "ns_per_call N" (the fastest of --repeats timed passes; their mean with --mean). bench/run_overhead.sh
  * runs it with and without the shim and prints the difference; --only measures one entry
- * point alone.
+ * point alone. --pace-ns N starts a call at most every N ns, the host busy in between, as
+ * a launch-bound loop on a GPU is (cuLaunchKernel costs 3-5 us there): bench/shim_budget.sh.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -40,14 +41,16 @@ int main(int argc, char **argv)
         {"repeats", required_argument, NULL, 'r'},
         {"only", required_argument, NULL, 'o'},
         {"mean", no_argument, NULL, 'm'},
+        {"pace-ns", required_argument, NULL, 'p'},
         {NULL, 0, NULL, 0},
     };
     long iterations = 20000;
     int repeats = 5, opt, mean = 0;
+    double pace_ns = 0;
     /* --only launch|copy|query: ten calls of that entry point per iteration, for the cost
      * of one hook alone */
     enum { MIX, LAUNCH, COPY, QUERY } only = MIX;
-    while ((opt = getopt_long(argc, argv, "i:r:o:m", options, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, "i:r:o:mp:", options, NULL)) != -1) {
         if (opt == 'i') {
             iterations = atol(optarg);
         } else if (opt == 'r') {
@@ -63,6 +66,8 @@ int main(int argc, char **argv)
                 fprintf(stderr, "bench_calls: --only launch, copy or query, not %s\n", optarg);
                 return 2;
             }
+        } else if (opt == 'p') {
+            pace_ns = atof(optarg);
         } else if (opt == 'm') {
             mean = 1;  /* the mean of the passes, not the fastest: what a run pays over time
                           (a sampled timeline costs more in its windows than between them) */
@@ -94,6 +99,11 @@ int main(int argc, char **argv)
             for (int k = 0; k < 10; k++) {
                 /* the mix: calls 0-7 launches, 8 a copy, 9 a query */
                 int what = only != MIX ? (int)only : k < 8 ? LAUNCH : k == 8 ? COPY : QUERY;
+                if (pace_ns > 0) {
+                    double due = start + ((double)i * 10 + k) * pace_ns;
+                    while (now_ns() < due)
+                        ;
+                }
                 if (what == LAUNCH)
                     cuLaunchKernel(kernel, 1, 1, 1, 32, 1, 1, 0, stream, NULL, NULL);
                 else if (what == COPY)

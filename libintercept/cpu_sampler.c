@@ -25,11 +25,20 @@ static int machine_known;
 static struct { pid_t pid; uint64_t cpu_ns; } previous[GW_CPU_MAX_DESCENDANTS];
 static size_t nprevious;
 
+#define GW_CPU_FULL_SCAN_NS 1000000000ull
+#define GW_CPU_FORKERS 16
+static pid_t forkers[GW_CPU_FORKERS];
+static size_t nforkers;
+static uint64_t full_scan_ns;
+static int full_scan_done;
+
 static void sampler_reset(void)
 {
     last_sample_ns = 0;
     sampled_once = 0;
     nprevious = 0;
+    nforkers = 0;
+    full_scan_done = 0;
     machine_known = gw_machine_busy_ns(&machine_busy_at_start) == 0;
 }
 
@@ -64,9 +73,11 @@ static int stat_cpu_ns(const char *path, uint64_t *ns)
     return 0;
 }
 
-/* The second field of a /proc schedstat file: ns spent runnable, waiting for a CPU (the
- * scheduler's run_delay); 0, or -1 when it cannot be read (no CONFIG_SCHED_INFO). */
-static int schedstat_runq_ns(const char *path, uint64_t *ns)
+/* A /proc schedstat file's first two fields: ns on a CPU (the scheduler's exact
+ * sum_exec_runtime, what stat's utime + stime give in clock ticks) and ns runnable, waiting
+ * for a CPU (run_delay); 0, or -1 when it cannot be read (no CONFIG_SCHED_INFO). One file a
+ * thread and a round, not two: the writer's cost is its syscalls. */
+static int schedstat_ns(const char *path, uint64_t *on_cpu_ns, uint64_t *runq_ns)
 {
     char buf[128];
     if (read_proc(path, buf, sizeof buf) != 0)
@@ -74,8 +85,34 @@ static int schedstat_runq_ns(const char *path, uint64_t *ns)
     unsigned long long on_cpu, waiting;
     if (sscanf(buf, "%llu %llu", &on_cpu, &waiting) != 2)
         return -1;
-    *ns = waiting;
+    *on_cpu_ns = on_cpu;
+    *runq_ns = waiting;
     return 0;
+}
+
+/* Appends the children pid's thread tid forked to pids[*n..cap); 1 when its list could be
+ * read. */
+static int add_task_children(pid_t pid, const char *tid, pid_t *pids, size_t *n, size_t cap)
+{
+    char path[96];
+    snprintf(path, sizeof path, "/proc/%d/task/%.16s/children", (int)pid, tid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    char buf[4096];
+    size_t len = 0;
+    ssize_t got;
+    while (len < sizeof buf - 1 && (got = read(fd, buf + len, sizeof buf - 1 - len)) > 0)
+        len += (size_t)got;
+    close(fd);
+    buf[len] = '\0';
+    for (char *p = buf, *end; *n < cap; p = end) {
+        long child = strtol(p, &end, 10);
+        if (end == p)
+            break;
+        pids[(*n)++] = (pid_t)child;
+    }
+    return 1;
 }
 
 /* Appends the children of every thread of pid to pids[*n..cap); returns how many of its
@@ -92,19 +129,50 @@ static size_t add_children(pid_t pid, pid_t *pids, size_t *n, size_t cap)
     while ((t = readdir(tasks)) != NULL && *n < cap) {
         if (t->d_name[0] < '0' || t->d_name[0] > '9')
             continue;
-        char children[96];
-        snprintf(children, sizeof children, "/proc/%d/task/%.16s/children", (int)pid,
-                 t->d_name);
-        FILE *f = fopen(children, "re");
-        if (!f)
-            continue;
-        lists++;
-        int child;
-        while (*n < cap && fscanf(f, "%d", &child) == 1)
-            pids[(*n)++] = child;
-        fclose(f);
+        lists += (size_t)add_task_children(pid, t->d_name, pids, n, cap);
     }
     closedir(tasks);
+    return lists;
+}
+
+/* The process's own threads that forked: a program of dozens of threads (PyTorch's) would
+ * cost the writer a children list each, each round. All of them are read once a second
+ * (GW_CPU_FULL_SCAN_NS); in between, the main thread's (where a DataLoader forks its
+ * workers) and those of the threads that had children at the last full read. */
+/* Children of the process's own threads into pids[0..); returns how many lists could be
+ * read (0: the kernel lists none). */
+static size_t own_children(pid_t self, uint64_t now_ns, pid_t *pids, size_t *n, size_t cap)
+{
+    if (!full_scan_done || now_ns - full_scan_ns >= GW_CPU_FULL_SCAN_NS) {
+        full_scan_done = 1;
+        full_scan_ns = now_ns;
+        nforkers = 0;
+        char path[64];
+        snprintf(path, sizeof path, "/proc/%d/task", (int)self);
+        DIR *tasks = opendir(path);
+        if (!tasks)
+            return 0;
+        size_t lists = 0;
+        struct dirent *t;
+        while ((t = readdir(tasks)) != NULL && *n < cap) {
+            if (t->d_name[0] < '0' || t->d_name[0] > '9')
+                continue;
+            size_t before = *n;
+            lists += (size_t)add_task_children(self, t->d_name, pids, n, cap);
+            pid_t tid = (pid_t)atoi(t->d_name);
+            if (*n > before && tid != self && nforkers < GW_CPU_FORKERS)
+                forkers[nforkers++] = tid;
+        }
+        closedir(tasks);
+        return lists;
+    }
+    char tid[16];
+    snprintf(tid, sizeof tid, "%d", (int)self);
+    size_t lists = (size_t)add_task_children(self, tid, pids, n, cap);
+    for (size_t i = 0; i < nforkers; i++) {
+        snprintf(tid, sizeof tid, "%d", (int)forkers[i]);
+        lists += (size_t)add_task_children(self, tid, pids, n, cap);
+    }
     return lists;
 }
 
@@ -112,15 +180,24 @@ static size_t add_children(pid_t pid, pid_t *pids, size_t *n, size_t cap)
  * how many of them used some since the previous sample (idle compile workers do not).
  * -1 when the kernel does not list children (no CONFIG_PROC_CHILDREN): "no worker" would
  * then be a guess. */
-static int sample_descendants(uint64_t *words)
+static int sample_descendants(uint64_t now_ns, uint64_t *words)
 {
     static pid_t pids[GW_CPU_MAX_DESCENDANTS];
     static uint64_t cpu[GW_CPU_MAX_DESCENDANTS];
     size_t n = 0, live = 0;
-    if (!add_children(getpid(), pids, &n, GW_CPU_MAX_DESCENDANTS))
+    if (!own_children((pid_t)gw_rec.header.pid, now_ns, pids, &n, GW_CPU_MAX_DESCENDANTS))
         return -1;
-    for (size_t i = 0; i < n; i++)  /* breadth first: a forkserver's workers too */
-        add_children(pids[i], pids, &n, GW_CPU_MAX_DESCENDANTS);
+    /* breadth first: a forkserver's workers too (between full reads, what each one's main
+     * thread forked: a forkserver forks there) */
+    int full = full_scan_ns == now_ns;
+    for (size_t i = 0; i < n; i++) {
+        char tid[16];
+        snprintf(tid, sizeof tid, "%d", (int)pids[i]);
+        if (full)
+            add_children(pids[i], pids, &n, GW_CPU_MAX_DESCENDANTS);
+        else
+            add_task_children(pids[i], tid, pids, &n, GW_CPU_MAX_DESCENDANTS);
+    }
     words[0] = words[1] = words[2] = 0;
     for (size_t i = 0; i < n; i++) {
         char path[48];
@@ -167,13 +244,14 @@ static void sampler_round(uint64_t now_ns)
     pthread_mutex_unlock(&gw_rec.rings_lock);
     for (size_t i = 0; i < nthreads; i++) {
         char path[64];
-        uint64_t ns, runq_ns;
-        snprintf(path, sizeof path, "/proc/self/task/%u/stat", threads[i].tid);
-        if (stat_cpu_ns(path, &ns) != 0)
-            continue;
-        /* preempted, not busy: how long it was runnable without a CPU */
+        uint64_t ns, runq_ns = 0;
+        /* preempted, not busy: how long it was runnable without a CPU (schedstat), with
+         * its CPU time; from stat, without, where the kernel keeps no schedstat */
         snprintf(path, sizeof path, "/proc/self/task/%u/schedstat", threads[i].tid);
-        int with_runq = schedstat_runq_ns(path, &runq_ns) == 0;
+        int with_runq = schedstat_ns(path, &ns, &runq_ns) == 0;
+        snprintf(path, sizeof path, "/proc/self/task/%u/stat", threads[i].tid);
+        if (!with_runq && stat_cpu_ns(path, &ns) != 0)
+            continue;
         gw_rec_timed(GW_REC_CPU_THREAD, now_ns,
                      (uint64_t[]){threads[i].tid, ns, threads[i].wait_ns,
                                   threads[i].wait_cpu_ns, with_runq ? runq_ns : 0},
@@ -187,7 +265,7 @@ static void sampler_round(uint64_t now_ns)
     /* (busy time only grows; a CPU taken offline would make it drop: then none) */
     with_machine = with_machine && machine_ns >= machine_busy_at_start;
     words[4] = with_machine ? machine_ns - machine_busy_at_start : 0;
-    if (sample_descendants(words + 1) == 0)
+    if (sample_descendants(now_ns, words + 1) == 0)
         gw_rec_timed(GW_REC_CPU_PROC, now_ns, words, with_machine ? 5 : 4);
 }
 

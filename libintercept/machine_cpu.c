@@ -6,14 +6,23 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 int gw_machine_busy_ns(uint64_t *ns)
 {
     /* a few hundred CPUs at about 60 bytes a line */
     static char buf[1 << 16];
-    cpu_set_t usable;
-    int masked = sched_getaffinity(0, sizeof usable, &usable) == 0;
+    /* the CPUs the process may use, read again once a second (a syscall a round saved) */
+    static cpu_set_t usable;
+    static int masked;
+    static time_t masked_at = -1;
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &now);  /* (the vDSO's: no syscall) */
+    if (now.tv_sec != masked_at) {
+        masked = sched_getaffinity(0, sizeof usable, &usable) == 0;
+        masked_at = now.tv_sec;
+    }
     int fd = open("/proc/stat", O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return -1;

@@ -8,13 +8,22 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "gw_cuda.h"
+
+static GW_TLS int blocks_all;
+
+void gw_quiet_io_thread_blocks_all(void) { blocks_all = 1; }
+
 struct quiet {
     sigset_t old;
-    int pipe_was_pending, fsize_was_pending;
+    int pipe_was_pending, fsize_was_pending, skip;
 };
 
 static void hush(struct quiet *q)
 {
+    q->skip = blocks_all;
+    if (q->skip)
+        return;
     sigset_t both, pending;
     sigemptyset(&both);
     sigaddset(&both, SIGPIPE);
@@ -40,6 +49,8 @@ static void take_back(int sig)
  * and the write's errno. */
 static ssize_t unhush(struct quiet *q, ssize_t rc)
 {
+    if (q->skip)
+        return rc;
     int saved = errno;
     if (rc < 0 && (saved == EPIPE || saved == EFBIG)) {
         sigset_t pending;
@@ -85,7 +96,17 @@ int gw_quiet_fallocate(int fd, off_t at, off_t len)
 
 int gw_below_file_size_limit(off_t end)
 {
-    struct rlimit lim;
-    return getrlimit(RLIMIT_FSIZE, &lim) != 0 || lim.rlim_cur == RLIM_INFINITY ||
-           (rlim_t)end <= lim.rlim_cur;
+    static rlim_t limit = RLIM_INFINITY;
+    static time_t read_at = -1;
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &now);  /* (the vDSO's: no syscall) */
+    if (__atomic_load_n(&read_at, __ATOMIC_RELAXED) != now.tv_sec) {
+        struct rlimit lim;
+        __atomic_store_n(&limit, getrlimit(RLIMIT_FSIZE, &lim) == 0 ? lim.rlim_cur
+                                                                     : RLIM_INFINITY,
+                         __ATOMIC_RELAXED);
+        __atomic_store_n(&read_at, now.tv_sec, __ATOMIC_RELAXED);
+    }
+    rlim_t cur = __atomic_load_n(&limit, __ATOMIC_RELAXED);
+    return cur == RLIM_INFINITY || (rlim_t)end <= cur;
 }

@@ -14,12 +14,18 @@
 #include <sys/types.h>
 #include <sys/uio.h>
 
+/* The calling thread blocks every signal for good (the writer thread): its writes need no
+ * masking, a signal they raise stays pending on it and is never delivered. */
+void gw_quiet_io_thread_blocks_all(void);
+
 ssize_t gw_quiet_write(int fd, const void *buf, size_t len);
 ssize_t gw_quiet_writev(int fd, const struct iovec *parts, int nparts);
 ssize_t gw_quiet_pwrite(int fd, const void *buf, size_t len, off_t at);
 int gw_quiet_fallocate(int fd, off_t at, off_t len);
 
-/* 1 when `end` bytes of file fit under the process's file-size limit (or there is none). */
+/* 1 when `end` bytes of file fit under the process's file-size limit (or there is none).
+ * The limit is read again at most once a second: a syscall per chunk would cost the writer
+ * more than its chunk (a limit lowered since is still met safely: the write fails quietly). */
 int gw_below_file_size_limit(off_t end);
 
 #endif

@@ -12,6 +12,7 @@
 #include "clock.h"
 #include "gpuwatch/record_walk.h"
 #include "gpuwatch/varint.h"
+#include "quiet_io.h"
 #include "record_encode.h"
 #include "recorder_internal.h"
 #include "ring_file.h"
@@ -294,6 +295,7 @@ static void *writer_main(void *start_word)
      * runs is not missed */
     uint32_t seen = (uint32_t)(uintptr_t)start_word;
     uint64_t waited_from = writer_created_ns;
+    gw_quiet_io_thread_blocks_all();  /* (gw_writer_start created it with all blocked) */
     while (!__atomic_load_n(&stop_requested, __ATOMIC_ACQUIRE)) {
         uint64_t interval_ns = (uint64_t)gw_rec.flush_ms * 1000000ull;
         struct timespec round = {(time_t)(gw_rec.flush_ms / 1000),

@@ -95,7 +95,7 @@ if command -v python3 >/dev/null; then
     checks=$((checks + 1))
     python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["apis"]["cuLaunchKernelEx"]["count"] == 200; assert d["totals"]["events"] == 1846' "$WORK/stats.json" || fail "stats --json is not valid JSON with the expected values"
 fi
-expect_grep "json host only (trace)" '"wall_span_ns": 16450000, "host_only": true, "gpu": {"kernels": 0, "memcpys": 0, "memsets": 0, "lost": 0, "correlations": 0, "busy_ns": 0, "sampled_windows": 0, "devices": []}, "nvtx": {"records": 0, "ranges": 0, "marks": 0}}' "$WORK/stats.json"
+expect_grep "json host only (trace)" '"wall_span_ns": 16450000, "host_only": true, "gpu": {"kernels": 0, "memcpys": 0, "memsets": 0, "lost": 0, "correlations": 0, "busy_ns": 0, "sampled_windows": 0, "devices": []}, "nvtx": {"records": 0, "ranges": 0, "marks": 0}, "shim": null}' "$WORK/stats.json"
 expect_grep "json host only (totals)" '"host_only": true, "gpu_kernels": 0, "gpu_memcpys": 0, "gpu_memsets": 0, "gpu_lost": 0, "gpu_busy_ns": 0, "nvtx_ranges": 0},' "$WORK/stats.json"
 expect_grep "json no GPU kernels" '"top_gpu_kernels": [],' "$WORK/stats.json"
 expect_grep "json no memcpy/memset" '"memcpy": [],
@@ -163,7 +163,7 @@ expect_eq "corr -> correlation -> call joins" "$(awk '
 
 expect_rc "stats --json gpu" 0 "$GPUWATCH" stats --json "$WORK/gpu.gwt"
 cp "$WORK/out" "$WORK/gstats.json"
-expect_grep "json gpu trace figures" '"host_only": false, "gpu": {"kernels": 1700, "memcpys": 100, "memsets": 10, "lost": 3, "correlations": 1800, "busy_ns": 472606432, "sampled_windows": 0, "devices": [{"device": 0, "busy_ns": 472506432, "span_ns": 484965536, "kernels": 1700, "memcpys": 100, "memsets": 0, "kernel_ns": 530000000, "memcpy_ns": 3379200, "memset_ns": 0, "late": 0, "late_ns": 0}, {"device": 1, "busy_ns": 100000, "span_ns": 190000, "kernels": 0, "memcpys": 0, "memsets": 10, "kernel_ns": 0, "memcpy_ns": 0, "memset_ns": 100000, "late": 0, "late_ns": 0}]}, "nvtx": {"records": 43, "ranges": 21, "marks": 1}}' "$WORK/gstats.json"
+expect_grep "json gpu trace figures" '"host_only": false, "gpu": {"kernels": 1700, "memcpys": 100, "memsets": 10, "lost": 3, "correlations": 1800, "busy_ns": 472606432, "sampled_windows": 0, "devices": [{"device": 0, "busy_ns": 472506432, "span_ns": 484965536, "kernels": 1700, "memcpys": 100, "memsets": 0, "kernel_ns": 530000000, "memcpy_ns": 3379200, "memset_ns": 0, "late": 0, "late_ns": 0}, {"device": 1, "busy_ns": 100000, "span_ns": 190000, "kernels": 0, "memcpys": 0, "memsets": 10, "kernel_ns": 0, "memcpy_ns": 0, "memset_ns": 100000, "late": 0, "late_ns": 0}]}, "nvtx": {"records": 43, "ranges": 21, "marks": 1}, "shim": null}' "$WORK/gstats.json"
 expect_grep "json gpu cupti" '"cupti": "active", "cupti_reason": "", "events": 1846, "errors": 1, "lost_events": 7' "$WORK/gstats.json"
 expect_grep "json gpu totals" '"host_only": false, "gpu_kernels": 1700, "gpu_memcpys": 100, "gpu_memsets": 10, "gpu_lost": 3, "gpu_busy_ns": 472606432, "nvtx_ranges": 21},' "$WORK/gstats.json"
 expect_grep "json top gpu kernels" '"top_gpu_kernels": [

@@ -503,9 +503,46 @@ static void test_writer_does_no_heavy_work(void **state)
         gw_recorder_flush_now(60000);  /* one round each, acknowledged */
     uint64_t used = __atomic_load_n(&allocated_bytes, __ATOMIC_RELAXED) - before;
     gw_recorder_stop();
-    cleanup();
     fprintf(stderr, "the recorder asked for %" PRIu64 " bytes over 40 rounds\n", used);
     assert_true(used <= 2 * ring + 64 * 1024);
+
+    /* its own account of it (SHIM_STATS): every round counted once, by lateness too: the
+     * 40 asked for, and the stop's (the interval is a second: others are rare) */
+    struct gw_reader *reader = open_trace();
+    struct gw_event ev;
+    uint64_t calls = 0;
+    while (gw_reader_next(reader, &ev) > 0)
+        calls += ev.kind == GW_EV_CALL;
+    const struct gw_shim_stats *shim = &gw_reader_stats(reader)->shim;
+    uint64_t bucketed = 0;
+    for (unsigned b = 0; b < GW_LATE_BUCKETS; b++)
+        bucketed += shim->late_rounds[b];
+    assert_int_equal(calls, 1000);
+    assert_true(shim->rounds >= 41);
+    assert_int_equal(bucketed, shim->rounds);
+    assert_int_equal(shim->flush_ns, 1000000000ull);
+    assert_true(shim->cpu_ns > 0);
+    assert_true(gw_shim_late_quantile_ns(shim, 0.99) <= shim->late_max_ns);
+    gw_reader_close(reader);
+    cleanup();
+}
+
+/* The lateness buckets: a quarter of a doubling each, a value in the bucket whose upper end
+ * is above it and whose lower end (the previous bucket's upper end) is not. */
+static void test_late_buckets(void **state)
+{
+    (void)state;
+    assert_int_equal(gw_late_bucket(0), 0);
+    assert_int_equal(gw_late_bucket(999), 0);
+    assert_int_equal(gw_late_bucket(1000), 1);          /* [1, 1.25) us */
+    assert_int_equal(gw_late_bucket_upper_ns(1), 1250);
+    assert_int_equal(gw_late_bucket(3000), 7);          /* [3, 3.5) us: 2^1, f 2 */
+    assert_int_equal(gw_late_bucket_upper_ns(7), 3500);
+    for (uint64_t ns = 1000; ns < 60000000000ull; ns = ns * 7 / 5 + 1) {
+        unsigned b = gw_late_bucket(ns);
+        assert_true(ns < gw_late_bucket_upper_ns(b) + 1000);  /* (us resolution) */
+        assert_true(ns >= gw_late_bucket_upper_ns(b - 1) - 1000);
+    }
 }
 
 int main(void)
@@ -515,6 +552,7 @@ int main(void)
         cmocka_unit_test(test_eight_threads_no_loss),
         cmocka_unit_test(test_drops_pending_at_stop_reach_the_trace),
         cmocka_unit_test(test_writer_does_no_heavy_work),
+        cmocka_unit_test(test_late_buckets),
         cmocka_unit_test(test_full_ring_counts_every_drop),
         cmocka_unit_test(test_full_ring_counts_calls_apart),
         cmocka_unit_test(test_gpu_links_across_chunks),
