@@ -90,11 +90,15 @@ static uint64_t per_thread_stream_id(struct id_cache *ids)
 uint64_t gw_stream_id(CUstream stream, unsigned api)
 {
     uint64_t handle = gw_u64(stream);
-    if (handle == PER_THREAD_STREAM_HANDLE ||
-        (!handle && api < GW_API_ID_LIMIT && per_thread_api[api]))
-        return per_thread_stream_id(cache());
-    if (!handle || handle == LEGACY_STREAM_HANDLE)
+    /* NULL, CU_STREAM_LEGACY and CU_STREAM_PER_THREAD in one test: a created stream, the
+     * common case, pays one branch */
+    _Static_assert(LEGACY_STREAM_HANDLE < PER_THREAD_STREAM_HANDLE, "the special handles");
+    if (GW_UNLIKELY(handle <= PER_THREAD_STREAM_HANDLE)) {
+        if (handle == PER_THREAD_STREAM_HANDLE ||
+            (!handle && api < GW_API_ID_LIMIT && per_thread_api[api]))
+            return per_thread_stream_id(cache());
         return 0;
+    }
     struct id_cache *ids = cache();
     if (!ids)
         return define_stream(handle, handle);

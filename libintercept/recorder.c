@@ -71,6 +71,7 @@ static struct gw_ring *ring_create(void)
     ring->generation = gw_recorder_generation_now;
     ring->producer_last_ts = gw_now();
     ring->writer_last_ts = ring->producer_last_ts;
+    ring->stretch_at = UINT64_MAX;  /* (no call yet: the first is no stretch) */
     ring->slot->last_ts = ring->writer_last_ts;
     emit_thread_definition(ring->tid);
     pthread_once(&ring_key_once, make_ring_key);
@@ -122,7 +123,7 @@ static inline size_t encode_pending_lost(struct gw_ring *ring, uint64_t ts, uint
 static inline int ring_commit(struct gw_ring *ring, const uint8_t *record, size_t len,
                               int is_call)
 {
-    uint64_t head = ring->head;
+    uint64_t head = ring->slot->head;  /* (the producer's own: it alone stores it) */
     uint64_t used = head - __atomic_load_n(&ring->tail, __ATOMIC_ACQUIRE);
     if (GW_UNLIKELY(used + len > ring->mask + 1)) {
         ring->lost++;
@@ -136,30 +137,36 @@ static inline int ring_commit(struct gw_ring *ring, const uint8_t *record, size_
     }
     gw_ring_slot_put(ring->slot, head, record, len);
     ring->lost = ring->lost_calls = 0;
-    __atomic_store_n(&ring->head, head + len, __ATOMIC_RELEASE);
     __atomic_store_n(&ring->slot->head, head + len, __ATOMIC_RELEASE);
     wake_writer_past_half(ring, used + len);
     return 1;
 }
 
 static gw_call_observer_fn call_observer;
-static const uint8_t *observed_apis;  /* api id -> 1: tell the observer of every such call */
+/* api id -> 1: tell the observer of every such call. A copy, not a pointer: one load less
+ * a call (ids are below GW_API_ID_LIMIT, a power of two: masked, not compared). */
+static uint8_t observed_apis[GW_API_ID_LIMIT];
+_Static_assert((GW_API_ID_LIMIT & (GW_API_ID_LIMIT - 1)) == 0, "a power of two");
 
 void gw_rec_set_call_observer(gw_call_observer_fn observer, const uint8_t *apis)
 {
-    __atomic_store_n(&observed_apis, apis, __ATOMIC_RELEASE);
+    for (unsigned id = 0; id < GW_API_ID_LIMIT; id++)
+        __atomic_store_n(&observed_apis[id], apis ? apis[id] : 0, __ATOMIC_RELAXED);
     __atomic_store_n(&call_observer, observer, __ATOMIC_RELEASE);
 }
 
-/* Out of the call path: most calls are of no interest to the observer. */
+/* Out of the call path: most calls are of no interest to the observer. stretch_at: what
+ * the thread's stretch_at was before this call (the previous call's end + the stretch). */
 static __attribute__((noinline)) void tell_observer(gw_call_observer_fn observer,
                                                     struct gw_ring *ring, unsigned api_id,
                                                     uint64_t start_ns, uint64_t end_ns,
-                                                    int result, uint64_t gap_ns)
+                                                    int result, uint64_t stretch_at)
 {
+    uint64_t last_end = stretch_at - GW_PY_STRETCH_NS;
+    uint64_t gap = stretch_at != UINT64_MAX && start_ns > last_end ? start_ns - last_end : 0;
     int waited = ring->waited;
     ring->waited = 0;
-    observer(api_id, start_ns, end_ns, result, waited, gap_ns, (ring->calls - 1) & 0xFFFFFFFFu);
+    observer(api_id, start_ns, end_ns, result, waited, gap, (ring->calls - 1) & 0xFFFFFFFFu);
 }
 
 static inline __attribute__((always_inline)) void record_call(
@@ -176,13 +183,15 @@ void gw_rec_call(unsigned api_id, uint64_t start_ns, uint64_t end_ns, int result
     gw_call_observer_fn observer = __atomic_load_n(&call_observer, __ATOMIC_RELAXED);
     if (!observer)
         return;
-    /* (the gap since the thread's previous call: only an observer wants it; one is set at
-     * tracing start, before any call is recorded) */
-    uint64_t gap = ring->last_end && start_ns > ring->last_end ? start_ns - ring->last_end : 0;
-    ring->last_end = end_ns;
-    if (ring->waited || gap >= GW_PY_STRETCH_NS ||
-        __atomic_load_n(&observed_apis, __ATOMIC_RELAXED)[api_id < GW_API_ID_LIMIT ? api_id : 0])
-        tell_observer(observer, ring, api_id, start_ns, end_ns, result, gap);
+    /* A stretch: the call starts GW_PY_STRETCH_NS or more after the previous one ended
+     * (one compare: the gap itself is worked out only for the observer). An observer is set
+     * at tracing start, before any call is recorded. */
+    uint64_t stretch_at = ring->stretch_at;
+    ring->stretch_at = end_ns + GW_PY_STRETCH_NS;
+    if (GW_UNLIKELY((start_ns >= stretch_at) | ring->waited |
+                    __atomic_load_n(&observed_apis[api_id & (GW_API_ID_LIMIT - 1)],
+                                    __ATOMIC_RELAXED)))
+        tell_observer(observer, ring, api_id, start_ns, end_ns, result, stretch_at);
 }
 
 static inline __attribute__((always_inline)) void record_call(
@@ -190,7 +199,8 @@ static inline __attribute__((always_inline)) void record_call(
     const uint64_t *words, unsigned nwords)
 {
     ring->calls++;
-    uint64_t head = ring->head;
+    uint64_t head = ring->slot->head;  /* (one head, the slot's: the writer and a reader of a
+                                          killed process's rings both read it) */
     uint64_t offset = head & ring->mask;
     uint64_t used = head - __atomic_load_n(&ring->tail, __ATOMIC_ACQUIRE);
     /* The common case: nothing lost, room for the largest call record without wrapping.
@@ -200,7 +210,6 @@ static inline __attribute__((always_inline)) void record_call(
         size_t len = gw_encode_call(ring->data + offset, (int64_t)(start_ns - ring->producer_last_ts),
                                     api_id, end_ns - start_ns, result, words, nwords);
         ring->producer_last_ts = start_ns;
-        __atomic_store_n(&ring->head, head + len, __ATOMIC_RELEASE);
         __atomic_store_n(&ring->slot->head, head + len, __ATOMIC_RELEASE);
         wake_writer_past_half(ring, used + len);
         return;

@@ -15,7 +15,6 @@ struct gw_ring {
                                       writer's committed state) */
     int shared;                    /* the slot is in the rings file */
     uint64_t mask;                 /* capacity - 1 (capacity is a power of two) */
-    uint64_t head;                 /* producer position; published with release */
     uint64_t tail;                 /* writer position; published with release */
     uint64_t producer_last_ts;     /* producer only: time the next dt is relative to */
     uint64_t lost;                 /* producer only: dropped since the last LOST record */
@@ -28,7 +27,8 @@ struct gw_ring {
     int wake_sent;                 /* producer only: already asked the writer to drain */
     int waited;                    /* producer only: a call reported a wait (gw_rec_wait) since
                                       the observer, if any, was last told */
-    uint64_t last_end;             /* producer only: end of the thread's latest call (kept
+    uint64_t stretch_at;           /* producer only: end of the thread's latest call +
+                                      GW_PY_STRETCH_NS, UINT64_MAX before its first (kept
                                       while there is a call observer) */
     unsigned generation;           /* recorder generation it belongs to (fork resets) */
     uint32_t tid;

@@ -246,7 +246,7 @@ static void drain_all(int final)
             cap *= 2;
         }
         snap[count].ring = ring;
-        snap[count].head = __atomic_load_n(&ring->head, __ATOMIC_ACQUIRE);
+        snap[count].head = __atomic_load_n(&ring->slot->head, __ATOMIC_ACQUIRE);
         count++;
     }
     pthread_mutex_unlock(&gw_rec.rings_lock);
@@ -270,7 +270,7 @@ static void drain_all(int final)
     for (struct gw_ring **link = &gw_rec.rings; *link;) {
         struct gw_ring *ring = *link;
         if (__atomic_load_n(&ring->dead, __ATOMIC_ACQUIRE) &&
-            __atomic_load_n(&ring->head, __ATOMIC_ACQUIRE) == ring->tail) {
+            __atomic_load_n(&ring->slot->head, __ATOMIC_ACQUIRE) == ring->tail) {
             *link = ring->next;
             gw_ring_slot_release(ring->slot, ring->shared, 1);
             free(ring);

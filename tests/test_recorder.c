@@ -228,7 +228,7 @@ static struct gw_recorder_stats overflow_ring_then(void (*emit)(uint64_t i), uin
      * only bounds a hang: it is a minute, not a guess at the writer's speed) */
     gw_recorder_flush_now(60000);
     assert_int_equal(__atomic_load_n(&gw_rec.rings->tail, __ATOMIC_ACQUIRE),
-                     __atomic_load_n(&gw_rec.rings->head, __ATOMIC_ACQUIRE));
+                     __atomic_load_n(&gw_rec.rings->slot->head, __ATOMIC_ACQUIRE));
     if (!then_stop)
         gw_rec_call(GW_API_cuLaunchKernel, 900000, 900001, 0, launch_words, 2);
     struct gw_recorder_stats rec;
