@@ -126,6 +126,17 @@ hogs_start() {  # hogs_start N: N busy loops, their pids in HOGS
         HOGS+=($!)
     done
 }
+hogs_running() {  # waits until every hog has had a CPU (a clock tick of user time), not a
+    # pause that guesses how long a busy machine takes to schedule them; 60 s bounds a hang
+    local pid ticks i
+    for pid in "${HOGS[@]}"; do
+        for ((i = 0; i < 1200; i++)); do
+            ticks=$(awk '{print $14}' "/proc/$pid/stat" 2>/dev/null || echo 0)
+            [ "${ticks:-0}" -gt 0 ] && break
+            sleep 0.05
+        done
+    done
+}
 contention_of() {  # contention_of JSON: the saving of its contention finding (0: none)
     local id saving
     read -r id saving <<<"$(ex_finding "$1" contention)"
@@ -138,7 +149,7 @@ for mode in host cupti; do
     walls_busy="" walls_quiet="" preds_busy="" preds_quiet=""
     for i in 1 2 3; do
         hogs_start $((2 * cpus))
-        sleep 0.3
+        hogs_running
         ex_run "$WORK/busy-$mode$i" "$mode" random_loop "${knobs[@]}"
         kill "${HOGS[@]}" 2>/dev/null
         wait "${HOGS[@]}" 2>/dev/null

@@ -113,13 +113,16 @@ static void test_streams_every_record_linked_to_its_call(void **state)
  * has its one record, linked to it, on its stream, of its work; no call outside every
  * window has any linked. Only a call under way as a window opened may leave records
  * untagged. The header says the timeline has gaps. No margin of time in any of it: a
- * sanitizer build beside a CPU hog once kept a call 2 ms from the window's flag. */
+ * sanitizer build beside a CPU hog once kept a call 2 ms from the window's flag. The run's
+ * length is the simulated GPU's, not the CPU's: each of the 6000 steps waits for its ~50 us
+ * of kernels, so it lasts 300 ms or more on any machine, three windows' periods (a slower
+ * machine only opens more). */
 static void test_sampled_windows_link_exactly(void **state)
 {
     (void)state;
     const struct file_tally *f = run_one(
-        (const char *[]){"--mode", "streams", "--launches", "4000", NULL},
-        (const char *[]){"GPUWATCH_TIMELINE_WINDOW_MS=60", "GPUWATCH_TIMELINE_EVERY_MS=200",
+        (const char *[]){"--mode", "streams", "--launches", "6000", NULL},
+        (const char *[]){"GPUWATCH_TIMELINE_WINDOW_MS=30", "GPUWATCH_TIMELINE_EVERY_MS=100",
                          "GPUWATCH_TIMELINE_FULL_RATE=0", "GPUWATCH_FLUSH_MS=10",
                          "WORKLOAD_SYNC_EACH_STEP=1", NULL});
     assert_true(f->header.feature_flags & GW_FEAT_GPU_SAMPLED);
