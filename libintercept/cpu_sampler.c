@@ -102,8 +102,11 @@ static int add_task_children(pid_t pid, const char *tid, pid_t *pids, size_t *n,
     char buf[4096];
     size_t len = 0;
     ssize_t got;
-    while (len < sizeof buf - 1 && (got = read(fd, buf + len, sizeof buf - 1 - len)) > 0)
+    while (len < sizeof buf - 1 && (got = read(fd, buf + len, sizeof buf - 1 - len)) > 0) {
         len += (size_t)got;
+        if ((size_t)got < sizeof buf - 1 - (len - (size_t)got))
+            break;  /* (short: the end; no second read to find it) */
+    }
     close(fd);
     buf[len] = '\0';
     for (char *p = buf, *end; *n < cap; p = end) {

@@ -28,8 +28,13 @@ int gw_machine_busy_ns(uint64_t *ns)
         return -1;
     size_t len = 0;
     ssize_t n;
-    while (len < sizeof buf - 1 && (n = read(fd, buf + len, sizeof buf - 1 - len)) > 0)
+    /* (a read that fills less than it asked for has reached the end: /proc/stat is made
+     * whole on the first read, so the usual second read for the end is a syscall saved) */
+    while (len < sizeof buf - 1 && (n = read(fd, buf + len, sizeof buf - 1 - len)) > 0) {
         len += (size_t)n;
+        if ((size_t)n < sizeof buf - 1 - (len - (size_t)n))
+            break;
+    }
     close(fd);
     buf[len] = '\0';
     long ticks = sysconf(_SC_CLK_TCK);
