@@ -14,12 +14,12 @@
 #define GW_HOST_COPY_ENV "GPUWATCH_HOST_COPY_BPS"
 
 /* Copies timed by default: the best of a few, so that one moment with the CPUs busy does not
- * make the figure (on a VM whose clflush is slow, ~40 ms a copy; ~3 ms on bare metal). */
+ * make the figure (~1 ms each). */
 #define GW_HOST_COPY_TRIES 5
 
-/* The best of `tries` copies of 4 MiB from memory to memory (both buffers evicted from the
- * caches before each: a batch staged each step was written a step or more before), bytes/s;
- * 0 when the buffers cannot be had. */
+/* The best of `tries` copies of a 4 MiB batch just written into a staging buffer used
+ * before (as the fix gathers a batch a loader made), bytes/s; 0 when the buffers cannot be
+ * had. */
 uint64_t gw_host_copy_rate(unsigned tries);
 
 #endif
