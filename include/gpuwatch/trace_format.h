@@ -294,8 +294,9 @@ _Static_assert(sizeof(struct gw_chunk_header) == 32, "chunk header is 32 bytes")
  *                  when calls made with the GIL released get stacks too (the interpreter's
  *                  C API comes from a shared libpython), 0 when only calls made holding it do)
  * GW_REC_HOST_COPY bytes_per_second   (the host's memcpy rate of a 4 MiB batch just
- *                  written into a reused staging buffer, timed outside the program by its launcher (gpuwatch
- *                  run, before exec) and written once by the shim from GPUWATCH_HOST_COPY_BPS;
+ *                  written into a reused staging buffer, timed outside the program by its
+ *                  launcher (gpuwatch run, before exec) and written once by the shim from
+ *                  GPUWATCH_HOST_COPY_BPS;
  *                  readers take the largest. What gathering small tensors into one pinned
  *                  staging buffer costs the host, which the trace shows nowhere else)
  * GW_REC_SHIM_STATS rounds writer_cpu_ns late_max_ns flush_ns {bucket rounds}*
