@@ -55,6 +55,22 @@ example() {
         echo "  $name ($mode): other processes kept $others CPUs busy: $id first"
         want=$id
     fi
+    # A saving said "up to" (host-only launch_bound's: its kernels' lengths unknown) ranks
+    # behind a proven one (findings.c, issue 36 C9). A run whose training thread was
+    # runnable without a CPU min_share (5 %) of its time or more (the machine busy: ctest's
+    # other test, a CPU hog; a fresh-clone run's 70 ms loop lost 6.3 ms so, 9.5 %) is rightly
+    # told contention first, its proven share. The planted finding must then come second,
+    # its share checked as ever, and the preemption is said.
+    if [ "$id" == contention ] && [ "$id" != "$want" ] && [ -n "${WHEN_PREEMPTED:-}" ]; then
+        local preempted second
+        preempted=$(grep -m1 -o '"preempted_share": [0-9.e+-]*' "$out.json" | sed 's/.*: //')
+        second=$(grep -m1 "^  {\"$key\": 2, \"id\": \"$want\"" "$out.json")
+        if [ -n "$second" ] && awk -v p="${preempted:-0}" 'BEGIN { exit !(p >= 0.05) }'; then
+            echo "  $name ($mode): the training thread waited for a CPU $preempted of the time: contention first, $want second"
+            id=$want
+            share=$(sed -n 's/.*"saving_share": \([0-9.e-]*\),.*/\1/p' <<<"$second")
+        fi
+    fi
     if [ "$id" != "$want" ]; then
         fail "$name ($mode): top finding '$id', expected '$want'"
         sed -n '/^Findings/,/^Details/p' "$out.txt" | head -30 >&2
@@ -77,7 +93,7 @@ for mode in host cupti sampled; do
     # there the finding and some saving are checked, not how much (issue 36 E12, open)
     lb_low=0.30
     [ "$mode" == host ] && lb_low=0.05
-    example launch_bound "$mode" launch_bound "$lb_low" 1.00
+    WHEN_PREEMPTED=1 example launch_bound "$mode" launch_bound "$lb_low" 1.00
     example oom_retry "$mode" oom_retry 0 0 FAKECUDA_MEM_MB=256
     example leak "$mode" leak 0 0
     example checkpoint_pauses "$mode" pauses 0.10 0.30
