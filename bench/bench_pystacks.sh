@@ -29,7 +29,7 @@ run() {  # run PY_DEPTH ARGS...: ns per call under the shim (PY_DEPTH "none": no
       LD_LIBRARY_PATH=$fake "$python" "$here/py_calls.py" "$@" | awk '{print $2}'
   fi
 }
-median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+. "$(dirname "$0")/measure.sh"  # (median)
 declare -A ns
 for ((i = 0; i < rounds; i++)); do
   for d in 4 16 64; do

@@ -1,4 +1,7 @@
-# Sourced by the benchmarks after setting dir (a scratch directory).
+# Sourced by the benchmarks (measure: after setting dir, a scratch directory).
+# median N...: the median of the numbers given (the lower one of an even count's middle two).
+median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+
 # measure COMMAND...: runs it under /usr/bin/time -v (its stdout to $dir/out) and prints
 # its wall seconds, peak RSS (KiB) and CPU seconds (user + system, over its threads).
 measure() {

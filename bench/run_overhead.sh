@@ -57,7 +57,7 @@ run() {  # run CONFIG MODE: ns per call of one pass of bench_calls
             "$bench" "${only[@]}" ;;
   esac | awk '/ns_per_call/ {print $2}'
 }
-median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+. "$(dirname "$0")/measure.sh"  # (median)
 bytes_per_event() {  # the mix's trace of CONFIG: bytes per event, host calls and GPU records
   local trace
   trace=$(ls "$traces/$1"/*.gwt | head -1)

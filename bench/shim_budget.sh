@@ -31,6 +31,8 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 ring_kb=${GPUWATCH_BUFFER_KB:-2048}
 
+# (not measure.sh's measure: /usr/bin/time prints seconds to 10 ms, too coarse for ratios
+# of 1.004 on a 2 s run; wait4's rusage gives microseconds)
 # measured NAME=VALUE... -- CMD...: "MAXRSS_KB CPU_S WALL_S" of the command run with those
 # variables set (in it alone: not in the python that measures it), from wait4's rusage
 measured() {
@@ -65,7 +67,7 @@ run() {
     "$bench" --pace-ns "$pace_ns" -i "$iters" -r 1
 }
 
-median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+. "$(dirname "$0")/measure.sh"  # (median)
 field() { grep -o "\"$2\": [0-9.]*" <<<"$1" | head -1 | grep -o '[0-9.]*$'; }
 
 line() {  # line LABEL PACE

@@ -42,7 +42,7 @@ pass() {  # pass SHIM|none TIMELINE(host|null) MODE: ns per call
       GPUWATCH_OUTPUT=$traces/t LD_PRELOAD=$1 LD_LIBRARY_PATH=$fake "$bench" "${only[@]}"
   fi | awk '/ns_per_call/ {print $2}'
 }
-median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+. "$(dirname "$0")/measure.sh"  # (median)
 
 echo "shim cost per call, ns (median of $rounds rounds; each the pass less its round's no-shim pass)"
 printf '%-8s %-9s %10s %10s %8s\n' mode timeline "A" "B" "B / A"

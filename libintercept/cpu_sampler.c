@@ -25,10 +25,16 @@ static int machine_known;
 static struct { pid_t pid; uint64_t cpu_ns; } previous[GW_CPU_MAX_DESCENDANTS];
 static size_t nprevious;
 
-#define GW_CPU_FULL_SCAN_NS 1000000000ull
+/* The threads other than the main one that forked (up to GW_CPU_FORKERS), as the last
+ * full read of the process's own threads found them. */
 #define GW_CPU_FORKERS 16
 static pid_t forkers[GW_CPU_FORKERS];
 static size_t nforkers;
+
+/* A program of dozens of threads (PyTorch's) would cost the writer a children list each,
+ * each round. All of them are read once a second (GW_CPU_FULL_SCAN_NS); in between, the
+ * main thread's (where a DataLoader forks its workers) and the forkers'. */
+#define GW_CPU_FULL_SCAN_NS 1000000000ull
 static uint64_t full_scan_ns;
 static int full_scan_done;
 
@@ -92,10 +98,10 @@ static int schedstat_ns(const char *path, uint64_t *on_cpu_ns, uint64_t *runq_ns
 
 /* Appends the children pid's thread tid forked to pids[*n..cap); 1 when its list could be
  * read. */
-static int add_task_children(pid_t pid, const char *tid, pid_t *pids, size_t *n, size_t cap)
+static int add_task_children(pid_t pid, pid_t tid, pid_t *pids, size_t *n, size_t cap)
 {
     char path[96];
-    snprintf(path, sizeof path, "/proc/%d/task/%.16s/children", (int)pid, tid);
+    snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)pid, (int)tid);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return 0;
@@ -119,8 +125,9 @@ static int add_task_children(pid_t pid, const char *tid, pid_t *pids, size_t *n,
 }
 
 /* Appends the children of every thread of pid to pids[*n..cap); returns how many of its
- * threads' children lists could be read. */
-static size_t add_children(pid_t pid, pid_t *pids, size_t *n, size_t cap)
+ * threads' children lists could be read. note_forkers: the process's own, whose threads
+ * other than pid that forked become `forkers`. */
+static size_t add_children(pid_t pid, pid_t *pids, size_t *n, size_t cap, int note_forkers)
 {
     char path[64];
     snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
@@ -132,50 +139,31 @@ static size_t add_children(pid_t pid, pid_t *pids, size_t *n, size_t cap)
     while ((t = readdir(tasks)) != NULL && *n < cap) {
         if (t->d_name[0] < '0' || t->d_name[0] > '9')
             continue;
-        lists += (size_t)add_task_children(pid, t->d_name, pids, n, cap);
+        pid_t tid = (pid_t)atoi(t->d_name);
+        size_t before = *n;
+        lists += (size_t)add_task_children(pid, tid, pids, n, cap);
+        if (note_forkers && *n > before && tid != pid && nforkers < GW_CPU_FORKERS)
+            forkers[nforkers++] = tid;
     }
     closedir(tasks);
     return lists;
 }
 
-/* The process's own threads that forked: a program of dozens of threads (PyTorch's) would
- * cost the writer a children list each, each round. All of them are read once a second
- * (GW_CPU_FULL_SCAN_NS); in between, the main thread's (where a DataLoader forks its
- * workers) and those of the threads that had children at the last full read. */
-/* Children of the process's own threads into pids[0..); returns how many lists could be
- * read (0: the kernel lists none). */
-static size_t own_children(pid_t self, uint64_t now_ns, pid_t *pids, size_t *n, size_t cap)
+/* Children of the process's own threads into pids[0..); *full: 1 when every thread's list
+ * was read. Returns how many lists could be read (0: the kernel lists none). */
+static size_t own_children(pid_t self, uint64_t now_ns, pid_t *pids, size_t *n, size_t cap,
+                           int *full)
 {
-    if (!full_scan_done || now_ns - full_scan_ns >= GW_CPU_FULL_SCAN_NS) {
+    *full = !full_scan_done || now_ns - full_scan_ns >= GW_CPU_FULL_SCAN_NS;
+    if (*full) {
         full_scan_done = 1;
         full_scan_ns = now_ns;
         nforkers = 0;
-        char path[64];
-        snprintf(path, sizeof path, "/proc/%d/task", (int)self);
-        DIR *tasks = opendir(path);
-        if (!tasks)
-            return 0;
-        size_t lists = 0;
-        struct dirent *t;
-        while ((t = readdir(tasks)) != NULL && *n < cap) {
-            if (t->d_name[0] < '0' || t->d_name[0] > '9')
-                continue;
-            size_t before = *n;
-            lists += (size_t)add_task_children(self, t->d_name, pids, n, cap);
-            pid_t tid = (pid_t)atoi(t->d_name);
-            if (*n > before && tid != self && nforkers < GW_CPU_FORKERS)
-                forkers[nforkers++] = tid;
-        }
-        closedir(tasks);
-        return lists;
+        return add_children(self, pids, n, cap, 1);
     }
-    char tid[16];
-    snprintf(tid, sizeof tid, "%d", (int)self);
-    size_t lists = (size_t)add_task_children(self, tid, pids, n, cap);
-    for (size_t i = 0; i < nforkers; i++) {
-        snprintf(tid, sizeof tid, "%d", (int)forkers[i]);
-        lists += (size_t)add_task_children(self, tid, pids, n, cap);
-    }
+    size_t lists = (size_t)add_task_children(self, self, pids, n, cap);
+    for (size_t i = 0; i < nforkers; i++)
+        lists += (size_t)add_task_children(self, forkers[i], pids, n, cap);
     return lists;
 }
 
@@ -188,18 +176,17 @@ static int sample_descendants(uint64_t now_ns, uint64_t *words)
     static pid_t pids[GW_CPU_MAX_DESCENDANTS];
     static uint64_t cpu[GW_CPU_MAX_DESCENDANTS];
     size_t n = 0, live = 0;
-    if (!own_children((pid_t)gw_rec.header.pid, now_ns, pids, &n, GW_CPU_MAX_DESCENDANTS))
+    int full;
+    if (!own_children((pid_t)gw_rec.header.pid, now_ns, pids, &n, GW_CPU_MAX_DESCENDANTS,
+                      &full))
         return -1;
     /* breadth first: a forkserver's workers too (between full reads, what each one's main
      * thread forked: a forkserver forks there) */
-    int full = full_scan_ns == now_ns;
     for (size_t i = 0; i < n; i++) {
-        char tid[16];
-        snprintf(tid, sizeof tid, "%d", (int)pids[i]);
         if (full)
-            add_children(pids[i], pids, &n, GW_CPU_MAX_DESCENDANTS);
+            add_children(pids[i], pids, &n, GW_CPU_MAX_DESCENDANTS, 0);
         else
-            add_task_children(pids[i], tid, pids, &n, GW_CPU_MAX_DESCENDANTS);
+            add_task_children(pids[i], pids[i], pids, &n, GW_CPU_MAX_DESCENDANTS);
     }
     words[0] = words[1] = words[2] = 0;
     for (size_t i = 0; i < n; i++) {

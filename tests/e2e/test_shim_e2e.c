@@ -438,15 +438,21 @@ static void test_out_of_memory_passes_through(void **state)
     finish();
 }
 
-static void test_unwritable_output_changes_nothing(void **state)
+/* output: a directory that cannot be made, under blocker, a file made from its template
+ * (the caller unlinks it). The shim then has one warning to give. */
+static void unmakeable_dir(char *blocker, char *output, size_t size)
 {
-    (void)state;
-    char blocker[] = "/tmp/gw-blocker-XXXXXX";
     int fd = mkstemp(blocker);
     assert_true(fd >= 0);
     close(fd);
-    char output[600];
-    snprintf(output, sizeof output, "%s/traces", blocker); /* a directory under a file */
+    snprintf(output, size, "%s/traces", blocker); /* a directory under a file */
+}
+
+static void test_unwritable_output_changes_nothing(void **state)
+{
+    (void)state;
+    char blocker[] = "/tmp/gw-blocker-XXXXXX", output[600];
+    unmakeable_dir(blocker, output, sizeof output);
     struct run_options control = {
         .args = (const char *[]){"--mode", "direct", NULL}, .trace_dir = output, .preload = 0};
     struct run_result untraced;
@@ -562,12 +568,8 @@ static void test_file_limit_below_the_header_changes_nothing(void **state)
 static void test_warning_to_a_closed_pipe_raises_no_sigpipe(void **state)
 {
     (void)state;
-    char blocker[] = "/tmp/gw-blocker-XXXXXX";
-    int fd = mkstemp(blocker);
-    assert_true(fd >= 0);
-    close(fd);
-    char output[600];
-    snprintf(output, sizeof output, "%s/traces", blocker); /* a directory under a file */
+    char blocker[] = "/tmp/gw-blocker-XXXXXX", output[600];
+    unmakeable_dir(blocker, output, sizeof output);
     struct run_options control = {.args = (const char *[]){"--mode", "threads", "--threads",
                                                            "4", "--launches", "1000", NULL},
                                   .trace_dir = output, .preload = 0, .stderr_reader_gone = 1};

@@ -4,7 +4,7 @@
 #include <string.h>
 #include <time.h>
 
-/* As large as a batch of small tensors, larger than a core's cache share. */
+/* As large as a batch of small tensors (the per_sample_copies example's). */
 #define HOST_COPY_BYTES (4u << 20)
 
 static uint64_t monotonic_ns(void)
