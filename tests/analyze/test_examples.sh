@@ -165,10 +165,25 @@ LD_LIBRARY_PATH="$FAKE" GPUWATCH_CUPTI="$CUPTI" LD_PRELOAD="$SHIM" GPUWATCH_OUTP
     --kernel-ns 17705 --copy-kb 0 --pageable 0 --sync-copy 0 --sync-every 4 --log-us 100 \
     --streams 1 --churn 0 --nvtx 1 >/dev/null 2>&1 || fail "short_loads did not run"
 "$GPUWATCH" analyze --cpus 2 "$WORK/short_loads" >"$WORK/short_loads.txt" 2>&1
+"$GPUWATCH" analyze --cpus 2 --json "$WORK/short_loads" >"$WORK/short_loads.json" 2>/dev/null
 gap=$(tr -s ' \n' ' ' <"$WORK/short_loads.txt" | grep -o 'made no CUDA call for [0-9.]* us or more' | head -1)
-grep -q '^ 1\. input_pipeline: ' "$WORK/short_loads.txt" && [ -n "$gap" ] &&
-    tr -s ' \n' ' ' <"$WORK/short_loads.txt" | grep -q 'DataLoader(num_workers=2, pin_memory=True' ||
-    fail "short_loads: $(sed -n '/^No findings/,+2p;/^Findings/,+4p;/num_workers/p' "$WORK/short_loads.txt")"
+# Beside another process that keeps a CPU busy (0.5 CPUs or more, as the run measured), the
+# loads and the workers would share the one CPU left with the training thread: 2 or 4
+# workers then gained nothing beyond the noise (three runs beside a spinning shell: 0, 2 and
+# 4 workers took 173-271, 209-298 and 172-215 ms). There the loads must be named as the idle's
+# cause with CPUs, not workers, as what would help, and no finding claimed.
+others=$(grep -m1 -o '"other_processes_cpus": [0-9.e+-]*' "$WORK/short_loads.json" | sed 's/.*: //')
+if awk -v o="${others:-0}" 'BEGIN { exit !(o >= 0.5) }' &&
+    grep -q '^No findings' "$WORK/short_loads.txt"; then
+    tr -s ' \n' ' ' <"$WORK/short_loads.txt" |
+        grep -q 'on input_pipeline: its change (input_workers) gives back .* more CPUs are what would' ||
+        fail "short_loads (others kept $others CPUs busy): $(sed -n '/^No findings/,+2p' "$WORK/short_loads.txt")"
+    echo "  short_loads: other processes kept $others CPUs busy: no finding, the loads' CPUs named"
+else
+    grep -q '^ 1\. input_pipeline: ' "$WORK/short_loads.txt" && [ -n "$gap" ] &&
+        tr -s ' \n' ' ' <"$WORK/short_loads.txt" | grep -q 'DataLoader(num_workers=2, pin_memory=True' ||
+        fail "short_loads: $(sed -n '/^No findings/,+2p;/^Findings/,+4p;/num_workers/p' "$WORK/short_loads.txt")"
+fi
 for mode in host cupti; do
     grep -q '"source": "nvtx", "marker": "NVTX train_step"' "$WORK/healthy-$mode.json" ||
         fail "healthy ($mode): steps not taken from its NVTX ranges"

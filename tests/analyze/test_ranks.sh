@@ -122,7 +122,11 @@ if scenario == "straggler":
 elif scenario == "even":
     if "straggler" in found:
         problems.append("a straggler among four alike: %s" % found["straggler"]["evidence"])
-    if coll["skew_median_ns"] > 500000:
+    # told apart from the planted straggler's 3 ms by three times at least: four processes
+    # on 2 CPUs, beside ctest's other test, wake from their loads in turn (a fresh-clone run:
+    # 506 us apart, the rule rightly naming no straggler); what the user is told is that
+    # none is, checked above
+    if coll["skew_median_ns"] > 1000000:
         problems.append("four alike arrive %d ns apart" % coll["skew_median_ns"])
 elif scenario == "healthy":
     if d["findings"] or d["risks"]:

@@ -13,6 +13,7 @@
 #include "fakecuda.h"
 
 #include <errno.h>
+#include <sys/prctl.h>
 #include <time.h>
 
 int64_t fc_now(void)
@@ -37,9 +38,16 @@ void fc_sleep_until(int64_t t)
             ;
         return;
     }
+    /* A driver's blocking wait ends on the GPU's interrupt, not on a timer: no timer slack
+     * (Linux lets a normal thread's timed sleep end 50 us late, which no driver adds) */
     struct timespec ts = { .tv_sec = t / 1000000000, .tv_nsec = t % 1000000000 };
+    int slack = prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
+    if (slack > 1)
+        prctl(PR_SET_TIMERSLACK, 1ul, 0, 0, 0);
     while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
         ;
+    if (slack > 1)
+        prctl(PR_SET_TIMERSLACK, (unsigned long)slack, 0, 0, 0);
 }
 
 void fc_atomic_max(_Atomic int64_t *a, int64_t v)
