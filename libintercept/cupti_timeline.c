@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "clock.h"
+#include "gpuwatch/cupti_search.h"
 #include "gpuwatch/trace_format.h"
 #include "hook_guard.h"
 #include "log.h"
@@ -16,7 +17,6 @@
  * reading through them works whatever newer struct the loaded library writes. */
 #define MIN_CUPTI_API_VERSION 18
 #define ACTIVITY_BUFFER_BYTES (4u << 20)
-#define CUPTI_SONAME "libcupti.so.13"
 
 int gw_cupti_on;              /* GPU activity is being collected now (a window is open) */
 static int session_on;         /* CUPTI was started and not stopped */
@@ -64,28 +64,26 @@ static const char *result_text(CUptiResult result)
     return "unknown CUPTI error";
 }
 
-/* Where the program's own CUDA would find CUPTI: beside its runtime or PyTorch's CUDA
- * libraries (the nvidia-cuda-cupti wheel), then the toolkit. */
+/* Where the program's own CUDA would find CUPTI (gpuwatch/cupti_search.h, step 2): the
+ * directories of the runtimes it loaded, each with the places beside it. */
 struct search { char dirs[16][1024]; int count; };
 
 static int note_library_dir(struct dl_phdr_info *object, size_t size, void *data)
 {
     struct search *search = data;
     const char *path = object->dlpi_name;
-    if (!path || !*path || search->count >= 12)
+    if (!path || !*path || search->count + (int)GW_CUPTI_BESIDE_RUNTIME > 12)
         return 0;
     const char *base = strrchr(path, '/');
-    if (!base || !(strstr(base, "libcudart.so") || strstr(base, "libtorch_cuda.so") ||
-                   strstr(base, "libcublas.so")))
+    int runtime = 0;
+    for (size_t i = 0; base && i < GW_CUPTI_RUNTIMES; i++)
+        runtime |= strstr(base, gw_cupti_runtimes[i]) != NULL;
+    if (!runtime)
         return 0;
     int len = (int)(base - path);
-    snprintf(search->dirs[search->count++], sizeof search->dirs[0], "%.*s", len, path);
-    snprintf(search->dirs[search->count++], sizeof search->dirs[0],
-             "%.*s/../../nvidia/cuda_cupti/lib", len, path);
-    snprintf(search->dirs[search->count++], sizeof search->dirs[0],
-             "%.*s/../../nvidia/cu13/lib", len, path);
-    snprintf(search->dirs[search->count++], sizeof search->dirs[0],
-             "%.*s/../extras/CUPTI/lib64", len, path);
+    for (size_t i = 0; i < GW_CUPTI_BESIDE_RUNTIME; i++)
+        snprintf(search->dirs[search->count++], sizeof search->dirs[0], "%.*s%s", len, path,
+                 gw_cupti_beside_runtime[i]);
     return 0;
 }
 
@@ -94,40 +92,39 @@ static void *open_in(const struct search *search)
     void *handle = NULL;
     for (int i = 0; i < search->count && !handle; i++) {
         char path[1200];
-        snprintf(path, sizeof path, "%s/%s", search->dirs[i], CUPTI_SONAME);
+        snprintf(path, sizeof path, "%s/%s", search->dirs[i], GW_CUPTI_SONAME);
         handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     }
     return handle;
 }
 
-/* The CUPTI that matches the program's CUDA comes first: a system one in the loader's path
- * may be another version than the one beside a wheel's runtime. Then the toolkit CUDA_HOME
- * names, which the user chose, before the loader's path; the usual toolkit place last. */
+/* The order of gpuwatch/cupti_search.h: the user's choice, the program's CUDA, the toolkit
+ * CUDA_HOME names, the loader's path, the usual toolkit place. */
 static void *load_cupti(const char *override, char *reason, size_t reason_len)
 {
     if (override && *override) {
         void *handle = dlopen(override, RTLD_NOW | RTLD_LOCAL);
         if (!handle)
-            snprintf(reason, reason_len, "GPUWATCH_CUPTI=%s: %s", override, dlerror());
+            snprintf(reason, reason_len, GW_CUPTI_ENV "=%s: %s", override, dlerror());
         return handle;
     }
     struct search search = {.count = 0};
     dl_iterate_phdr(note_library_dir, &search);
     const char *cuda_home = getenv("CUDA_HOME");
     if (cuda_home && *cuda_home)
-        snprintf(search.dirs[search.count++], sizeof search.dirs[0], "%s/extras/CUPTI/lib64",
+        snprintf(search.dirs[search.count++], sizeof search.dirs[0], "%s" GW_CUPTI_UNDER_TOOLKIT,
                  cuda_home);
     void *handle = open_in(&search);
     if (!handle)
-        handle = dlopen(CUPTI_SONAME, RTLD_NOW | RTLD_LOCAL);
+        handle = dlopen(GW_CUPTI_SONAME, RTLD_NOW | RTLD_LOCAL);
     search.count = 0;
-    snprintf(search.dirs[search.count++], sizeof search.dirs[0], "/usr/local/cuda/extras/CUPTI/lib64");
-    snprintf(search.dirs[search.count++], sizeof search.dirs[0], "/usr/local/cuda/lib64");
+    for (size_t i = 0; i < GW_CUPTI_LAST_DIRS; i++)
+        snprintf(search.dirs[search.count++], sizeof search.dirs[0], "%s", gw_cupti_last_dirs[i]);
     if (!handle)
         handle = open_in(&search);
     if (!handle)
-        snprintf(reason, reason_len, "%s not found (set GPUWATCH_CUPTI=/path/to/%s)",
-                 CUPTI_SONAME, CUPTI_SONAME);
+        snprintf(reason, reason_len, "%s not found (set " GW_CUPTI_ENV "=/path/to/%s)",
+                 GW_CUPTI_SONAME, GW_CUPTI_SONAME);
     return handle;
 }
 

@@ -9,9 +9,10 @@
  * status (128 + signal when it was killed). Before the exec it times the host's memcpy rate
  * (machine/host_copy_rate.h) and hands it to the shim in GPUWATCH_HOST_COPY_BPS.
  *
- * The shim is found at: $GPUWATCH_LIB; else next to this executable,
- * ../<libdir>/libgpuwatch.so (install layout) or ../libintercept/libgpuwatch.so (build
- * tree); else the bare name "libgpuwatch.so" for the loader to find.
+ * The shim is found at: $GPUWATCH_LIB; else next to this executable (install_paths.c:
+ * ../<libdir>/ or ../lib/, CMake's install and the Python package's; ../libintercept/, the
+ * build tree); else the bare name "libgpuwatch.so" for the loader to find. Its absolute path
+ * goes on LD_PRELOAD: nothing changes the library lookup of the program's children.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -29,14 +30,10 @@
 #include "analyze/analyze.h"
 #include "cli.h"
 #include "export/html_report.h"
+#include "install_paths.h"
 #include "machine/host_copy_rate.h"
 #include "trace_reader.h"
 
-#ifndef GPUWATCH_INSTALL_LIBDIR
-#define GPUWATCH_INSTALL_LIBDIR "lib"
-#endif
-
-#define SHIM_NAME "libgpuwatch.so"
 #define DEFAULT_OUTPUT "./gpuwatch-traces"
 
 static volatile sig_atomic_t child_pid;
@@ -75,49 +72,6 @@ static int make_dirs(const char *path)
         return -1;
     }
     return 0;
-}
-
-static int readable_file(const char *path)
-{
-    struct stat st;
-    return stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, R_OK) == 0;
-}
-
-/* Writes the shim's path into out. */
-static void find_shim(char *out, size_t outlen)
-{
-    const char *env = getenv("GPUWATCH_LIB");
-    if (env && *env) {
-        snprintf(out, outlen, "%s", env);
-        if (!readable_file(env))
-            fprintf(stderr, "gpuwatch run: warning: GPUWATCH_LIB=%s is not a readable file\n",
-                    env);
-        return;
-    }
-    char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n > 0) {
-        exe[n] = 0;
-        char *slash = strrchr(exe, '/');
-        if (slash) {
-            *slash = 0;
-            static const char *const rel[] = {
-                "../" GPUWATCH_INSTALL_LIBDIR "/" SHIM_NAME,
-                "../lib/" SHIM_NAME,
-                "../libintercept/" SHIM_NAME,
-            };
-            for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
-                char candidate[PATH_MAX + 64];
-                snprintf(candidate, sizeof candidate, "%s/%s", exe, rel[i]);
-                char resolved[PATH_MAX];
-                if (readable_file(candidate) && realpath(candidate, resolved)) {
-                    snprintf(out, outlen, "%s", resolved);
-                    return;
-                }
-            }
-        }
-    }
-    snprintf(out, outlen, "%s", SHIM_NAME);
 }
 
 /* LD_PRELOAD with the shim first (once). Returns a malloc'd string. */
@@ -340,7 +294,7 @@ int gw_cmd_run(int argc, char **argv)
         return GW_EXIT_DAMAGE;
     }
     char shim[PATH_MAX];
-    find_shim(shim, sizeof shim);
+    gw_find_shim(shim, sizeof shim);
     char *preload = preload_value(shim);
     if (!preload) {
         fprintf(stderr, "gpuwatch run: out of memory\n");

@@ -15,6 +15,7 @@
 
 #include "analyze/analyze.h"
 #include "cli.h"
+#include "install_paths.h"
 #include "trace_reader.h"
 
 #ifndef GPUWATCH_VERSION
@@ -96,7 +97,7 @@ int main(int argc, char **argv)
         return GW_EXIT_OK;
     }
     if (!strcmp(name, "--version")) {
-        printf("gpuwatch %s (trace format v%u)\n", GPUWATCH_VERSION, GW_FORMAT_VERSION);
+        gw_print_version(stdout, GPUWATCH_VERSION, GW_FORMAT_VERSION);
         return GW_EXIT_OK;
     }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
