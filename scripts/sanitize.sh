@@ -15,6 +15,8 @@ cmake -S . -B "$build" -DCUDAToolkit_ROOT="$cuda" -DCMAKE_BUILD_TYPE=Debug \
 cmake --build "$build" -j"$(nproc)" >/dev/null
 libasan=$(${CC:-cc} -print-file-name=libasan.so)
 cd "$build"
+# (test_wheel too: pip builds the wheel from the sources with its own flags, unsanitized,
+# and the build above has no part in it)
 GW_TEST_PRELOAD_FIRST=$libasan ASAN_OPTIONS=detect_leaks=0 \
     UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    ctest --output-on-failure -j2 -E 'analyze_calibration|analyze_random_loops|analyze_random_fixes|analyze_examples|analyze_diff|analyze_ranks'
+    ctest --output-on-failure -j2 -E 'analyze_calibration|analyze_random_loops|analyze_random_fixes|analyze_examples|analyze_diff|analyze_ranks|test_wheel'
