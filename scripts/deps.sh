@@ -14,6 +14,8 @@ command -v prometheus >/dev/null && command -v promtool >/dev/null || need+=(pro
 command -v curl >/dev/null || need+=(curl)
 command -v tmux >/dev/null || need+=(tmux)
 command -v python3 >/dev/null || need+=(python3)
+# (python3-venv: tests/mcp/ installs the MCP SDK, gpuwatch mcp's test client, into a venv)
+python3 -c 'import ensurepip, venv' 2>/dev/null || need+=(python3-venv)
 for pkg in libcmocka-dev libunwind-dev libyajl-dev zlib1g-dev; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done

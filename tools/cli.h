@@ -22,6 +22,7 @@ int gw_cmd_diff(int argc, char **argv);
 int gw_cmd_serve(int argc, char **argv);
 int gw_cmd_top(int argc, char **argv);
 int gw_cmd_machine(int argc, char **argv);
+int gw_cmd_mcp(int argc, char **argv);
 
 /* A price of one GPU-hour in dollars (--gpu-price, GPUWATCH_GPU_PRICE): 0, or -1. */
 int gw_parse_gpu_price(const char *text, double *price);

@@ -44,6 +44,7 @@ static const struct command commands[] = {
      gw_cmd_top},
     {"machine", "this machine's host memcpy rate, as gpuwatch run hands it to the shim",
      gw_cmd_machine},
+    {"mcp", "a Model Context Protocol server over the traces, for an assistant", gw_cmd_mcp},
 };
 
 static void usage(FILE *out)
