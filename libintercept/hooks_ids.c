@@ -87,13 +87,11 @@ static uint64_t per_thread_stream_id(struct id_cache *ids)
     return id;
 }
 
-uint64_t gw_stream_id(CUstream stream, unsigned api)
+/* A stream not in its slot (or the special handles, or no cache on this thread yet): apart
+ * from gw_stream_id, so that a hit calls nothing and saves no registers. */
+static __attribute__((noinline)) uint64_t stream_miss(uint64_t handle, unsigned api)
 {
-    uint64_t handle = gw_u64(stream);
-    /* NULL, CU_STREAM_LEGACY and CU_STREAM_PER_THREAD in one test: a created stream, the
-     * common case, pays one branch */
-    _Static_assert(LEGACY_STREAM_HANDLE < PER_THREAD_STREAM_HANDLE, "the special handles");
-    if (GW_UNLIKELY(handle <= PER_THREAD_STREAM_HANDLE)) {
+    if (handle <= PER_THREAD_STREAM_HANDLE) {
         if (handle == PER_THREAD_STREAM_HANDLE ||
             (!handle && api < GW_API_ID_LIMIT && per_thread_api[api]))
             return per_thread_stream_id(cache());
@@ -108,6 +106,22 @@ uint64_t gw_stream_id(CUstream stream, unsigned api)
         slot->handle = handle;
     }
     return slot->id;
+}
+
+uint64_t gw_stream_id(CUstream stream, unsigned api)
+{
+    uint64_t handle = gw_u64(stream);
+    /* NULL, CU_STREAM_LEGACY and CU_STREAM_PER_THREAD in one test: a created stream, the
+     * common case, pays one branch */
+    _Static_assert(LEGACY_STREAM_HANDLE < PER_THREAD_STREAM_HANDLE, "the special handles");
+    struct id_cache *ids = tls_ids;
+    if (GW_LIKELY(handle > PER_THREAD_STREAM_HANDLE && ids &&
+                  ids->generation == gw_recorder_generation())) {
+        const struct stream_slot *slot = &ids->streams[(handle >> 4) % STREAM_SLOTS];
+        if (GW_LIKELY(slot->handle == handle))
+            return slot->id;
+    }
+    return stream_miss(handle, api);
 }
 
 uint64_t gw_name_of_handle(uint64_t handle)
@@ -128,21 +142,49 @@ uint64_t gw_name_of_handle(uint64_t handle)
     return name_id;
 }
 
-uint64_t gw_shape_id(CUfunction func, const uint32_t dims[6], uint32_t shared_mem)
+static inline uint64_t word_at(const uint32_t *p)
 {
-    uint64_t handle = gw_u64(func);
-    struct id_cache *ids = cache();
+    uint64_t v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+static inline struct shape_slot *shape_slot_of(struct id_cache *ids, uint64_t handle,
+                                               const uint32_t dims[6], uint32_t shared_mem)
+{
     uint64_t mix = handle ^ dims[0] * 0x9E3779B1u ^ dims[3] * 0x85EBCA77u ^ shared_mem;
-    struct shape_slot *slot = ids ? &ids->shapes[(mix >> 4) % SHAPE_SLOTS] : NULL;
-    if (slot && slot->id && slot->func == handle && slot->shared_mem == shared_mem &&
-        memcmp(slot->dims, dims, sizeof slot->dims) == 0)
-        return slot->id;
+    return &ids->shapes[(mix >> 4) % SHAPE_SLOTS];
+}
+
+/* A launch of a shape not cached (or no cache yet on this thread, or one from before a
+ * fork): defined (once per file), then kept in its slot. Apart from gw_shape_id, so that a
+ * hit calls nothing and saves no registers. */
+static __attribute__((noinline)) uint64_t shape_miss(uint64_t handle, const uint32_t dims[6],
+                                                     uint32_t shared_mem)
+{
+    struct id_cache *ids = cache();
     uint64_t id = gw_rec_shape(handle, gw_name_of_handle(handle), dims, shared_mem, 0, 0);
-    if (slot) {
+    if (ids) {
+        struct shape_slot *slot = shape_slot_of(ids, handle, dims, shared_mem);
         slot->func = handle;
         memcpy(slot->dims, dims, sizeof slot->dims);
         slot->shared_mem = shared_mem;
         slot->id = id;
     }
     return id;
+}
+
+uint64_t gw_shape_id(CUfunction func, const uint32_t dims[6], uint32_t shared_mem)
+{
+    uint64_t handle = gw_u64(func);
+    struct id_cache *ids = tls_ids;
+    if (GW_LIKELY(ids && ids->generation == gw_recorder_generation())) {
+        const struct shape_slot *slot = shape_slot_of(ids, handle, dims, shared_mem);
+        /* (the six dimensions as three words: no call to memcmp) */
+        if (slot->id && slot->func == handle && slot->shared_mem == shared_mem &&
+            !((word_at(dims) ^ word_at(slot->dims)) | (word_at(dims + 2) ^ word_at(slot->dims + 2)) |
+              (word_at(dims + 4) ^ word_at(slot->dims + 4))))
+            return slot->id;
+    }
+    return shape_miss(handle, dims, shared_mem);
 }

@@ -143,29 +143,36 @@ static inline int ring_commit(struct gw_ring *ring, const uint8_t *record, size_
 }
 
 static gw_call_observer_fn call_observer;
-/* api id -> 1: tell the observer of every such call. A copy, not a pointer: one load less
- * a call (ids are below GW_API_ID_LIMIT, a power of two: masked, not compared). */
-static uint8_t observed_apis[GW_API_ID_LIMIT];
+/* api id -> all ones: tell the observer of every such call; 0: only after a stretch or a
+ * wait. A copy, not a pointer: one load less a call (ids are below GW_API_ID_LIMIT, a power
+ * of two: masked, not compared). */
+static uint64_t observed_apis[GW_API_ID_LIMIT];
 _Static_assert((GW_API_ID_LIMIT & (GW_API_ID_LIMIT - 1)) == 0, "a power of two");
 
 void gw_rec_set_call_observer(gw_call_observer_fn observer, const uint8_t *apis)
 {
     for (unsigned id = 0; id < GW_API_ID_LIMIT; id++)
-        __atomic_store_n(&observed_apis[id], apis ? apis[id] : 0, __ATOMIC_RELAXED);
+        __atomic_store_n(&observed_apis[id], apis && apis[id] ? UINT64_MAX : 0, __ATOMIC_RELAXED);
     __atomic_store_n(&call_observer, observer, __ATOMIC_RELEASE);
 }
 
-/* Out of the call path: most calls are of no interest to the observer. stretch_at: what
- * the thread's stretch_at was before this call (the previous call's end + the stretch). */
-static __attribute__((noinline)) void tell_observer(gw_call_observer_fn observer,
-                                                    struct gw_ring *ring, unsigned api_id,
+/* Out of the call path: most calls are of no interest to the observer, and a program with
+ * none pays for its stretches here only. stretch_at: what the thread's stretch_at was
+ * before this call (the previous call's end + the stretch; 0 after a wait, which kept the
+ * one before in stretch_before_wait). */
+static __attribute__((noinline)) void tell_observer(struct gw_ring *ring, unsigned api_id,
                                                     uint64_t start_ns, uint64_t end_ns,
                                                     int result, uint64_t stretch_at)
 {
-    uint64_t last_end = stretch_at - GW_PY_STRETCH_NS;
-    uint64_t gap = stretch_at != UINT64_MAX && start_ns > last_end ? start_ns - last_end : 0;
     int waited = ring->waited;
     ring->waited = 0;
+    if (waited)
+        stretch_at = ring->stretch_before_wait;
+    gw_call_observer_fn observer = __atomic_load_n(&call_observer, __ATOMIC_ACQUIRE);
+    if (!observer)
+        return;
+    uint64_t last_end = stretch_at - GW_PY_STRETCH_NS;
+    uint64_t gap = stretch_at != UINT64_MAX && start_ns > last_end ? start_ns - last_end : 0;
     observer(api_id, start_ns, end_ns, result, waited, gap, (ring->calls - 1) & 0xFFFFFFFFu);
 }
 
@@ -180,18 +187,16 @@ void gw_rec_call(unsigned api_id, uint64_t start_ns, uint64_t end_ns, int result
     if (GW_UNLIKELY(!ring))
         return;
     record_call(ring, api_id, start_ns, end_ns, result, words, nwords);
-    gw_call_observer_fn observer = __atomic_load_n(&call_observer, __ATOMIC_RELAXED);
-    if (!observer)
-        return;
-    /* A stretch: the call starts GW_PY_STRETCH_NS or more after the previous one ended
-     * (one compare: the gap itself is worked out only for the observer). An observer is set
-     * at tracing start, before any call is recorded. */
+    /* One compare tells the observer's calls from the rest: a stretch (the call starts
+     * GW_PY_STRETCH_NS or more after the previous one ended; the gap itself is worked out
+     * only for the observer), a wait (gw_rec_wait set stretch_at to 0), or an api whose
+     * every call it wants (its mask clears stretch_at). */
     uint64_t stretch_at = ring->stretch_at;
     ring->stretch_at = end_ns + GW_PY_STRETCH_NS;
-    if (GW_UNLIKELY((start_ns >= stretch_at) | ring->waited |
-                    __atomic_load_n(&observed_apis[api_id & (GW_API_ID_LIMIT - 1)],
-                                    __ATOMIC_RELAXED)))
-        tell_observer(observer, ring, api_id, start_ns, end_ns, result, stretch_at);
+    if (GW_UNLIKELY(start_ns >= (stretch_at & ~__atomic_load_n(
+                                     &observed_apis[api_id & (GW_API_ID_LIMIT - 1)],
+                                     __ATOMIC_RELAXED))))
+        tell_observer(ring, api_id, start_ns, end_ns, result, stretch_at);
 }
 
 static inline __attribute__((always_inline)) void record_call(
@@ -227,7 +232,10 @@ void gw_rec_wait(uint64_t wall_ns, uint64_t cpu_ns)
     struct gw_ring *ring = thread_ring();
     if (!ring)
         return;
+    if (!ring->waited)
+        ring->stretch_before_wait = ring->stretch_at;
     ring->waited = 1;
+    ring->stretch_at = 0;  /* (the call's record tells the observer: gw_rec_call) */
     /* (a single writer: a plain add, stored whole for the sampler's load) */
     __atomic_store_n(&ring->wait_ns, ring->wait_ns + wall_ns, __ATOMIC_RELAXED);
     __atomic_store_n(&ring->wait_cpu_ns, ring->wait_cpu_ns + cpu_ns, __ATOMIC_RELAXED);

@@ -28,8 +28,9 @@ struct gw_ring {
     int waited;                    /* producer only: a call reported a wait (gw_rec_wait) since
                                       the observer, if any, was last told */
     uint64_t stretch_at;           /* producer only: end of the thread's latest call +
-                                      GW_PY_STRETCH_NS, UINT64_MAX before its first (kept
-                                      while there is a call observer) */
+                                      GW_PY_STRETCH_NS, UINT64_MAX before its first; 0
+                                      from a wait to its call's record */
+    uint64_t stretch_before_wait;  /* producer only: stretch_at when a wait zeroed it */
     unsigned generation;           /* recorder generation it belongs to (fork resets) */
     uint32_t tid;
     uint32_t serial;               /* unique per ring in the process: call ids use it, not tid */

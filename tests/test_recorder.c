@@ -282,6 +282,72 @@ static void test_drops_pending_at_stop_reach_the_trace(void **state)
     cleanup();
 }
 
+/* The call observer (call_sites.c's Python stacks) is told of the calls it asked for and
+ * of no other: after a stretch of GW_PY_STRETCH_NS without calls, the gap measured from the
+ * previous call's end; after a wait (gw_rec_wait), with the gap from before it; and every
+ * call of an api it named. One compare in the call path decides all three. */
+struct told { unsigned api; int waited; uint64_t gap; };
+static struct told told[16];
+static unsigned ntold;
+
+static void observe(unsigned api_id, uint64_t start_ns, uint64_t end_ns, int result, int waited,
+                    uint64_t gap_ns, uint64_t call_number)
+{
+    (void)start_ns, (void)end_ns, (void)result, (void)call_number;
+    if (ntold < 16)
+        told[ntold++] = (struct told){api_id, waited, gap_ns};
+}
+
+static void test_observer_told_of_stretches_waits_and_named_apis(void **state)
+{
+    (void)state;
+    start(1u << 16, 50);
+    uint8_t apis[GW_API_ID_LIMIT] = {0};
+    apis[GW_API_cuMemAlloc_v2] = 1;
+    gw_rec_set_call_observer(observe, apis);
+    ntold = 0;
+    const uint64_t ms = 1000000, words[2] = {1, 2};
+    uint64_t t = 10 * GW_PY_STRETCH_NS;
+    gw_rec_call(GW_API_cuLaunchKernel, t, t + 10, 0, words, 2);          /* first: none */
+    t += 20;
+    gw_rec_call(GW_API_cuLaunchKernel, t, t + 10, 0, words, 2);          /* 10 ns gap */
+    t += 10 + GW_PY_STRETCH_NS - 1;
+    gw_rec_call(GW_API_cuLaunchKernel, t, t + 10, 0, words, 2);          /* 1 ns short */
+    t += 10 + 3 * ms;
+    gw_rec_call(GW_API_cuLaunchKernel, t, t + 10, 0, words, 2);          /* told: 3 ms */
+    t += 20;
+    gw_rec_wait(500, 400);
+    gw_rec_call(GW_API_cuStreamSynchronize, t, t + 500, 0, words, 1);    /* told: waited */
+    t += 510;
+    gw_rec_call(GW_API_cuLaunchKernel, t, t + 10, 0, words, 2);          /* none */
+    t += 20;
+    gw_rec_call(GW_API_cuMemAlloc_v2, t, t + 10, 0, words, 2);           /* told: named */
+    t += 20;
+    gw_rec_call(GW_API_cuMemAlloc_v2, t, t + 10, 0, words, 2);           /* told: named */
+    t += 20;
+    gw_rec_wait(2 * ms, 0);
+    t += 2 * ms;  /* (a wait 2 ms long, begun 10 ns after the last call: no stretch) */
+    gw_rec_call(GW_API_cuCtxSynchronize, t - 2 * ms, t, 0, words, 0);    /* told: waited */
+    t += 10;
+    gw_rec_call(GW_API_cuLaunchKernel, t, t + 10, 0, words, 2);          /* none */
+    gw_rec_set_call_observer(NULL, NULL);
+    gw_recorder_stop();
+    assert_int_equal(ntold, 5);
+    assert_int_equal(told[0].api, GW_API_cuLaunchKernel);
+    assert_int_equal(told[0].waited, 0);
+    assert_int_equal(told[0].gap, 3 * ms);
+    assert_int_equal(told[1].api, GW_API_cuStreamSynchronize);
+    assert_int_equal(told[1].waited, 1);
+    assert_int_equal(told[1].gap, 10);  /* from the end of the call before the wait */
+    assert_int_equal(told[2].api, GW_API_cuMemAlloc_v2);
+    assert_int_equal(told[3].api, GW_API_cuMemAlloc_v2);
+    assert_int_equal(told[2].waited + told[3].waited, 0);
+    assert_int_equal(told[4].api, GW_API_cuCtxSynchronize);
+    assert_int_equal(told[4].waited, 1);
+    assert_int_equal(told[4].gap, 10);
+    cleanup();
+}
+
 static void test_full_ring_counts_every_drop(void **state)
 {
     (void)state;
@@ -553,6 +619,7 @@ int main(void)
         cmocka_unit_test(test_drops_pending_at_stop_reach_the_trace),
         cmocka_unit_test(test_writer_does_no_heavy_work),
         cmocka_unit_test(test_late_buckets),
+        cmocka_unit_test(test_observer_told_of_stretches_waits_and_named_apis),
         cmocka_unit_test(test_full_ring_counts_every_drop),
         cmocka_unit_test(test_full_ring_counts_calls_apart),
         cmocka_unit_test(test_gpu_links_across_chunks),
