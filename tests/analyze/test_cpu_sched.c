@@ -196,6 +196,71 @@ static void test_prefetch_bound(void **state)
     assert_ms(t[1].cpu_ns, 4);
 }
 
+/* The GPU as a pool of its own (capacity 1), its stream a thread that waits for the
+ * launches the training thread signals. Per step the thread launches for 0.2 ms, reads
+ * the loss back (.item(): a spinning wait for the step's kernels, 1 ms), then logs for
+ * 0.4 ms: 1.6 ms a step, 4 steps 6.4 ms. The read removed, an edit of the thread's steps
+ * (no wait), the host runs ahead (0.6 ms a step) and the GPU, its kernels queued, runs
+ * them back to back from 0.2 ms: 0.2 + 4 x 1 = 4.2 ms, the thread itself done at 2.4. */
+static void test_gpu_pool_sync_removed(void **state)
+{
+    (void)state;
+    enum { LAUNCHED, DONE };
+    static const struct an_cs_step read[] = {WORK(0.2), SIGNAL(LAUNCHED), WAIT_SPIN(DONE),
+                                             WORK(0.4)},
+                                   no_read[] = {WORK(0.2), SIGNAL(LAUNCHED), WORK(0.4)},
+                                   stream[] = {WAIT_SLEEP(LAUNCHED), WORK(1), SIGNAL(DONE)};
+    struct an_cs_thread t[] = {THREAD(read, 4), THREAD(stream, 4)};
+    t[1].pool = 1;
+    assert_int_equal(an_cs_init(&cs, 2, t, 2), 0);
+    assert_int_equal(an_cs_set_pool(&cs, 1, 1), 0);
+    assert_int_equal(an_cs_run(&cs, INFINITY), AN_CS_ALL_DONE);
+    assert_ms(t[0].end_ns, 6.4);
+    assert_ms(t[0].spin_ns, 4);
+    assert_ms(t[1].cpu_ns, 4);  /* (the GPU's busy time) */
+
+    struct an_cs_thread u[] = {THREAD(no_read, 4), THREAD(stream, 4)};
+    u[1].pool = 1;
+    assert_int_equal(an_cs_init(&cs, 2, u, 2), 0);
+    assert_int_equal(an_cs_set_pool(&cs, 1, 1), 0);
+    assert_int_equal(an_cs_run(&cs, INFINITY), AN_CS_ALL_DONE);
+    assert_ms(u[0].end_ns, 2.4);
+    assert_ms(u[1].end_ns, 4.2);
+    assert_int_equal(an_cs_set_pool(&cs, 0, 1), -1);
+}
+
+/* Loads moved to N workers, an edit of the threads: 2 CPUs, a GPU; 4 steps, each a batch
+ * loaded in 4 ms of CPU, then 1 ms of launches and a spinning wait for 2 ms of kernels.
+ * One worker: it has a CPU to itself (the thread spins on the other): batches at 4, 8,
+ * 12, 16; each step launches to +1 and waits to +3: the last ends at 19 ms.
+ * Two workers (two batches each): both batches at 4; from 4 the thread (launching, then
+ * spinning) and the two workers share 2 CPUs, 2/3 each: launches end at 5.5, kernels at
+ * 7.5; the second step's launches at 9.0; the workers, 1 + 2 x 2/3 + 1 = 3.333 ms done by
+ * then, end their 0.667 left at 10; the GPU ends at 11; then alone: launches 11-12,
+ * kernels 12-14, launches 14-15, kernels 15-17: 17 ms.
+ * Four workers (one batch each): 4 threads on 2 CPUs, all batches at 8; then 3 ms a step
+ * alone: 20 ms, slower than one worker: workers past what the CPUs run only slow it. */
+static void test_workers_share_the_cpus_with_a_spinning_thread(void **state)
+{
+    (void)state;
+    enum { BATCH, LAUNCHED, DONE };
+    static const struct an_cs_step train[] = {WAIT_SLEEP(BATCH), WORK(1), SIGNAL(LAUNCHED),
+                                              WAIT_SPIN(DONE)},
+                                   stream[] = {WAIT_SLEEP(LAUNCHED), WORK(2), SIGNAL(DONE)},
+                                   load[] = {WORK(4), SIGNAL(BATCH)};
+    static const double end_ms[] = {0, 19, 17, 0, 20};
+    for (unsigned workers = 1; workers <= 4; workers *= 2) {
+        struct an_cs_thread t[6] = {THREAD(train, 4), THREAD(stream, 4)};
+        t[1].pool = 1;
+        for (unsigned w = 0; w < workers; w++)
+            t[2 + w] = (struct an_cs_thread)THREAD(load, 4 / workers);
+        assert_int_equal(an_cs_init(&cs, 2, t, 2 + workers), 0);
+        assert_int_equal(an_cs_set_pool(&cs, 1, 1), 0);
+        assert_int_equal(an_cs_run(&cs, INFINITY), AN_CS_ALL_DONE);
+        assert_ms(t[0].end_ns, end_ms[workers]);
+    }
+}
+
 /* A wait nothing will signal is said, not looped on; a run may stop at a given time and go
  * on from there. */
 static void test_stuck_and_until(void **state)
@@ -231,6 +296,8 @@ int main(void)
         cmocka_unit_test(test_spinning_wait_holds_a_cpu),
         cmocka_unit_test(test_loader_and_training_thread),
         cmocka_unit_test(test_prefetch_bound),
+        cmocka_unit_test(test_gpu_pool_sync_removed),
+        cmocka_unit_test(test_workers_share_the_cpus_with_a_spinning_thread),
         cmocka_unit_test(test_stuck_and_until),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -98,14 +98,14 @@ static int runnable(const struct an_cs_thread *t)
     return s && (s->kind == AN_CS_WORK || (s->kind == AN_CS_WAIT && s->spin));
 }
 
-/* Processor sharing with caps: the runnable threads in order of their caps, each takes the
- * least of its cap and an equal part of what the ones before left (water-filling). */
-static void share(struct an_cs *cs)
+/* Processor sharing with caps, in each pool apart: its runnable threads in order of their
+ * caps, each takes the least of its cap and an equal part of what the ones before left
+ * (water-filling). */
+static void share_pool(struct an_cs *cs, uint32_t pool)
 {
     size_t order[AN_CS_MAX_THREADS], n = 0;
     for (size_t i = 0; i < cs->nthreads; i++) {
-        cs->threads[i].rate = 0;
-        if (!runnable(&cs->threads[i]))
+        if (cs->threads[i].pool != pool || !runnable(&cs->threads[i]))
             continue;
         size_t k = n++;
         double cap = cap_of(&cs->threads[i]);
@@ -113,7 +113,7 @@ static void share(struct an_cs *cs)
             order[k] = order[k - 1];
         order[k] = i;
     }
-    double left = cs->cpus;
+    double left = cs->capacity[pool];
     for (size_t k = 0; k < n; k++) {
         struct an_cs_thread *t = &cs->threads[order[k]];
         double fair = left / (double)(n - k);
@@ -122,18 +122,41 @@ static void share(struct an_cs *cs)
     }
 }
 
+static void share(struct an_cs *cs)
+{
+    unsigned used = 0;
+    for (size_t i = 0; i < cs->nthreads; i++) {
+        cs->threads[i].rate = 0;
+        used |= 1u << cs->threads[i].pool;
+    }
+    for (uint32_t pool = 0; pool < AN_CS_MAX_POOLS; pool++)
+        if (used & (1u << pool))
+            share_pool(cs, pool);
+}
+
+int an_cs_set_pool(struct an_cs *cs, uint32_t pool, double capacity)
+{
+    if (pool == 0 || pool >= AN_CS_MAX_POOLS || capacity < 0)
+        return -1;
+    cs->capacity[pool] = capacity;
+    return 0;
+}
+
 int an_cs_init(struct an_cs *cs, double cpus, struct an_cs_thread *threads, size_t nthreads)
 {
     memset(cs, 0, sizeof *cs);
     if (nthreads > AN_CS_MAX_THREADS)
         return -1;
-    for (size_t i = 0; i < nthreads; i++)
+    for (size_t i = 0; i < nthreads; i++) {
+        if (threads[i].pool >= AN_CS_MAX_POOLS)
+            return -1;
         for (size_t k = 0; k < threads[i].nsteps; k++)
             if ((threads[i].steps[k].kind == AN_CS_WAIT ||
                  threads[i].steps[k].kind == AN_CS_SIGNAL) &&
                 threads[i].steps[k].event >= AN_CS_MAX_EVENTS)
                 return -1;
-    cs->cpus = cpus;
+    }
+    cs->capacity[0] = cpus;
     cs->threads = threads;
     cs->nthreads = nthreads;
     for (size_t i = 0; i < nthreads; i++) {

@@ -15,6 +15,11 @@
  * training thread signals as it takes batches and each worker waits on before a load. The
  * GPU's completions reach the threads as events signalled at given times (an_cs_signal_at).
  *
+ * The GPU is one more such resource (a pool): a stream is a thread of the GPU's pool whose
+ * steps wait for the launches its host thread signals and work for its kernels' time, so
+ * that a change of the program (a sync removed, loads moved to workers) is an edit of the
+ * threads' steps replayed by this one engine, the device's time and the CPUs' together.
+ *
  * The fluid model sees a waking thread get its share at once; a real scheduler gives it the
  * CPU a tick or a preemption later (a spinning thread preempted ends its wait that much
  * later): what the replay's checks against the measured run-queue time show.
@@ -49,6 +54,7 @@ struct an_cs_thread {
     size_t nsteps;
     uint32_t repeat;
     double cap;
+    uint32_t pool;       /* the resource it runs on: 0 the host's CPUs, others as set */
     /* the replay's: */
     size_t at;           /* the step under way */
     uint32_t round;      /* the repeat under way */
@@ -63,11 +69,13 @@ struct an_cs_thread {
 };
 
 #define AN_CS_MAX_THREADS 256
+#define AN_CS_MAX_POOLS 4
 #define AN_CS_MAX_EVENTS 64
 #define AN_CS_MAX_TIMED 4096
 
 struct an_cs {
-    double cpus;                    /* the capacity: CPUs the process may use (quota) */
+    double capacity[AN_CS_MAX_POOLS];  /* each pool's: [0] the CPUs the process may use
+                                          (its quota), a GPU 1 */
     struct an_cs_thread *threads;
     size_t nthreads;
     uint64_t count[AN_CS_MAX_EVENTS];        /* each event's signals not yet taken */
@@ -76,9 +84,12 @@ struct an_cs {
     double now;
 };
 
-/* cs over `cpus` CPUs and the threads (their steps set; the rest is zeroed here): 0, or -1
- * for more than AN_CS_MAX_THREADS threads or an event out of range. */
+/* cs over `cpus` CPUs (pool 0) and the threads (their steps and pools set; the rest is
+ * zeroed here): 0, or -1 for more than AN_CS_MAX_THREADS threads, an event or a pool out
+ * of range. */
 int an_cs_init(struct an_cs *cs, double cpus, struct an_cs_thread *threads, size_t nthreads);
+/* Pool `pool` (1 .. AN_CS_MAX_POOLS - 1) holds `capacity` (a GPU: 1): 0, or -1. */
+int an_cs_set_pool(struct an_cs *cs, uint32_t pool, double capacity);
 /* Event `event` is signalled at time `at` (the GPU's completion): 0, or -1 when the table is
  * full or the event out of range. */
 int an_cs_signal_at(struct an_cs *cs, uint32_t event, double at);
