@@ -106,14 +106,14 @@ if scenario == "straggler":
     if "exposed_communication" in found:
         problems.append("the fast ranks' wait was called exposed communication")
     # in the steady state rank 2 waits for nobody but at the collectives it did not arrive
-    # last at (a fast rank preempted, above), each no longer than the others wait at one on
-    # average, and a few us of noise at the others (one more collective's worth; the
-    # first collective, start-up, may keep it waiting for a process still starting). Beside
-    # a CPU hog: last at 37 of 39, 1.49 ms waited, the others 110 ms each at least.
+    # last at (a fast rank preempted, above), and a few us of noise at the others: a small
+    # part of what each other rank waits, a quarter at most. (Each such collective may cost
+    # it a preempted rank's whole timeslice, more than the others' average wait at one: a
+    # fresh-clone run, last at 38 of 39, waited 6.8 ms where the others waited 112.6 ms at
+    # least, 2.9 a collective. Beside a CPU hog: last at 37 of 39, 1.49 ms, the others 110.)
     slow = [p for p in procs if p["rank"] == 2][0]["communication"]
     least = min(p["communication"]["waited_steady_ns"] for p in procs if p["rank"] != 2)
-    not_last = max(0, coll["steady"] - slow["last_arrivals"])
-    if (slow["waited_steady_ns"] >= least * (not_last + 1) / max(1, coll["steady"]) or
+    if (slow["waited_steady_ns"] >= least / 4 or
             slow["last_arrivals"] < coll["steady"] - max(1, coll["steady"] // 10)):
         problems.append("rank 2 waited %d ns in the steady state (the others %d at least), "
                         "last at %d" % (slow["waited_steady_ns"], least, slow["last_arrivals"]))
