@@ -117,5 +117,6 @@ void gw_config_load(struct gw_config *cfg)
         cfg->timeline = cfg->timeline == GW_TIMELINE_SAMPLED ? GW_TIMELINE_FULL : cfg->timeline;
 
     cfg->host_copy_bps = env_number("GPUWATCH_HOST_COPY_BPS", 0, 1000000000000000ul, 0);
+    cfg->wake_ns = env_number("GPUWATCH_WAKE_NS", 0, 1000000000ul, 0);
     cfg->use_tsc = !env_other("GPUWATCH_CLOCK", "tsc", "monotonic");
 }

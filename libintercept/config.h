@@ -13,6 +13,8 @@ struct gw_config {
     unsigned long host_copy_bps; /* GPUWATCH_HOST_COPY_BPS: the host's memcpy rate, bytes/s,
                                    measured outside the program (gpuwatch run, before exec);
                                    0: unknown. Passed into the trace, never measured here. */
+    unsigned long wake_ns;      /* GPUWATCH_WAKE_NS: how late a sleeping thread runs after its
+                                   wake-up is due, measured outside the program as above */
     int use_tsc;                /* GPUWATCH_CLOCK=tsc|monotonic, default tsc where invariant */
     unsigned stack_depth;       /* GPUWATCH_STACK_DEPTH, 0..64 frames, default 12; 0 = off */
     int stack_libc;             /* GPUWATCH_STACK_UNWINDER=libc: glibc's backtrace() */

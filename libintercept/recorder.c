@@ -327,10 +327,12 @@ int gw_recorder_start(const struct gw_config *cfg)
     gw_rec.failed = 0;
     if (gw_trace_file_open(cfg->output_dir) != 0)
         return -1;
-    if (cfg->host_copy_bps) {  /* (measured by whoever launched us, outside this process) */
-        uint64_t bps = cfg->host_copy_bps;
+    if (cfg->host_copy_bps || cfg->wake_ns) {  /* (measured by whoever launched us, outside
+                                                  this process) */
+        uint64_t facts[2] = {cfg->host_copy_bps, cfg->wake_ns};
         uint8_t record[32];
-        gw_defs_append(record, gw_encode_record(record, GW_REC_HOST_COPY, &bps, 1, NULL, 0));
+        gw_defs_append(record, gw_encode_record(record, GW_REC_HOST_COPY, facts,
+                                                cfg->wake_ns ? 2 : 1, NULL, 0));
     }
     if (gw_writer_start() != 0) {
         gw_warn_once(GW_WARN_OUTPUT, "cannot start the trace writer thread; tracing is off");

@@ -55,13 +55,15 @@ void *__wrap_aligned_alloc(size_t align, size_t n)
     return __real_aligned_alloc(align, n);
 }
 
-/* The host's memcpy rate the next start() is handed (GPUWATCH_HOST_COPY_BPS; 0: none). */
-static unsigned long start_host_copy_bps;
+/* The host's memcpy rate and wake-up latency the next start() is handed
+ * (GPUWATCH_HOST_COPY_BPS, GPUWATCH_WAKE_NS; 0: none). */
+static unsigned long start_host_copy_bps, start_wake_ns;
 
 static void start(size_t ring_bytes, unsigned flush_ms)
 {
     struct gw_config cfg = {0};
     cfg.host_copy_bps = start_host_copy_bps;
+    cfg.wake_ns = start_wake_ns;
     snprintf(trace_dir, sizeof trace_dir, "/tmp/gw-rec-XXXXXX");
     assert_non_null(mkdtemp(trace_dir));
     snprintf(cfg.output_dir, sizeof cfg.output_dir, "%s", trace_dir);
@@ -501,8 +503,9 @@ static void test_timed_words_and_their_limit(void **state)
 {
     (void)state;
     start_host_copy_bps = 9876543210ul;
+    start_wake_ns = 73456;
     start(1 << 20, 10);
-    start_host_copy_bps = 0;
+    start_host_copy_bps = start_wake_ns = 0;
     gw_rec_timed(GW_REC_RANGE_PUSH, 7000, (const uint64_t[]){3, 41}, 2);
     gw_rec_timed(GW_REC_CPU_PROC, 7100, (const uint64_t[]){900, 2, 800, 1}, 4);
     uint64_t many[15] = {0};
@@ -520,6 +523,7 @@ static void test_timed_words_and_their_limit(void **state)
              * shim times nothing of the machine itself */
             host_copy++;
             assert_int_equal(ev.u.host_copy.bytes_per_s, 9876543210ull);
+            assert_int_equal(ev.u.host_copy.wake_ns, 73456);
         } else if (ev.kind == GW_EV_RANGE_PUSH) {
             push++;
             assert_int_equal(ev.ts_ns, 7000);
@@ -545,6 +549,8 @@ static void test_timed_words_and_their_limit(void **state)
     assert_int_equal(pops, 1);
     assert_int_equal(others, 0);  /* nor the 15-word GPU record */
     assert_int_equal(host_copy, 1);
+    assert_int_equal(gw_reader_wake_ns(reader), 73456);
+    assert_int_equal(gw_reader_host_copy_bps(reader), 9876543210ull);
     assert_int_equal(gw_reader_stats(reader)->damage_reports, 0);
     gw_reader_close(reader);
     cleanup();

@@ -11,14 +11,18 @@
 
 #include "cli.h"
 #include "machine/host_copy_rate.h"
+#include "machine/wake_latency.h"
 
 static void help(FILE *out)
 {
     fprintf(out,
             "usage: gpuwatch machine [--env] [--tries N]\n"
             "  the host's memcpy rate, memory to memory (bytes/s): what gathering many small\n"
-            "  uploads into one pinned buffer costs the host, for the small-copies advice\n"
-            "  --env      print it as GPUWATCH_HOST_COPY_BPS=N, for a program preloaded by hand\n"
+            "  uploads into one pinned buffer costs the host, for the small-copies advice;\n"
+            "  and how late a sleeping thread runs after its wake-up is due (ns): what a wait\n"
+            "  for the GPU that sleeps adds to each sync, for a host-only trace\n"
+            "  --env      print them as GPUWATCH_HOST_COPY_BPS=N GPUWATCH_WAKE_NS=M, for a\n"
+            "             program preloaded by hand\n"
             "  --tries N  copies timed, the best kept (default %u)\n",
             GW_HOST_COPY_TRIES);
 }
@@ -53,6 +57,11 @@ int gw_cmd_machine(int argc, char **argv)
         fprintf(stderr, "gpuwatch machine: cannot allocate the copy's buffers\n");
         return GW_EXIT_DAMAGE;
     }
-    printf(env ? GW_HOST_COPY_ENV "=%" PRIu64 "\n" : "host_copy_bps %" PRIu64 "\n", bps);
+    uint64_t wake = gw_wake_latency_ns(GW_WAKE_TRIES);
+    /* (--env on one line: eval "export $(gpuwatch machine --env)" exports both) */
+    if (env)
+        printf(GW_HOST_COPY_ENV "=%" PRIu64 " " GW_WAKE_ENV "=%" PRIu64 "\n", bps, wake);
+    else
+        printf("host_copy_bps %" PRIu64 "\nwake_ns %" PRIu64 "\n", bps, wake);
     return GW_EXIT_OK;
 }

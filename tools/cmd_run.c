@@ -7,7 +7,8 @@
  * then lists the trace files that appeared in DIR on stderr, prints their analysis (as
  * `gpuwatch analyze`, text) on stderr unless --no-analyze, and exits with the child's
  * status (128 + signal when it was killed). Before the exec it times the host's memcpy rate
- * (machine/host_copy_rate.h) and hands it to the shim in GPUWATCH_HOST_COPY_BPS.
+ * (machine/host_copy_rate.h) and a sleeping thread's wake-up latency (machine/
+ * wake_latency.h) and hands them to the shim in GPUWATCH_HOST_COPY_BPS and GPUWATCH_WAKE_NS.
  *
  * The shim is found at: $GPUWATCH_LIB; else next to this executable (install_paths.c:
  * ../<libdir>/ or ../lib/, CMake's install and the Python package's; ../libintercept/, the
@@ -32,6 +33,7 @@
 #include "export/html_report.h"
 #include "install_paths.h"
 #include "machine/host_copy_rate.h"
+#include "machine/wake_latency.h"
 #include "trace_reader.h"
 
 #define DEFAULT_OUTPUT "./gpuwatch-traces"
@@ -300,14 +302,21 @@ int gw_cmd_run(int argc, char **argv)
         fprintf(stderr, "gpuwatch run: out of memory\n");
         return GW_EXIT_DAMAGE;
     }
-    /* The host's memcpy rate, timed here before the program exists (never inside it: its
-     * CPUs and caches are the program's); one the caller set is kept. */
-    char rate[32] = "";
+    /* The host's memcpy rate and a sleeping thread's wake-up latency, timed here before
+     * the program exists (never inside it: its CPUs and caches are the program's); one the
+     * caller set is kept. */
+    char rate[32] = "", wake[32] = "";
     const char *given = getenv(GW_HOST_COPY_ENV);
     if (!given || !*given) {
         uint64_t bps = gw_host_copy_rate(GW_HOST_COPY_TRIES);
         if (bps)
             snprintf(rate, sizeof rate, "%" PRIu64, bps);
+    }
+    given = getenv(GW_WAKE_ENV);
+    if (!given || !*given) {
+        uint64_t ns = gw_wake_latency_ns(GW_WAKE_TRIES);
+        if (ns)
+            snprintf(wake, sizeof wake, "%" PRIu64, ns);
     }
     struct name_list before = {0};
     list_dir(dir, &before);
@@ -339,7 +348,8 @@ int gw_cmd_run(int argc, char **argv)
             sigaction(forwarded[i], &old_sa[i], NULL);
         sigprocmask(SIG_SETMASK, &saved, NULL);
         if (setenv("GPUWATCH_OUTPUT", dir, 1) != 0 || setenv("LD_PRELOAD", preload, 1) != 0 ||
-            (rate[0] && setenv(GW_HOST_COPY_ENV, rate, 1) != 0)) {
+            (rate[0] && setenv(GW_HOST_COPY_ENV, rate, 1) != 0) ||
+            (wake[0] && setenv(GW_WAKE_ENV, wake, 1) != 0)) {
             fprintf(stderr, "gpuwatch run: setenv: %s\n", strerror(errno));
             _exit(127);
         }

@@ -293,12 +293,16 @@ _Static_assert(sizeof(struct gw_chunk_header) == 32, "chunk header is 32 bytes")
  *                  Python stacks are recorded: Py_GetVersion()'s text; follows_releases 1
  *                  when calls made with the GIL released get stacks too (the interpreter's
  *                  C API comes from a shared libpython), 0 when only calls made holding it do)
- * GW_REC_HOST_COPY bytes_per_second   (the host's memcpy rate of a 4 MiB batch just
- *                  written into a reused staging buffer, timed outside the program by its
- *                  launcher (gpuwatch run, before exec) and written once by the shim from
- *                  GPUWATCH_HOST_COPY_BPS;
- *                  readers take the largest. What gathering small tensors into one pinned
- *                  staging buffer costs the host, which the trace shows nowhere else)
+ * GW_REC_HOST_COPY bytes_per_second [wake_ns]   (the machine, measured outside the program
+ *                  by its launcher (gpuwatch run, before exec) and written once by the shim
+ *                  from GPUWATCH_HOST_COPY_BPS and GPUWATCH_WAKE_NS: the host's memcpy rate
+ *                  of a 4 MiB batch just written into a reused staging buffer, 0 when not
+ *                  given (readers take the largest; what gathering small tensors into one
+ *                  pinned staging buffer costs the host, which the trace shows nowhere
+ *                  else); then how late a sleeping thread runs after its wake-up is due, the
+ *                  median of timed sleeps without timer slack (what a wait for the GPU that
+ *                  sleeps adds after the GPU's work, which a host-only trace cannot tell
+ *                  from it; absent or 0: not given))
  * GW_REC_SHIM_STATS rounds writer_cpu_ns late_max_ns flush_ns {bucket rounds}*
  *                  (the shim's own cost, written once by its writer thread as tracing stops:
  *                  the writer's rounds, the CPU time its thread used (every shim thread's:

@@ -51,14 +51,20 @@ ex_run() {
     ex_timeline "$mode"
     rm -rf "$out"
     # The simulated GPU spins in its synchronising calls, as CUDA's default schedule does when
-    # a process has fewer contexts than CPUs; sleeping there adds a timer wake-up (~80 us here)
-    # to each sync that a host-only trace cannot tell from GPU time (docs/analyze.md, limits).
+    # a process has fewer contexts than CPUs; sleeping there adds a wake-up to each sync that
+    # a host-only trace cannot tell from GPU time: the replay takes it from the machine's
+    # wake-up latency (GPUWATCH_WAKE_NS) where the thread's CPU samples say its waits sleep.
     # Its copies move no bytes: a GPU's DMA costs the host no CPU, the fake's memcpy of 16 MiB
     # a step would take a core from the program on this 2-core machine (no example reads its
     # data back). Its graph launches report no node records: a GPU's CUPTI stamps them off
     # the launching thread, the fake's would cost it ~140 ns a node (only --fix/--fixed runs
     # launch graphs, and only their wall time is read).
-    env "${TIMELINE[@]}" FAKECUDA_SPIN_WAIT="${EX_SPIN_WAIT:-1}" FAKECUDA_MOVE_BYTES=0 FAKECUDA_GRAPH_RECORDS=0 LD_LIBRARY_PATH="$FAKE" GPUWATCH_CUPTI="$cupti" LD_PRELOAD="$SHIM" \
+    # A sleeping thread's wake-up latency, timed before each run as gpuwatch run times it
+    # (it moves with the machine's load: 70 us on a quiet run of this VM, 300 in a
+    # fresh-clone run's calibration); the memcpy rate stays the one timed above.
+    local wake
+    wake=$("$GPUWATCH" machine --env | grep -o 'GPUWATCH_WAKE_NS=[0-9]*')
+    env "${TIMELINE[@]}" ${wake:+"$wake"} FAKECUDA_SPIN_WAIT="${EX_SPIN_WAIT:-1}" FAKECUDA_MOVE_BYTES=0 FAKECUDA_GRAPH_RECORDS=0 LD_LIBRARY_PATH="$FAKE" GPUWATCH_CUPTI="$cupti" LD_PRELOAD="$SHIM" \
         GPUWATCH_OUTPUT="$out" "$BUILD/examples/example_$name" "$@" >"$out.log" 2>&1 ||
         fail "$name $* ($mode) did not run: $(tail -2 "$out.log")"
     "$GPUWATCH" analyze --json "$out" >"$out.json" 2>"$out.err" ||

@@ -23,6 +23,7 @@
 struct synth {
     unsigned cpus;       /* the CPUs the traced process could use (0: unknown, 1 worker) */
     uint64_t host_copy_bps;  /* the host's memcpy rate the shim measured (0: none) */
+    uint64_t wake_ns;        /* a sleeping thread's wake-up latency it was handed (0: none) */
     struct an_ev *ev;
     size_t n, cap;
     uint64_t now;        /* host time */
@@ -246,8 +247,8 @@ static inline struct an_model *synth_model(struct synth *s, const struct an_thre
         abort();
     if (s->cpus)
         an_model_set_cpus(m, s->cpus);
-    if (s->host_copy_bps)
-        an_model_set_host_copy(m, s->host_copy_bps);
+    if (s->host_copy_bps || s->wake_ns)
+        an_model_set_host_copy(m, s->host_copy_bps, s->wake_ns);
     an_model_feed_all(m, s->ev, s->n);
     return m;
 }

@@ -197,7 +197,7 @@ static uint64_t per_sample_saving(int gpu, uint64_t bps)
     h.cupti_status = gpu ? GW_CUPTI_ACTIVE : GW_CUPTI_DISABLED;
     struct an_model *m = an_model_new(NULL, &h);
     assert_non_null(m);
-    an_model_set_host_copy(m, bps);
+    an_model_set_host_copy(m, bps, 0);
     an_model_feed_all(m, s.ev, s.n);
     synth_free(&s);
     uint64_t saving = an_replay_saving(&m->replay, AN_WI_PINNED_ASYNC);

@@ -7,6 +7,79 @@
 
 #include "synth.h"
 
+/* A host-only loop whose .item() slept (cudaDeviceScheduleBlockingSync): each returned
+ * `late` after the GPU's work, the thread's CPU samples (every 10 ms, thread 1) saying its
+ * waits were on a CPU `wait_cpu` of their time; the machine's wake-up latency `wake` (0:
+ * not given). */
+static const struct an_finding *sleeping(uint64_t late, double wait_cpu, uint64_t wake,
+                                         struct an_findings *out, struct an_model **m)
+{
+    struct synth s = {.wake_ns = wake};
+    struct loop L = {.steps = 60, .h2d_bytes = 1u << 20, .h2d_ns = 50 * US, .kernels = 10,
+                     .kernel_ns = 100 * US, .launch_ns = 5 * US, .item = 1,
+                     .after_item_ns = 400 * US};
+    synth_loop(&s, &L);
+    /* each read returns `late` later, and all after it with it; the samples in between */
+    struct synth t = {.wake_ns = wake};
+    uint64_t shift = 0, waited = 0, next_sample = s.ev[0].ts + 10 * MS;
+    for (size_t i = 0; i < s.n; i++) {
+        struct an_ev e = s.ev[i];
+        e.ts += shift;
+        e.end += shift;
+        while (e.ts >= next_sample) {
+            struct an_ev sample = {.ts = next_sample, .end = next_sample, .kind = AN_CPU_THREAD,
+                                   .ptr = 1, .bytes = next_sample, .key = waited,
+                                   .stream = (uint64_t)(wait_cpu * (double)waited)};
+            synth_push(&t, &sample);
+            next_sample += 10 * MS;
+        }
+        if (e.kind == AN_COPY && e.dir == GW_COPY_DTOH && (e.flags & AN_F_DRAINS)) {
+            e.end += late;
+            shift += late;
+            waited += e.end - e.ts;
+        }
+        synth_push(&t, &e);
+    }
+    synth_free(&s);
+    *m = synth_model(&t, NULL, 1ull << 30, 0);
+    synth_free(&t);
+    return synth_rule(*m, an_rule_sync_bubble, out, 8);
+}
+
+/* The wake-up a sleeping wait returns after the GPU's work is the host's, not the GPU's:
+ * with the machine's latency given (150 us here, the waits returning 150 us late), the
+ * steps after the first CPU sample (at 10 ms: six of the 1.7 ms steps before it) give it
+ * back too, and the saving is said to be a floor. Spinning waits (the samples say so), or
+ * no latency given: the saving as before, no floor. */
+static void sleeping_waits_end_a_wake_up_after_the_work(void **state)
+{
+    (void)state;
+    struct an_findings out = {0}, base_out = {0}, spin_out = {0};
+    struct an_model *m, *base, *spin;
+    const struct an_finding *f = sleeping(150 * US, 0.01, 150 * US, &out, &m);
+    const struct an_finding *b = sleeping(150 * US, 0.01, 0, &base_out, &base);
+    const struct an_finding *sp = sleeping(150 * US, 0.98, 150 * US, &spin_out, &spin);
+    assert_non_null(f);
+    assert_non_null(b);
+    assert_non_null(sp);
+    assert_int_equal(b->lower_bound, 0);
+    assert_int_equal(sp->lower_bound, 0);
+    assert_int_equal(sp->saving_ns, b->saving_ns);
+    assert_int_equal(f->lower_bound, 1);
+    assert_non_null(strstr(f->evidence, "slept in its waits"));
+    assert_true(m->replay.waits_woken >= 52 && m->replay.waits_woken <= 55);
+    uint64_t more = f->saving_ns - b->saving_ns;
+    if (more < (m->replay.waits_woken - 1) * 150 * US || more > (m->replay.waits_woken + 1) * 150 * US)
+        fail_msg("the wake-ups gave back %.2f ms for %u waits of 150 us", (double)more / MS,
+                 (unsigned)m->replay.waits_woken);
+    an_findings_free(&out);
+    an_findings_free(&base_out);
+    an_findings_free(&spin_out);
+    an_model_free(m);
+    an_model_free(base);
+    an_model_free(spin);
+}
+
 static const struct an_finding *with(uint64_t after_ns, unsigned every, int gpu,
                                      struct an_findings *out, struct an_model **m)
 {
@@ -196,6 +269,7 @@ int main(void)
         cmocka_unit_test(refill_counts_after_a_drain),
         cmocka_unit_test(slow_host_gains_only_its_wait),
         cmocka_unit_test(preempted_time_is_no_sync),
+        cmocka_unit_test(sleeping_waits_end_a_wake_up_after_the_work),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

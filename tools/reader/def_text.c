@@ -130,6 +130,8 @@ void gw_def_text(FILE *out, const struct gw_reader *r, const struct gw_event *ev
         break;
     case GW_EV_HOST_COPY:
         fprintf(out, " bytes_per_s=%" PRIu64, ev->u.host_copy.bytes_per_s);
+        if (ev->u.host_copy.wake_ns)
+            fprintf(out, " wake_ns=%" PRIu64, ev->u.host_copy.wake_ns);
         break;
     case GW_EV_PYSTACK:
         fprintf(out, " id=%" PRIu64, ev->u.pystack.id);

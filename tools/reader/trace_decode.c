@@ -628,15 +628,18 @@ static __attribute__((noinline)) int decode_untimed(struct gw_reader *r,
         return !r->defs_only;
     }
     if (rec->type == GW_REC_HOST_COPY) {
-        uint64_t bps;
-        if (get_words(c, &bps, 1) < 1) {
+        uint64_t w[2] = {0, 0};
+        if (get_words(c, w, 2) < 1) {
             report_short(r, off, "HOST_COPY", 0, 1, rec->body_len);
             return 0;
         }
         start_event(ev, GW_EV_HOST_COPY, r->ch.tid, 0, off);
-        ev->u.host_copy.bytes_per_s = bps;
-        if (bps > r->host_copy_bps)
-            r->host_copy_bps = bps;
+        ev->u.host_copy.bytes_per_s = w[0];
+        ev->u.host_copy.wake_ns = w[1];
+        if (w[0] > r->host_copy_bps)
+            r->host_copy_bps = w[0];
+        if (w[1])
+            r->wake_ns = w[1];
         r->stats.definitions++;
         return !r->defs_only;
     }

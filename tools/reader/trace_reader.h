@@ -72,7 +72,8 @@ enum gw_event_kind {
     GW_EV_STACKSITE,      /* untimed: calls of this thread made from one native stack */
     GW_EV_GPU_WINDOW,     /* a sampled timeline's window opened (u.gpu_window.open) or shut */
     GW_EV_MEM_BLOCK,      /* PyTorch profiler traces only: a caching allocator's block */
-    GW_EV_HOST_COPY,      /* a definition: the host's memcpy rate (u.host_copy) */
+    GW_EV_HOST_COPY,      /* a definition: the host's memcpy rate and a sleeping thread's
+                             wake-up latency (u.host_copy) */
 };
 
 struct gw_shape {
@@ -182,7 +183,7 @@ struct gw_event {
         struct gw_pystack pystack;
         /* follows_releases: calls made with the GIL released get stacks too */
         struct { uint64_t version_id, follows_releases; } python;
-        struct { uint64_t bytes_per_s; } host_copy;
+        struct { uint64_t bytes_per_s, wake_ns; } host_copy;
         /* PYSITE, STACKSITE: the calls first_call_id..last_call_id of this thread (ids as
          * call_id) were made from the stack stack_id (a PYSTACK's, a STACK's); a call
          * named twice belongs to the first site */
@@ -357,6 +358,9 @@ size_t gw_reader_clocks(const struct gw_reader *reader, const struct gw_clock_po
 /* The best host memcpy rate the trace's HOST_COPY definitions hold, bytes/s (0: none):
  * all of them once gw_reader_load_defs has read them, else those read so far. */
 uint64_t gw_reader_host_copy_bps(const struct gw_reader *reader);
+/* How late a sleeping thread ran after its wake-up was due on the traced machine, ns, as its
+ * launcher measured it (HOST_COPY's second word; 0: not given). */
+uint64_t gw_reader_wake_ns(const struct gw_reader *reader);
 /* Kernel name of a launch shape (shape → name string). */
 const char *gw_reader_kernel_name(const struct gw_reader *reader, uint64_t shape_id);
 /* A STACK definition by id (trace_stacks.c). */

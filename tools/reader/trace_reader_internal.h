@@ -44,6 +44,7 @@ struct gw_reader {
 
     int defs_only;              /* gw_reader_load_defs pass */
     uint64_t host_copy_bps;     /* the best HOST_COPY rate read so far (0: none) */
+    uint64_t wake_ns;           /* HOST_COPY's wake-up latency (0: none) */
     int second_header;          /* reading stopped at another trace's header */
     /* trace_salvage.c: the rings file beside the trace, once looked for */
     int salvage_tried, salvage_fd;

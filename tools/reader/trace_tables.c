@@ -195,6 +195,11 @@ uint64_t gw_reader_host_copy_bps(const struct gw_reader *r)
     return r->host_copy_bps;
 }
 
+uint64_t gw_reader_wake_ns(const struct gw_reader *r)
+{
+    return r->wake_ns;
+}
+
 uint64_t gw_shim_late_quantile_ns(const struct gw_shim_stats *shim, double q)
 {
     if (!shim->rounds)

@@ -236,6 +236,8 @@ void an_model_feed_other(struct an_model *m, const struct an_ev *ev)
     struct an_model_state *st = m->state;
     if (ev->kind == AN_CPU_THREAD || ev->kind == AN_CPU_PROC) {
         an_cpu_sample(&st->cpu, ev);
+        if (ev->kind == AN_CPU_THREAD)
+            an_replay_host(&st->replay, ev);  /* (whether a thread's waits sleep) */
         return;
     }
     if (ev->kind == AN_GPU_WINDOW) {
@@ -489,9 +491,10 @@ void an_model_set_cpus(struct an_model *m, unsigned cpus)
     rp->shape_name_user = m->resolve_user;
 }
 
-void an_model_set_host_copy(struct an_model *m, uint64_t bytes_per_s)
+void an_model_set_host_copy(struct an_model *m, uint64_t bytes_per_s, uint64_t wake_ns)
 {
     m->state->replay.host_copy_bps = bytes_per_s;
+    m->state->replay.wake_ns = wake_ns;
 }
 
 int an_model_set_workers(struct an_model *m, const struct an_worker_budget *b)

@@ -340,9 +340,11 @@ int an_model_seed_kernels(struct an_model *m, const struct an_model *earlier);
 /* The CPUs the traced process could use (--cpus), before any event: the DataLoader
  * workers the replay gives the input pipeline (the header's count otherwise). */
 void an_model_set_cpus(struct an_model *m, unsigned cpus);
-/* The host's memcpy rate the trace measured (GW_REC_HOST_COPY), bytes/s: what gathering
- * small uploads into one pinned buffer costs (the replay's pinned_async world). */
-void an_model_set_host_copy(struct an_model *m, uint64_t bytes_per_s);
+/* The machine the trace measured (GW_REC_HOST_COPY): the host's memcpy rate, bytes/s, what
+ * gathering small uploads into one pinned buffer costs (the replay's pinned_async world);
+ * a sleeping thread's wake-up latency, ns, what a wait for the GPU that slept returned
+ * after the work (0: not given). */
+void an_model_set_host_copy(struct an_model *m, uint64_t bytes_per_s, uint64_t wake_ns);
 /* Host events in time order (late ones tolerated), and GPU records in time order. */
 void an_model_feed_host(struct an_model *m, const struct an_ev *ev);
 void an_model_feed_gpu(struct an_model *m, const struct an_ev *ev);

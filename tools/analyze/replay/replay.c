@@ -246,6 +246,11 @@ struct an_rp_thread {
 #define RECENT_LOADS 8
     uint64_t recent_load[RECENT_LOADS];
     uint32_t nrecent_loads;
+    /* its waits for the GPU slept (cudaDeviceScheduleBlockingSync): over its latest CPU
+     * sample's interval they were more off the CPU than on it or waiting for one; each then
+     * ended a wake-up (an_replay_state.wake_ns) after the GPU's work (waits_sleep_from) */
+    uint8_t waits_sleep;
+    uint64_t sample_wait_ns, sample_wait_cpu_ns, sample_runq_ns;
 };
 
 /* A read-back of this much or less is a scalar (loss.item(), a metric): what follows it is
@@ -1874,9 +1879,15 @@ static void replay_other_call(struct an_replay_state *st, const struct an_ev *ev
 
 /* (inline into its callers, the slow path apart: most events are launches in rhythm, and
  * the whole replay's registers saved and restored for each was a tenth of their cost) */
+static void note_cpu_sample(struct an_replay_state *st, const struct an_ev *ev);
+
 static inline void replay_call(struct an_replay_state *st, const struct an_ev *ev)
 {
     struct an_ev mark;
+    if (__builtin_expect(ev->kind == AN_CPU_THREAD, 0)) {
+        note_cpu_sample(st, ev);
+        return;
+    }
     if (ev->kind >= AN_RANGE_PUSH && ev->kind <= AN_RANGE_END &&
         !(ev = step_boundary(st, ev, &mark)))
         return;
@@ -2025,13 +2036,24 @@ static void replay_other_call(struct an_replay_state *st, const struct an_ev *ev
         struct an_ev until = *ev;
         if (moved && ev->end - moved > ev->ts)
             until.end = ev->end - moved;
+        /* a wait that slept returned a wake-up after the work it waited for: where no GPU
+         * record says when that was, the work ends that much sooner (the GPU's idle, and
+         * what taking the wait away gives back) */
+        int woken = t->waits_sleep && st->wake_ns && until.end - until.ts > st->wake_ns;
+        if (woken)
+            until.end -= st->wake_ns;
         int waited_long = until.end - until.ts > nowait + st->th.drain_slack_ns;
         /* the work that started while it waited: by its end, as far as the GPU's clock
          * and the host's agree (drain_slack_ns; a record of the wait's own copy may start
          * a few us after the call returned) */
         match_all_pending(st, ev->end + st->th.drain_slack_ns);
         st->drained_unknown = 0;
+        uint64_t virtual_before = st->virtual_ops;
         uint64_t ready = drained(st, &until, waited_long, ready_sim);
+        /* (counted where no GPU record timed the work: elsewhere the records say when it
+         * ended, and the wake-up is what followed) */
+        if (woken && st->virtual_ops > virtual_before)
+            st->waits_woken++;
         /* as measured: the call's own time, or its own cost, the wait, and what came after
          * the GPU was done (the copy back, the driver's return) */
         int waited = ready > ev->ts;
@@ -2132,10 +2154,47 @@ static void replay_after_gpu(struct an_replay_state *st, const struct an_ev *ev)
     st->fifo_n++;
 }
 
+/* A thread's CPU sample (AN_CPU_THREAD, cumulative): whether its waits for the GPU slept
+ * since the one before. Time in waits neither on a CPU nor waiting for one (its run-queue
+ * time, all taken as in its waits: a spinning thread preempted is no sleeper) was asleep;
+ * more than half asleep, over a millisecond of waits at least, is a sleeping schedule. */
+static void note_cpu_sample(struct an_replay_state *st, const struct an_ev *ev)
+{
+    struct an_rp_thread *t = known_thread(st, (uint32_t)ev->ptr);
+    if (!t)
+        return;
+    uint64_t wait = ev->key, cpu = ev->stream, runq = ev->bytes;
+    if (wait < t->sample_wait_ns || cpu < t->sample_wait_cpu_ns)
+        return;  /* (another thread with a reused id) */
+    uint64_t d_wait = wait - t->sample_wait_ns, d_cpu = cpu - t->sample_wait_cpu_ns;
+    uint64_t d_runq = runq > t->sample_runq_ns ? runq - t->sample_runq_ns : 0;
+    if (d_wait >= 1000000) {
+        uint64_t awake = d_cpu + d_runq;
+        t->waits_sleep = awake < d_wait && d_wait - awake > d_wait / 2;
+        t->sample_wait_ns = wait;
+        t->sample_wait_cpu_ns = cpu;
+        t->sample_runq_ns = runq;
+    }
+}
+
 void an_replay_host(struct an_replay_state *st, const struct an_ev *ev)
 {
-    /* NVTX ranges go on to replay_call (step_boundary); CPU samples and LOST records hold
-     * no time of the program's own */
+    if (ev->kind == AN_CPU_THREAD) {
+        /* in order with the calls (through the FIFO where they wait for the GPU's records),
+         * ending where it starts (its run-queue time, end - ts, held in bytes: the thread's
+         * own CPU time is not read here) */
+        struct an_ev sample = *ev;
+        sample.bytes = ev->dir && ev->end > ev->ts ? ev->end - ev->ts : 0;
+        sample.end = sample.ts;
+        sample.tid = 0;
+        if (!st->expect_gpu)
+            replay_call(st, &sample);
+        else
+            replay_after_gpu(st, &sample);
+        return;
+    }
+    /* NVTX ranges go on to replay_call (step_boundary); LOST records hold no time of the
+     * program's own */
     if ((ev->kind < AN_CALL || ev->kind > AN_CAPTURE) &&
         (ev->kind < AN_RANGE_PUSH || ev->kind > AN_RANGE_END))
         return;
@@ -2202,6 +2261,8 @@ void an_replay_finish(struct an_replay_state *st, uint64_t first_ts, uint64_t me
     out->ops_virtual = st->virtual_ops;
     out->ops_unproven = st->unproven_ops;
     out->ops_unlearnt = st->unlearnt_ops;
+    out->waits_woken = st->waits_woken;
+    out->wake_ns = st->wake_ns;
     out->records_unmatched = st->unmatched;
     out->pinned_unknown_ns = st->pinned_unknown_ns;
     out->ckpt_least_ns = st->ckpt_least_ns;

@@ -126,6 +126,11 @@ struct an_replay {
                                         nil (host-only: no drain waited for it) */
     uint64_t ops_unlearnt;           /* ... of that, drained before a sampled timeline's
                                         first kernel record was read (kernel_time) */
+    /* waits whose work no GPU record timed and whose thread slept in them, each taken to
+     * end the machine's wake-up latency (HOST_COPY's wake_ns) before it returned: a floor,
+     * a CPU that idled longer waking later (savings through them are lower bounds) */
+    uint64_t waits_woken;
+    uint64_t wake_ns;
     uint64_t records_unmatched;      /* GPU records no issuing call was found for */
     /* host-only: of the pinned_async world's saving, the part that takes downloads' time as
      * their moves where it may have been waits for earlier work (the kernels queued before
@@ -255,6 +260,10 @@ struct an_replay_state {
      * and the bytes the small upload replayed now stages and moves where small uploads are
      * coalesced (replay.c, gather_of: with no rate, its own) */
     uint64_t host_copy_bps, gathered;
+    /* how late a sleeping thread ran after its wake-up was due on the traced machine (0:
+     * not given): a wait for the GPU that slept ended that much after the work; and the
+     * waits, with no GPU record of their work, taken so */
+    uint64_t wake_ns, waits_woken;
     /* the part of the stretch before the call replayed now in which no other thread issued
      * GPU work (what batch loads and pauses are made of), and the latest end of a call that
      * issued work, and the latest on a thread other than that one's (replay.c,

@@ -430,6 +430,8 @@ static void finding(FILE *out, const struct an_run *run, size_t i, size_t number
     num(out, f->saving_share);
     fputs(", \"step_share\": ", out);
     num(out, f->step_share);
+    if (f->lower_bound)  /* (only where it holds: the saving is a floor) */
+        fputs(", \"saving_at_least\": true", out);
     if (f->after_id[0]) {
         fputs(", \"after\": {\"id\": ", out);
         str(out, f->after_id);

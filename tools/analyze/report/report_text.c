@@ -305,7 +305,8 @@ static void finding(FILE *out, const struct an_run *run, const struct an_finding
         an_fmt_ns(buf, sizeof buf, (double)f->saving_ns);
         /* a replayed saving is a prediction; the others are upper bounds */
         fprintf(out, "    saves:    %s%s (%.1f%% of wall",
-                f->whatif && !f->upper_bound ? "" : "up to ", buf,
+                f->whatif && !f->upper_bound ? (f->lower_bound ? "at least " : "") : "up to ",
+                buf,
                 f->saving_share * 100);
         if (f->step_share != f->saving_share)
             fprintf(out, ", %.1f%% of step time", f->step_share * 100);

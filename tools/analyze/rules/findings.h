@@ -41,6 +41,9 @@ struct an_finding {
                                 when the saving is not a replay's) */
     int upper_bound;         /* its replay took work of unproven length as nil: the saving
                                 is at most that (host-only), said "up to" */
+    int lower_bound;         /* its replay took sleeping waits' wake-ups at the machine's
+                                measured latency, a floor: the saving is at least that,
+                                said "at least" */
     /* the changes (a mask of 1 << enum an_whatif) whose own findings rank before it, what
      * its saving adds to (changes_together); 0 for most */
     unsigned follows;

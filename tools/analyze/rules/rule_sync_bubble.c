@@ -108,6 +108,22 @@ void an_rule_sync_bubble(const struct an_model *m, const struct an_rule_ctx *ctx
                    "calls; it would have been ahead without them).", more, unit, wait, unit);
     }
 
+    /* Host-only (or outside a sampled timeline's windows), a wait the thread slept in
+     * returned a wake-up after the GPU's work, which the trace cannot tell from the work:
+     * taken at the machine's wake-up latency, measured before the run, a floor (a CPU that
+     * idled for a whole step wakes later: per_step_sync_blocking's waits ended 70 to 300
+     * us after their kernels where the machine measured 40 to 70). */
+    if (m->replay.waits_woken) {
+        char wake[32];
+        an_fmt_ns(wake, sizeof wake, (double)m->replay.wake_ns);
+        an_appendf(f->evidence, sizeof f->evidence,
+                   " The thread slept in its waits (cudaDeviceScheduleBlockingSync): each "
+                   "returned a wake-up after the GPU's work, taken at the %s this machine "
+                   "measured; a CPU that idled longer wakes later, so the saving is a lower "
+                   "bound (a trace with the GPU's timeline measures it).", wake);
+        f->lower_bound = 1;
+    }
+
     /* log every N steps so that what is left of the bubble costs about 1 % */
     unsigned every = 100;
     if (m->steps.median_ns) {

@@ -192,7 +192,7 @@ static void analyze_pass(const struct an_options *opt, const struct an_threshold
     /* the definitions first: the best memcpy rate the writer timed over its rounds is the
      * replay's from the first event (host_copy.h) */
     gw_reader_load_defs(r);
-    an_model_set_host_copy(t->model, gw_reader_host_copy_bps(r));
+    an_model_set_host_copy(t->model, gw_reader_host_copy_bps(r), gw_reader_wake_ns(r));
     an_model_set_resolver(t->model, resolve, stack_of, r);
     struct holes holes = {0};
     gw_reader_on_damage(r, on_damage, &holes);
