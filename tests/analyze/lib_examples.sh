@@ -25,9 +25,13 @@ GPUWATCH=$BUILD/tools/gpuwatch
 SHIM=$BUILD/libintercept/libgpuwatch.so
 FAKE=$BUILD/tests/fakecuda
 CUPTI=$BUILD/tests/fakecupti/libcupti.so.13
-# The host's memcpy rate, timed once here as `gpuwatch run` times it before it execs a
-# program (never inside the program: its CPUs and caches are the program's); the examples
-# are preloaded by hand, so they are handed it as gpuwatch run would.
+# The host's memcpy rate and a sleeping thread's wake-up latency, timed once here as
+# `gpuwatch run` times them before it execs a program (never inside the program: its CPUs
+# and caches are the program's); the examples are preloaded by hand, so they are handed
+# them as gpuwatch run would. (Once, not before each run as gpuwatch run does: ~40 ms a run
+# took the timing suites past their limits, and the wake-up in a run follows the machine's
+# load more than any figure timed beside it: 70 to 300 us here where it measured 40 to 70,
+# a floor the report says.)
 [ -n "${GPUWATCH_HOST_COPY_BPS:-}" ] || eval "export $("$GPUWATCH" machine --env)"
 
 # ex_timeline MODE: TIMELINE, the shim's timeline settings for MODE: the whole timeline,
@@ -59,12 +63,7 @@ ex_run() {
     # data back). Its graph launches report no node records: a GPU's CUPTI stamps them off
     # the launching thread, the fake's would cost it ~140 ns a node (only --fix/--fixed runs
     # launch graphs, and only their wall time is read).
-    # A sleeping thread's wake-up latency, timed before each run as gpuwatch run times it
-    # (it moves with the machine's load: 70 us on a quiet run of this VM, 300 in a
-    # fresh-clone run's calibration); the memcpy rate stays the one timed above.
-    local wake
-    wake=$("$GPUWATCH" machine --env | grep -o 'GPUWATCH_WAKE_NS=[0-9]*')
-    env "${TIMELINE[@]}" ${wake:+"$wake"} FAKECUDA_SPIN_WAIT="${EX_SPIN_WAIT:-1}" FAKECUDA_MOVE_BYTES=0 FAKECUDA_GRAPH_RECORDS=0 LD_LIBRARY_PATH="$FAKE" GPUWATCH_CUPTI="$cupti" LD_PRELOAD="$SHIM" \
+    env "${TIMELINE[@]}" FAKECUDA_SPIN_WAIT="${EX_SPIN_WAIT:-1}" FAKECUDA_MOVE_BYTES=0 FAKECUDA_GRAPH_RECORDS=0 LD_LIBRARY_PATH="$FAKE" GPUWATCH_CUPTI="$cupti" LD_PRELOAD="$SHIM" \
         GPUWATCH_OUTPUT="$out" "$BUILD/examples/example_$name" "$@" >"$out.log" 2>&1 ||
         fail "$name $* ($mode) did not run: $(tail -2 "$out.log")"
     "$GPUWATCH" analyze --json "$out" >"$out.json" 2>"$out.err" ||
