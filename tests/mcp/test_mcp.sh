@@ -49,7 +49,7 @@ run_example() {  # run_example RUN MODE EXAMPLE [ARGS...]
     shift 3
     [ "$mode" == cupti ] && cupti=$CUPTI
     env GPUWATCH_TIMELINE=full FAKECUDA_SPIN_WAIT=1 FAKECUDA_MOVE_BYTES=0 FAKECUDA_GRAPH_RECORDS=0 \
-        LD_LIBRARY_PATH="$FAKE" GPUWATCH_CUPTI="$cupti" LD_PRELOAD="$SHIM" \
+        LD_LIBRARY_PATH="$FAKE" GPUWATCH_CUPTI="$cupti" LD_PRELOAD="${GW_TEST_PRELOAD_FIRST:+$GW_TEST_PRELOAD_FIRST:}$SHIM" \
         GPUWATCH_OUTPUT="$TRACES/$id" "$BUILD/examples/example_$name" "$@" >"$JSON/$id.log" 2>&1 ||
         fail "$name $* ($mode) did not run: $(tail -2 "$JSON/$id.log")"
 }
