@@ -4,15 +4,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "monotonic_ns.h"
+
 /* As large as a batch of small tensors (the per_sample_copies example's). */
 #define HOST_COPY_BYTES (4u << 20)
-
-static uint64_t monotonic_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* The copy is timed as the fix runs it: the batch was just written (by the loader that
  * made it: memset here), and the staging buffer it goes into is the one the previous
@@ -35,10 +30,10 @@ uint64_t gw_host_copy_rate(unsigned tries)
         memset(to, 0, HOST_COPY_BYTES);
         for (unsigned i = 0; i < tries; i++) {
             write_batch(from, HOST_COPY_BYTES, i);
-            uint64_t t0 = monotonic_ns();
+            uint64_t t0 = gw_monotonic_ns();
             memcpy(to, from, HOST_COPY_BYTES);
             __asm__ volatile("" : : "r"(to) : "memory");  /* (the copy is kept) */
-            uint64_t ns = monotonic_ns() - t0;
+            uint64_t ns = gw_monotonic_ns() - t0;
             if (ns && (!best_ns || ns < best_ns))
                 best_ns = ns;
         }
