@@ -231,6 +231,12 @@ struct an_rp_thread {
     uint32_t readback_stretches;
     uint32_t read_iter;
     uint8_t read_seen;
+    /* iterations of its loop before its latest pause (the counts above, summed where a
+     * pause reset them), and per size of a bulk download into pageable memory (the bytes'
+     * power of two) the iteration of its latest one, counted so, + 1 (0: none): what the
+     * loop downloads each step apart from its state read every so many (rare_download) */
+    uint32_t iterations_before;
+    uint32_t download_iter[64];
     /* its latest call read the GPU's results and the worlds holding `held` took its wait
      * away: when each would have waited until (restored where a pause follows it) */
     int holding;
@@ -1646,6 +1652,28 @@ static uint32_t iterations_run(const struct an_rp_thread *t)
     return iterations_counted(t, 1);
 }
 
+/* Whether ev is a download into pageable memory that the thread made none of its size
+ * (within a power of two either way) in the pause_every_min iterations of its loop before:
+ * the loop's state read every so many steps (a checkpoint's torch.save, an evaluation's
+ * metrics), not the tensor it reads every step or few, which the pinned change edits (the
+ * user allocates its host copy once and fills it each step). A first download of its size
+ * is rare only where the loop ran pause_every_min iterations before it. Notes ev's. */
+static int rare_download(const struct an_replay_state *st, struct an_rp_thread *t,
+                         const struct an_ev *ev)
+{
+    if (ev->kind != AN_COPY || ev->dir != GW_COPY_DTOH || ev->host_kind != GW_HOST_PAGEABLE ||
+        !ev->bytes)
+        return 0;
+    uint32_t now = t->iterations_before + iterations_run(t) + 1;
+    unsigned size = 63u - (unsigned)__builtin_clzll(ev->bytes);
+    int rare = now > st->th.pause_every_min;  /* (fewer iterations before: not known) */
+    for (unsigned s = size ? size - 1 : 0; s <= size + 1 && s < 64; s++)
+        if (t->download_iter[s] && now - t->download_iter[s] < st->th.pause_every_min)
+            rare = 0;
+    t->download_iter[size] = now;
+    return rare;
+}
+
 
 /* Whether the stretch of `gap` before the thread's next event is a pause of its loop
  * (st->pause, whatif.c): if so, a read of the GPU's results just before it keeps its wait
@@ -1689,6 +1717,7 @@ static void loop_pause(struct an_replay_state *st, struct an_rp_thread *t, uint6
             st->shortest_pause_ns = gap;
     }
     if (gap >= st->th.pause_min_ns || st->pause) {
+        t->iterations_before += iterations;
         t->waits_after_work = t->uploads_after_work = t->steps_ended = 0;
         t->readback_stretches = 0;
         t->read_seen = 0;
@@ -1939,6 +1968,7 @@ static void replay_other_call(struct an_replay_state *st, const struct an_ev *ev
                                                         AN_SCALAR_READ_BYTES);
     if (st->ckpt_read)
         note_ckpt_read(st, ev);
+    st->rare_download = rare_download(st, t, ev);
     st->run_ahead_bound = event_behind(st, ev);
     st->upload_wait = ev->kind == AN_SYNC && t->upload_to &&
                       (t->upload_to == ev->stream + 1 || (ev->flags & AN_F_ALL_STREAMS));

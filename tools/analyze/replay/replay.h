@@ -256,6 +256,11 @@ struct an_replay_state {
      * background world's saving is no finding's */
     int ckpt_read;
     uint64_t bg_from[AN_WORLDS];
+    /* the call replayed now is a download into pageable memory of a size the thread did
+     * not download in the loop's latest pause_every_min iterations (replay.c,
+     * rare_download): its state read every so many steps, which pinned_async leaves as
+     * it is (the background change copies a checkpoint's into pinned memory) */
+    int rare_download;
     /* the host's memcpy rate the trace measured, bytes/s (0: none; whatif.c, staging_ns),
      * and the bytes the small upload replayed now stages and moves where small uploads are
      * coalesced (replay.c, gather_of: with no rate, its own) */

@@ -263,7 +263,7 @@ unsigned an_wi_touched_any(const struct an_replay_state *st, const struct an_ev 
         if (blocking_upload(st, ev))
             t |= AN_WI_BIT(AN_WI_PINNED_ASYNC);
     }
-    if (pageable_upload(ev) || pageable_download(ev))
+    if (pageable_upload(ev) || (pageable_download(ev) && !st->rare_download))
         t |= AN_WI_BIT(AN_WI_PINNED_ASYNC);
     return t;
 }
