@@ -25,6 +25,7 @@ void an_run_rules(const struct an_model *m, const struct an_rule_ctx *ctx,
         size_t before = out->count;
         an_rules[i].fn(m, &local, out);
         for (size_t k = before; k < out->count; k++) {
+            an_explain_saving(m, &out->items[k]);
             out->items[k].lines_cat = an_rules[i].lines;
             if (an_rules[i].lines != AN_LINES_NONE)
                 out->items[k].lines = m->py.cat[an_rules[i].lines];

@@ -35,6 +35,11 @@ extern const size_t an_nrules;
 void an_run_rules(const struct an_model *m, const struct an_rule_ctx *ctx,
                   struct an_findings *out);
 
+/* Where f's saving comes from, said in its evidence (and figures) where it is not the idle
+ * of the cause its change works on: another cause's idle the change lets the host's work
+ * overlap (saving_from.c). an_run_rules calls it for each finding. */
+void an_explain_saving(const struct an_model *m, struct an_finding *f);
+
 /* Run-level: the rank the others wait for in their collectives (rule_straggler.c). Its id
  * is among an_run_rule_ids, for --fail-if. */
 struct an_run;
