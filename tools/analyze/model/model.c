@@ -230,6 +230,49 @@ static void gpu_window(struct an_model *m, const struct an_ev *ev)
     }
 }
 
+/* The thread's slot in the uploads table (model_internal.h), made where `make`; NULL where
+ * it is full or the thread has none. */
+static unsigned upload_slot(struct an_model_state *st, uint32_t tid, int make)
+{
+    for (unsigned i = 0; i < st->nupload; i++)
+        if (st->upload[i].tid == tid)
+            return i + 1;
+    if (!make || st->nupload == AN_UPLOAD_THREADS)
+        return 0;
+    st->upload[st->nupload].tid = tid;
+    return ++st->nupload;
+}
+
+/* An upload that did not block (an async copy, pinned memory): noted for the sync that may
+ * wait for it. */
+static void note_upload(struct an_model *m, const struct an_ev *ev)
+{
+    if (ev->kind != AN_COPY || ev->dir != GW_COPY_HTOD || (ev->flags & AN_F_BLOCKING))
+        return;
+    unsigned slot = upload_slot(m->state, ev->tid, 1);
+    if (!slot)
+        return;
+    m->state->upload[slot - 1].stream = ev->stream + 1;
+    m->state->upload[slot - 1].bytes = ev->bytes;
+    m->state->upload[slot - 1].work_at = m->total.work_calls;
+}
+
+/* A sync (ev) of the stream its thread last uploaded to, no work issued since by any
+ * thread: the upload's wait, made synchronous (PyTorch's x.cuda() from pinned memory
+ * without non_blocking=True); the upload's bytes, 0 where it is none (the replay's
+ * upload_wait, which the pinned_async world takes away: replay.h). */
+static uint64_t upload_waited(struct an_model *m, const struct an_ev *ev)
+{
+    unsigned slot = upload_slot(m->state, ev->tid, 0);
+    if (!slot)
+        return 0;
+    __typeof__(m->state->upload[0]) *u = &m->state->upload[slot - 1];
+    int waits = u->stream && u->work_at == m->total.work_calls &&
+                (u->stream == ev->stream + 1 || (ev->flags & AN_F_ALL_STREAMS));
+    u->stream = 0;
+    return waits ? u->bytes : 0;
+}
+
 /* Every other host event (kept out of line: the launches' path stays short). */
 void an_model_feed_other(struct an_model *m, const struct an_ev *ev)
 {
@@ -274,8 +317,10 @@ void an_model_feed_other(struct an_model *m, const struct an_ev *ev)
         m->drain_ns_by_api[ev->api] += dur;
         m->scalar_d2h += ev->kind == AN_COPY && ev->dir == GW_COPY_DTOH && ev->bytes <= 64;
     }
-    if (an_issues_work(ev))
+    if (an_issues_work(ev)) {
         m->total.work_calls++;
+        note_upload(m, ev);
+    }
     switch (ev->kind) {
     case AN_LAUNCH:
         m->total.launches++;
@@ -301,6 +346,13 @@ void an_model_feed_other(struct an_model *m, const struct an_ev *ev)
     case AN_SYNC:
         m->total.sync_wait_ns += dur;
         m->total.syncs++;
+        uint64_t bytes = upload_waited(m, ev);
+        if (bytes) {  /* an async upload, waited for right after: as if it blocked */
+            m->total.h2d_blocked_ns += dur;
+            m->total.h2d_blocked_calls++;
+            m->total.h2d_blocked_bytes += bytes;
+            m->total.h2d_waited_calls++;
+        }
         break;
     case AN_ALLOC:
     case AN_FREE:

@@ -52,6 +52,10 @@ struct an_totals {
     uint64_t graph_launches;               /* of them, CUDA graph replays (cuGraphLaunch) */
     uint64_t work_calls;                   /* calls that issue GPU work */
     uint64_t h2d_blocked_ns, h2d_blocked_calls, h2d_blocked_bytes;
+    /* of those, asynchronous uploads the thread's next call waited for, a sync of their
+     * stream (x.cuda() from pinned memory without non_blocking=True: the copy, then the
+     * stream's sync; replay.h, upload_wait): counted with the sync's wait as their time */
+    uint64_t h2d_waited_calls;
     uint64_t uploads;                      /* host-to-device copies, any memory */
     uint64_t d2h_blocked_bulk;             /* blocking downloads into pageable memory of
                                               h2d_min_bytes or more */

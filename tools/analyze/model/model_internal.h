@@ -40,6 +40,13 @@ struct an_model_state {
     struct an_cpu_samples cpu;
     struct an_timebins bins;     /* GPU-side figures by time, for the steady state */
     struct an_replay_state replay;  /* the what-if replay (replay.h) */
+    /* per thread that uploads (the first AN_UPLOAD_THREADS), its latest upload that did
+     * not block: its stream (+ 1; 0: taken), bytes, and the run's work_calls once it was
+     * issued; a sync of that stream with no work issued since is its wait (x.cuda()
+     * without non_blocking=True: the copy, then the stream's sync; model.c) */
+#define AN_UPLOAD_THREADS 16
+    struct { uint32_t tid; uint64_t stream, bytes, work_at; } upload[AN_UPLOAD_THREADS];
+    unsigned nupload;
     /* streams being captured (AN_CAPTURE): a handful at most in real programs; past the
      * table's size, further captures are not told apart (their launches count as run) */
     uint64_t capturing[8];

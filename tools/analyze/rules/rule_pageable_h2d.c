@@ -45,11 +45,17 @@ static void upload_evidence(const struct an_model *m, struct an_finding *f)
     an_fmt_ns(wait, sizeof wait, (double)m->total.h2d_blocked_ns);
     an_appendf(f->evidence, sizeof f->evidence,
                "%llu host-to-device copies (%s, %s each on average) blocked the host for %s "
-               "in all (%llu from pageable memory, %llu through synchronous entry points).",
+               "in all (%llu from pageable memory, %llu through synchronous entry points",
                (unsigned long long)blocked, bytes, avg, wait,
                (unsigned long long)pageable->blocking,
                (unsigned long long)(m->xfer[GW_COPY_HTOD][GW_HOST_PAGEABLE].sync_api +
                                     m->xfer[GW_COPY_HTOD][GW_HOST_PINNED].sync_api));
+    if (m->total.h2d_waited_calls)
+        an_appendf(f->evidence, sizeof f->evidence,
+                   ", %llu asynchronous ones waited for by a sync of their stream right after: "
+                   "x.to(device) without non_blocking=True",
+                   (unsigned long long)m->total.h2d_waited_calls);
+    an_appendf(f->evidence, sizeof f->evidence, ").");
     if (pageable->blocking_ns) {
         double gbps = (double)pageable->blocking_bytes / (double)pageable->blocking_ns;
         an_appendf(f->evidence, sizeof f->evidence, " Pageable copies moved %.2f GB/s", gbps);
