@@ -318,6 +318,25 @@ static void put_findings_of(struct gw_json *j, yajl_val tree, const char *const 
     gw_json_array_end(j);
 }
 
+/* "run" and "processes": each process's pid, rank and `keys`, and what `more` adds (NULL:
+ * nothing) */
+static void put_processes(struct gw_json *j, const struct mcp_run *r, const char *const *keys,
+                          void (*more)(struct gw_json *j, yajl_val proc))
+{
+    yajl_val procs = mcp_get(r->tree, "processes");
+    key_str(j, "run", r->id);
+    GW_JSON_KEY(j, "processes");
+    gw_json_array(j);
+    for (size_t p = 0; p < len_of(procs); p++) {
+        gw_json_object(j);
+        put_process(j, at(procs, p), keys);
+        if (more)
+            more(j, at(procs, p));
+        gw_json_object_end(j);
+    }
+    gw_json_array_end(j);
+}
+
 int mcp_tool_get_copies(struct mcp_call *c)
 {
     struct mcp_run *r = mcp_call_run(c, "run");
@@ -326,20 +345,26 @@ int mcp_tool_get_copies(struct mcp_call *c)
     static const char *const keys[] = {"transfers", "best_bandwidth_bytes_per_s", NULL};
     static const char *const copy_findings[] = {"pageable_h2d", "small_copies", NULL};
     struct gw_json *j = c->j;
-    yajl_val procs = mcp_get(r->tree, "processes");
-    key_str(j, "run", r->id);
-    GW_JSON_KEY(j, "processes");
-    gw_json_array(j);
-    for (size_t p = 0; p < len_of(procs); p++) {
-        gw_json_object(j);
-        put_process(j, at(procs, p), keys);
-        gw_json_object_end(j);
-    }
-    gw_json_array_end(j);
+    put_processes(j, r, keys, NULL);
     GW_JSON_KEY(j, "sites");
     put_findings_of(j, r->tree, copy_findings, 0);
     mcp_put_cut(j, NULL);
     return 0;
+}
+
+/* headroom: what neither this process at its peak nor the others held */
+static void put_headroom(struct gw_json *j, yajl_val proc)
+{
+    yajl_val mem = mcp_get(proc, "memory");
+    double cap = 0, peak = 0, others = 0;
+    GW_JSON_KEY(j, "headroom_bytes");
+    if (mcp_get_num(mem, "capacity_bytes", &cap) && cap > 0 &&
+        mcp_get_num(mem, "peak_bytes", &peak)) {
+        mcp_get_num(mem, "others_at_start_bytes", &others);
+        gw_json_double(j, cap - peak - others);
+    } else {
+        gw_json_null(j);
+    }
 }
 
 int mcp_tool_get_memory(struct mcp_call *c)
@@ -351,27 +376,7 @@ int mcp_tool_get_memory(struct mcp_call *c)
     static const char *const memory_findings[] = {"leak", "oom_retry", "fragmentation",
                                                   "memory_headroom", "shared_gpu", NULL};
     struct gw_json *j = c->j;
-    yajl_val procs = mcp_get(r->tree, "processes");
-    key_str(j, "run", r->id);
-    GW_JSON_KEY(j, "processes");
-    gw_json_array(j);
-    for (size_t p = 0; p < len_of(procs); p++) {
-        yajl_val proc = at(procs, p), mem = mcp_get(proc, "memory");
-        gw_json_object(j);
-        put_process(j, proc, keys);
-        /* headroom: what neither this process at its peak nor the others held */
-        double cap = 0, peak = 0, others = 0;
-        GW_JSON_KEY(j, "headroom_bytes");
-        if (mcp_get_num(mem, "capacity_bytes", &cap) && cap > 0 &&
-            mcp_get_num(mem, "peak_bytes", &peak)) {
-            mcp_get_num(mem, "others_at_start_bytes", &others);
-            gw_json_double(j, cap - peak - others);
-        } else {
-            gw_json_null(j);
-        }
-        gw_json_object_end(j);
-    }
-    gw_json_array_end(j);
+    put_processes(j, r, keys, put_headroom);
     GW_JSON_KEY(j, "findings");
     put_findings_of(j, r->tree, memory_findings, 1);
     mcp_put_cut(j, "memory_over_time is left out (the JSON report resource has it)");
