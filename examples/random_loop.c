@@ -2,7 +2,8 @@
  * random_loop: a training-like loop drawn at random from a seed (tests/analyze/
  * test_random_loops.sh), or set knob by knob: batch loading on the training thread, kernel
  * count and length, the batch copy's size, memory and sync-ness, a loss read every N steps
- * followed by logging, one or two streams, a scratch buffer allocated and freed each step;
+ * followed by logging, one or two streams, a scratch buffer allocated and freed each step
+ * (--churn N: N of them, no caching allocator);
  * and, not drawn, the second half of the step's kernels launched by another thread while
  * the training thread waits for it (--backward-thread 1: PyTorch's autograd engine runs
  * the backward pass on a thread of its own, and loss.backward() waits for it).
@@ -56,7 +57,9 @@ struct knobs {
     unsigned sync_every;     /* loss read back every N steps (0: never) */
     uint64_t log_ns;         /* host work after each read */
     unsigned streams;        /* 1 or 2: the second runs every other kernel */
-    int churn;               /* scratch alloc + free each step */
+    int churn;               /* scratch buffers allocated and freed each step (drawn: 0 or
+                                1; --churn N: N of them, cuMemAlloc/cuMemFree without a
+                                caching allocator) */
     int nvtx;                /* each step an NVTX range "train_step" (the profiler's
                                 ProfilerStep#N: it starts before the batch is loaded) */
     int backward_thread;     /* the second half of the kernels on an "autograd" thread */
@@ -78,6 +81,7 @@ static const char *const fix_names[] = {"none",        "no_sync",          "inpu
                                         "pinned_async", "cuda_graphs",     "no_churn",
                                         "async_checkpoint", "coalesced"};
 #define SMALL_COPY_BYTES 4096u
+#define MAX_SCRATCH 64u  /* --churn N: the most scratch buffers a step */
 
 static uint64_t next_random(uint64_t *state)  /* splitmix64 */
 {
@@ -139,7 +143,7 @@ static void usage(FILE *out, const char *prog)
     fprintf(out,
             "usage: %s [--seed N] [--fix CHANGE] [--steps N] [--load-us N] [--kernels N]\n"
             "          [--kernel-ns N] [--copy-kb N] [--pageable 0|1] [--sync-copy 0|1]\n"
-            "          [--sync-every N] [--log-us N] [--streams 1|2] [--churn 0|1]\n"
+            "          [--sync-every N] [--log-us N] [--streams 1|2] [--churn N]\n"
             "          [--nvtx 0|1] [--backward-thread 0|1 (with --streams 1)] [--workers N]\n"
             "          [--read-every N] [--ckpt-every N] [--ckpt-mb N] [--ckpt-write-us N]\n"
             "          [--small-copies N] [--download-kb N] [--python-us N] [--extras 0|1]\n"
@@ -221,7 +225,7 @@ static unsigned parse(int argc, char **argv, struct knobs *k)
         case 'e': k->sync_every = (unsigned)number(prog, "--sync-every", optarg, 1000); break;
         case 'g': k->log_ns = number(prog, "--log-us", optarg, 1000000) * 1000; break;
         case 't': k->streams = (unsigned)number(prog, "--streams", optarg, 2); break;
-        case 'u': k->churn = (int)number(prog, "--churn", optarg, 1); break;
+        case 'u': k->churn = (int)number(prog, "--churn", optarg, MAX_SCRATCH); break;
         case 'v': k->nvtx = (int)number(prog, "--nvtx", optarg, 1); break;
         case 'b': k->backward_thread = (int)number(prog, "--backward-thread", optarg, 1); break;
         case 'w': k->workers = (long)number(prog, "--workers", optarg, EX_MAX_WORKERS); break;
@@ -405,7 +409,7 @@ int main(int argc, char **argv)
     for (int b = 0; b < 2; b++)
         EX_CK(&ex, cuEventCreate(&done[b], CU_EVENT_DISABLE_TIMING));
     size_t copy = k.copy_bytes ? k.copy_bytes : 4096;
-    CUdeviceptr weights, acts, scratch = 0;
+    CUdeviceptr weights, acts, scratch[MAX_SCRATCH] = {0};
     unsigned char *batch;
     float item;
     EX_CK(&ex, cuMemAlloc(&weights, 32u << 20));
@@ -416,8 +420,8 @@ int main(int argc, char **argv)
     else if (!(batch = malloc(copy)))
         return 1;
     memset(batch, 1, copy);
-    if (k.churn && (fixes & FIX(FIX_CHURN)))
-        EX_CK(&ex, cuMemAlloc(&scratch, 8u << 20));
+    for (int i = 0; i < k.churn && (fixes & FIX(FIX_CHURN)); i++)
+        EX_CK(&ex, cuMemAlloc(&scratch[i], 8u << 20));
     /* the checkpoint's state, the host memory it is read into (pinned when saved
      * asynchronously), the small uploads' tensors and the per-step download's */
     CUdeviceptr ckpt_dev = 0, small_dev = 0, down_dev = 0;
@@ -487,8 +491,8 @@ int main(int argc, char **argv)
             else
                 ex_work_ns(k.load_ns);  /* next(iter(loader)) on this thread */
         }
-        if (k.churn && !(fixes & FIX(FIX_CHURN)))
-            EX_CK(&ex, cuMemAlloc(&scratch, 8u << 20));
+        for (int i = 0; i < k.churn && !(fixes & FIX(FIX_CHURN)); i++)
+            EX_CK(&ex, cuMemAlloc(&scratch[i], 8u << 20));
         if (small_bytes && staging) {  /* gathered on the host, one copy */
             unsigned char *half = staging + (size_t)b * small_bytes;
             memcpy(half, small_host, small_bytes);
@@ -512,8 +516,8 @@ int main(int argc, char **argv)
             EX_CK(&ex, cuGraphLaunch(graph_exec, ex.stream));
         else
             launch_kernels(&ex, &k, side, fork, join, &autograd);
-        if (k.churn && !(fixes & FIX(FIX_CHURN)))
-            EX_CK(&ex, cuMemFree(scratch));  /* waits for the device */
+        for (int i = 0; i < k.churn && !(fixes & FIX(FIX_CHURN)); i++)
+            EX_CK(&ex, cuMemFree(scratch[i]));  /* waits for the device */
         if (k.download_bytes && down_pinned) {  /* non_blocking=True, an event before use */
             EX_CK(&ex, cuMemcpyDtoHAsync(down_host, down_dev, k.download_bytes, ex.stream));
             EX_CK(&ex, cuEventRecord(down_done, ex.stream));
@@ -587,8 +591,8 @@ int main(int argc, char **argv)
     autograd_stop(&autograd);
     if (graph_exec)
         EX_CK(&ex, cuGraphExecDestroy(graph_exec));
-    if (k.churn && (fixes & FIX(FIX_CHURN)))
-        EX_CK(&ex, cuMemFree(scratch));
+    for (int i = 0; i < k.churn && (fixes & FIX(FIX_CHURN)); i++)
+        EX_CK(&ex, cuMemFree(scratch[i]));
     if (pinned_batch)
         EX_CK(&ex, cuMemFreeHost(batch));
     else

@@ -46,7 +46,7 @@ fixes_for() {
     [[ $k =~ download\ ([0-9]+)\ KiB ]] && [ "${BASH_REMATCH[1]}" -gt 0 ] && copies=1
     [ "$copies" -eq 0 ] || echo "--fix=pinned_async"
     echo "--fix=cuda_graphs"
-    [[ $k =~ churn\ 1 ]] && echo "--fix=no_churn"
+    [[ $k =~ churn\ ([0-9]+) ]] && [ "${BASH_REMATCH[1]}" -gt 0 ] && echo "--fix=no_churn"
     [[ $k =~ checkpoint\ every\ ([0-9]+) ]] && [ "${BASH_REMATCH[1]}" -gt 0 ] && echo "--fix=async_checkpoint"
     [[ $k =~ ,\ ([0-9]+)\ small\ copies ]] && [ "${BASH_REMATCH[1]}" -gt 0 ] && echo "--fix=coalesced"
     return 0
