@@ -230,7 +230,7 @@ static void gpu_window(struct an_model *m, const struct an_ev *ev)
     }
 }
 
-/* The thread's slot in the uploads table (model_internal.h), made where `make`; NULL where
+/* The thread's slot in the uploads table (model_internal.h) + 1, made where `make`; 0 where
  * it is full or the thread has none. */
 static unsigned upload_slot(struct an_model_state *st, uint32_t tid, int make)
 {
@@ -259,8 +259,12 @@ static void note_upload(struct an_model *m, const struct an_ev *ev)
 
 /* A sync (ev) of the stream its thread last uploaded to, no work issued since by any
  * thread: the upload's wait, made synchronous (PyTorch's x.cuda() from pinned memory
- * without non_blocking=True); the upload's bytes, 0 where it is none (the replay's
- * upload_wait, which the pinned_async world takes away: replay.h). */
+ * without non_blocking=True); the upload's bytes, 0 where it is none. The replay's
+ * upload_wait (replay.h), which the pinned_async world takes away, asks the same of the
+ * thread's own calls only; here any thread's work since counts, as the launches' path
+ * keeps no state per thread, so the two differ where another thread launched between
+ * (none counted here, the wait still taken away there). The model reads the calls as
+ * they come, the replay with CUPTI after the GPU's records: it cannot ask the replay. */
 static uint64_t upload_waited(struct an_model *m, const struct an_ev *ev)
 {
     unsigned slot = upload_slot(m->state, ev->tid, 0);
