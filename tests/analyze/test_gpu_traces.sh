@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Traces recorded on a real GPU (tests/data/h200/, gzip'd), analyzed as a user would:
 #   healthy.gwt.gz  examples/pytorch/healthy.py on an H200 (PyTorch 2.11, CUDA 13, the default
-#                   sampled timeline: 6.8 s of start-up, then 199 steps of 22 ms with DataLoader
+#                   sampled timeline: 6.8 s of start-up, then 200 steps of 22 ms with DataLoader
 #                   workers, pinned memory and no per-step sync; the GPU 98.5 % busy in them).
 #                   No finding: the host runs ahead of the GPU, its stretches without calls
 #                   (the next batch, Python) keep nothing waiting. (It once got input_pipeline
@@ -26,8 +26,8 @@ d = json.load(open(sys.argv[1]))
 p = d["processes"][0]
 problems = []
 steps = p["steps"]
-if steps["source"] != "nvtx" or steps["count"] != 199:
-    problems.append("steps %s %d, expected 199 from NVTX" % (steps["source"], steps["count"]))
+if steps["source"] != "nvtx" or steps["count"] != 200:
+    problems.append("steps %s %d, expected 200 from NVTX (200 train_step ranges)" % (steps["source"], steps["count"]))
 if not p["steady_util"] >= 0.95:
     problems.append("steady GPU busy %.3f" % p["steady_util"])
 if d["findings"]:

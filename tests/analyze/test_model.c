@@ -588,7 +588,8 @@ static void accumulation_steps_are_the_optimizers(void **state)
     synth_free(&s);
 }
 
-/* NVTX ranges named like steps win over any other pattern, whatever their counter. */
+/* NVTX ranges named like steps win over any other pattern, whatever their counter; each
+ * range is a step, the last one too (it ends at its pop: no push follows it). */
 static void nvtx_steps(void **state)
 {
     (void)state;
@@ -603,13 +604,46 @@ static void nvtx_steps(void **state)
     }
     struct an_model *m = synth_model(&s, NULL, 1ull << 30, 0);
     assert_int_equal(m->steps.source, AN_STEPS_NVTX);
-    assert_int_equal(m->steps.count, 19);
+    assert_int_equal(m->steps.count, 20);
     an_model_free(m);
     synth_free(&s);
     assert_true(an_is_step_name("ProfilerStep#12", 15));
     assert_true(an_is_step_name("train_step", 10));
     assert_false(an_is_step_name("Optimizer.step#SGD.step", 23));
     assert_false(an_is_step_name("aten::add", 9));
+}
+
+/* Step ranges started and ended (nvtxRangeStart/End: any thread may end one) are steps as
+ * pushed ones are, the last ending at its end; a range nested inside closes no step, and
+ * the steady window ends where the last step ended, its work counted. */
+static void nvtx_started_steps(void **state)
+{
+    (void)state;
+    struct synth s = {0};
+    struct loop one = {.steps = 1, .kernels = 3, .kernel_ns = 1 * MS, .launch_ns = 5 * US,
+                       .item = 1};
+    uint64_t last_end = 0;
+    for (int i = 0; i < 12; i++) {
+        struct an_ev *e = synth_call(&s, AN_RANGE_START, 0, 0, AN_F_STEP_NAME);
+        e->key = 0xABC;
+        e->ptr = 100 + (uint64_t)i;
+        synth_call(&s, AN_RANGE_START, 0, 0, 0)->ptr = 900 + (uint64_t)i;  /* "forward" */
+        synth_loop(&s, &one);
+        synth_call(&s, AN_RANGE_END, 0, 0, 0)->ptr = 900 + (uint64_t)i;
+        e = synth_call(&s, AN_RANGE_END, 0, 0, 0);
+        e->ptr = 100 + (uint64_t)i;
+        last_end = e->ts;
+    }
+    synth_idle(&s, 50 * MS);  /* teardown after the last step: not the steady state's */
+    synth_launch(&s, 5 * US, 1 * MS);
+    synth_stream_sync(&s);
+    struct an_model *m = synth_model(&s, NULL, 1ull << 30, 0);
+    assert_int_equal(m->steps.source, AN_STEPS_NVTX);
+    assert_int_equal(m->steps.count, 12);
+    assert_int_equal(m->steady_end, last_end);
+    assert_int_equal(m->steady.launches, 3 * m->steps.steady);
+    an_model_free(m);
+    synth_free(&s);
 }
 
 /* As PyTorch on an H100 showed: 5 s of start-up, then 20 steps of 0.2-6 ms as the host runs
@@ -639,7 +673,7 @@ static void nvtx_steps_after_long_startup(void **state)
         struct an_model *m = synth_model(&s, NULL, 1ull << 30, 0);
         if (marked) {
             assert_int_equal(m->steps.source, AN_STEPS_NVTX);
-            assert_int_equal(m->steps.count, 20);
+            assert_int_equal(m->steps.count, 21);
             assert_true(m->steps.warmup_ns >= 5000 * MS);
             assert_true(m->steady_start >= m->first_ts + 5000 * MS);
         } else {
@@ -943,6 +977,7 @@ int main(void)
         cmocka_unit_test(steps_and_warmup),
         cmocka_unit_test(nvtx_steps),
         cmocka_unit_test(nvtx_steps_after_long_startup),
+        cmocka_unit_test(nvtx_started_steps),
         cmocka_unit_test(found_steps_after_long_startup),
         cmocka_unit_test(found_steps_host_ahead_first),
         cmocka_unit_test(found_steps_that_change_pace),

@@ -101,7 +101,7 @@ static void step_candidate(struct an_model *m, const struct an_ev *ev)
     } else {
         return;
     }
-    key = key * 0x9E3779B97F4A7C15ull + tier;
+    key = an_step_key_of(key, tier);
     an_steps_occurrence(&m->state->steps, m, key, tier, sub, ev->api, name, boundary,
                         m->mem.live_total);
 }
@@ -307,6 +307,7 @@ void an_model_feed_other(struct an_model *m, const struct an_ev *ev)
             an_replay_host(&st->replay, ev);  /* a step's start and end part the stretches */
         an_phases_range(&st->phases, &m->phases, ev);
         step_candidate(m, ev);
+        an_steps_range(&st->steps, m, ev, an_step_key_of(ev->key, AN_TIER_NVTX));
         return;
     }
     if (ev->kind == AN_CAPTURE)

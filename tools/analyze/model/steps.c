@@ -42,6 +42,7 @@ static struct an_step_key *key_for(struct an_step_finder *f, uint64_t key,
     k->name = name;
     k->stride = 1;
     k->nearly = 0;
+    k->close_ts = 0;  /* (the snapshots past early are not zeroed: a cost per key) */
     return k;
 }
 
@@ -97,6 +98,85 @@ done:
      * while count < AN_STEP_EARLY, a sample at next_sample (none when that was passed, after
      * a failed allocation) */
     k->slow_at = k->count < AN_STEP_EARLY ? k->count : k->next_sample;
+}
+
+static void close_step(struct an_step_finder *f, const struct an_model *m, uint64_t key,
+                       uint64_t ts)
+{
+    uint64_t *slot = gw_map_get(&f->index, key);
+    if (!slot)
+        return;
+    struct an_step_key *k = &f->keys[*slot];
+    k->close_ts = ts;
+    k->close_live = m->mem.live_total;
+    k->close_work = m->total.work_calls;
+    an_totals_snapshot(m, &k->close_snap);
+}
+
+/* Pushes and pops are followed on the thread that pushed a step range last (the loop's
+ * thread); start/end ranges by their id, on any thread. A step range pushed inside another
+ * step range is the step from then on (the outer one's pop then closes nothing). */
+void an_steps_range(struct an_step_finder *f, const struct an_model *m, const struct an_ev *ev,
+                    uint64_t key)
+{
+    int step = (ev->flags & AN_F_STEP_NAME) != 0;
+    switch (ev->kind) {
+    case AN_RANGE_PUSH:
+        if (step && ev->tid != f->range_tid) {
+            f->range_tid = ev->tid;  /* (the ranges it had open before are not counted) */
+            f->range_depth = f->step_depth = 0;
+        }
+        if (ev->tid != f->range_tid)
+            break;
+        f->range_depth++;
+        if (step) {
+            f->step_depth = f->range_depth;
+            f->step_key = key;
+        }
+        break;
+    case AN_RANGE_POP:
+        if (ev->tid != f->range_tid || !f->range_depth)
+            break;
+        if (f->step_depth == f->range_depth) {
+            close_step(f, m, f->step_key, ev->ts);
+            f->step_depth = 0;
+        }
+        f->range_depth--;
+        break;
+    case AN_RANGE_START:
+        if (step) {
+            f->step_range = ev->ptr;
+            f->step_range_key = key;
+        }
+        break;
+    case AN_RANGE_END:
+        if (f->step_range && ev->ptr == f->step_range) {
+            close_step(f, m, f->step_range_key, ev->ts);
+            f->step_range = 0;
+        }
+        break;
+    default:  /* a mark closes nothing */
+        break;
+    }
+}
+
+/* A step range that closed after its name's last push closed the last step: one more
+ * occurrence, at its close (the steps between N pushes are N - 1; the Nth ends at its pop). */
+static void close_last_steps(struct an_step_finder *f)
+{
+    for (size_t i = 0; i < f->nkeys; i++) {
+        struct an_step_key *k = &f->keys[i];
+        if (k->tier != AN_TIER_NVTX || !k->count || k->close_ts <= k->last)
+            continue;
+        if (k->nearly < AN_STEP_EARLY)
+            k->early[k->nearly++] = k->close_snap;
+        if (k->nsamples < k->cap)
+            an_steps_sample(k, k->close_ts, k->close_live, k->close_work);
+        k->last = k->close_ts;
+        k->last_work = k->close_work;
+        k->last_snap = k->close_snap;
+        k->count++;
+    }
 }
 
 /* Intervals between samples [from, nsamples), into out; returns how many. */
@@ -587,6 +667,7 @@ void an_steps_choose(struct an_model *m, struct an_step_finder *f,
     uint64_t *buf = malloc(AN_STEP_MAX_SAMPLES * sizeof *buf);
     if (!buf)
         return;
+    close_last_steps(f);
     uint64_t span = work_span(m, f);
     /* tier by tier (in key order within one): once a tier has a regular candidate, no key of
      * a later tier is better, and a key that is not better than the best so far is not

@@ -47,6 +47,11 @@ struct an_step_key {
     struct an_totals early[AN_STEP_EARLY];
     size_t nearly;
     struct an_totals last_snap;
+    /* where a range of this name last closed (NVTX tier): the end of the step it marked.
+     * Past the last push, it closes the last step, which no push follows (a trace of N
+     * ProfilerStep#N spans has N steps, not N - 1) */
+    uint64_t close_ts, close_live, close_work;
+    struct an_totals close_snap;
 };
 
 #define AN_STEP_CACHE 64
@@ -57,7 +62,20 @@ struct an_step_finder {
     struct an_step_key *keys;
     size_t nkeys, cap;
     uint64_t refused;             /* occurrences of keys past AN_STEP_MAX_KEYS */
+    /* the step range open on the thread that pushed one last: its NVTX depth there, the
+     * range's depth (0: none open), its key, or its range id (a start/end range) */
+    uint32_t range_tid;
+    unsigned range_depth, step_depth;
+    uint64_t step_key;
+    uint64_t step_range, step_range_key;
 };
+
+/* A candidate's key: what identifies it within its tier (an NVTX name's step key, a call's
+ * api, size and stream, a kernel's shape), spread, with the tier */
+static inline uint64_t an_step_key_of(uint64_t within_tier, enum an_step_tier tier)
+{
+    return within_tier * 0x9E3779B97F4A7C15ull + tier;
+}
 
 /* One occurrence of a candidate; the totals are copied (an_totals_snapshot) only when they
  * may be needed: a key's first AN_STEP_EARLY occurrences, and every one of a rare tier
@@ -85,7 +103,7 @@ static inline void an_steps_kernel(struct an_step_finder *f, const struct an_mod
                                    uint64_t shape, uint16_t api, uint64_t boundary,
                                    uint64_t live)
 {
-    uint64_t key = shape * 0x9E3779B97F4A7C15ull + AN_TIER_KERNEL;
+    uint64_t key = an_step_key_of(shape, AN_TIER_KERNEL);
     size_t c = (size_t)(key ^ key >> 29) & (AN_STEP_CACHE - 1);
     if (f->cache[c].index_plus1 && f->cache[c].key == key) {
         struct an_step_key *k = &f->keys[f->cache[c].index_plus1 - 1];
@@ -108,6 +126,10 @@ static inline void an_steps_kernel(struct an_step_finder *f, const struct an_mod
     an_steps_occurrence(f, m, key, AN_TIER_KERNEL, 0, api, shape, boundary, live);
 }
 
+/* An NVTX range event (push, pop, start, end) for the step finder: where a range named like
+ * a step closes, its key's close_* is set (key: the step key step_candidate gave its push). */
+void an_steps_range(struct an_step_finder *f, const struct an_model *m, const struct an_ev *ev,
+                    uint64_t key);
 /* The most launched kernels (kernel-tier keys), into m->top_kernels. */
 void an_steps_top_kernels(struct an_model *m, const struct an_step_finder *f);
 /* Picks the step marker and fills m->steps, m->steady, m->steady_start/end; cpu: the
