@@ -62,6 +62,7 @@ struct export {
     /* ProfilerStep#N spans: the analysis's step marker found again (an_steps.marker_*) */
     const struct an_steps *steps;
     uint64_t step_start, nsteps;      /* the latest boundary (0: none yet), steps so far */
+    uint32_t step_tid;                /* the thread of the latest boundary */
     /* the heads of calls' and GPU records' events and kernels' names, rendered once each
      * (keys: cache_key) with the scratch writer */
     struct gw_text_cache texts;
@@ -444,6 +445,7 @@ static void step_boundary(struct export *x, uint32_t tid, uint64_t ts)
         gw_json_object_end(x->j);
     }
     x->step_start = ts;
+    x->step_tid = tid;
 }
 
 static void find_step_boundary(struct export *x, const struct gw_event *ev)
@@ -831,6 +833,9 @@ static int export_tail(struct gw_json *j, const struct an_run *run, const struct
             while (gw_reader_next(x.r, &ev) > 0)
                 find_step_boundary(&x, &ev);
             gw_reader_close(x.r);
+            /* a step range's last step ends where it closed, with no boundary after it */
+            if (x.steps->marker_tier == AN_TIER_NVTX)
+                step_boundary(&x, x.step_tid, x.steps->last_end_ns);
         }
     }
     findings_track(&x, run);

@@ -165,6 +165,8 @@ struct an_steps {
     uint16_t marker_api;
     uint64_t marker_name;
     uint64_t count;              /* steps (intervals between boundaries) */
+    uint64_t last_end_ns;        /* the last step's end: the last boundary, or where the
+                                    last step range closed (no boundary follows it) */
     uint64_t warmup;             /* leading steps counted as warm-up */
     uint64_t steady;             /* count - warmup */
     uint64_t median_ns, mean_ns, p90_ns, min_ns, max_ns;   /* steady steps */

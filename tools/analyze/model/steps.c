@@ -699,6 +699,7 @@ void an_steps_choose(struct an_model *m, struct an_step_finder *f,
     s->source = best->tier == AN_TIER_NVTX ? AN_STEPS_NVTX : AN_STEPS_AUTO;
     label(m, best);
     s->count = best->count - 1;
+    s->last_end_ns = best->last;
     s->warmup = w * best->stride;
     s->steady = s->count - s->warmup;
     s->regularity = best_reg;
